@@ -11,6 +11,7 @@ Nothing the model writes is executed except through the verifier's sandboxed tes
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -164,16 +165,23 @@ class AgentLoop:
         return changed
 
     def _rule_problem(self, finding: Finding, changed: dict[str, str]) -> str:
-        """The finding must be gone and no new finding may appear in any edited file."""
-        target_identity = _identity(finding, self.files.get(finding.path, ""))
+        """The finding must be gone and no new finding may appear in any edited file.
+
+        Findings are compared by count per rule, not by position or text: edits move lines, and a
+        model that rewrites the flagged line without fixing it must not pass as a fix.
+        """
         for path, after_text in changed.items():
             before_text = self.files.get(path)
-            before = {_identity(f, before_text) for f in self.rescan(before_text, path)} if before_text else set()
-            after = [(f, _identity(f, after_text)) for f in self.rescan(after_text, path)]
-            if path == finding.path and any(identity == target_identity for _, identity in after):
-                return f"{finding.rule} is still reported in {path}: {finding.message}"
-            added = [f for f, identity in after if identity not in before]
-            if added:
+            before = Counter(f.rule for f in self.rescan(before_text, path)) if before_text else Counter()
+            after_findings = self.rescan(after_text, path)
+            after = Counter(f.rule for f in after_findings)
+            if path == finding.path:
+                if after[finding.rule] >= before[finding.rule]:
+                    return f"{finding.rule} is still reported in {path}: {finding.message}"
+                before[finding.rule] -= 1
+            grown = {rule for rule in after if after[rule] > before[rule]}
+            if grown:
+                added = [f for f in after_findings if f.rule in grown]
                 listed = "\n".join(f"- {f.rule} {f.path}:{f.line}: {f.message}" for f in added[:5])
                 return f"the change introduces new findings:\n{listed}"
         return ""
@@ -194,12 +202,6 @@ class AgentLoop:
             safety="unsafe",
             diff=self.make_diff(edits),
         )
-
-
-def _identity(finding: Finding, text: str) -> tuple[str, str]:
-    """A finding's identity across edits: its rule and the normalised source lines it points at."""
-    lines = text.splitlines()[finding.line - 1 : max(finding.end_line, finding.line)]
-    return finding.rule, " ".join(" ".join(lines).split())
 
 
 def _parse_problem(path: str, text: str) -> str:
