@@ -1,0 +1,672 @@
+"""analyze_source: one parse, one index walk, every applicable rule's match entries, findings.
+
+Built-in rules (no YAML, always on):
+  PT000 parse-error     the file is not valid Python for libcst; severity error, fix null.
+  PT001 analyzer-error  a rule's visitor raised; the other rules' findings are still returned.
+
+Match vocabulary (rules/schema.json): call, attribute (+assign), import, name, keyword, string,
+env, number, visitor. Entries are grouped by kind so each kind looks at its candidate nodes once,
+and a node's last name segment is checked against the rules' literal tails before any alias lookup.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+import libcst as cst
+
+from porter.analyze.index import build_index, dotted_name, iter_strings, literal_value, qualified_names
+from porter.analyze.rules import Rule, RuleSet, lookup_fact
+from porter.analyze.visitors import Hit, ModuleContext, get_visitor
+from porter.records import Finding
+from porter.targets import Target, get_target
+
+PARSE_ERROR = ("PT000", "parse-error")
+ANALYZER_ERROR = ("PT001", "analyzer-error")
+_SNIPPET_LINES = 8
+
+
+# ---- target applicability, variants, messages ----------------------------------------------------
+
+def applies(rule: Rule, target: Target) -> bool:
+    names = {"all", target.vendor, target.arch, target.name, *target.aliases}
+    return any(name.lower() in names for name in rule.applies_to)
+
+
+def condition_holds(when: dict[str, Any], target: Target) -> bool:
+    for key, expected in when.items():
+        found, actual = lookup_fact(target, key)
+        if not found or not _value_matches(actual, expected):
+            return False
+    return True
+
+
+def _value_matches(actual: Any, expected: Any) -> bool:
+    if isinstance(expected, dict):
+        ops = {"lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
+               "ge": lambda a, b: a >= b, "ne": lambda a, b: a != b}
+        try:
+            return all(ops[op](_comparable(actual), _comparable(bound)) for op, bound in expected.items())
+        except TypeError:
+            return False
+    if isinstance(expected, list) and not isinstance(actual, (list, tuple)):
+        return any(_value_matches(actual, option) for option in expected)
+    return _comparable(actual) == _comparable(expected)
+
+
+def _comparable(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def active_variant(rule: Rule, target: Target) -> dict[str, Any] | None:
+    return next((v for v in rule.variants if condition_holds(v["when"], target)), None)
+
+
+class _Missing:
+    """A placeholder with no value: formats back to itself so the gap stays visible."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __getattr__(self, attr: str) -> "_Missing":
+        return _Missing(f"{self.name}.{attr}")
+
+    def __getitem__(self, key: Any) -> "_Missing":
+        return _Missing(f"{self.name}[{key}]")
+
+    def __format__(self, spec: str) -> str:
+        return "{" + self.name + (":" + spec if spec else "") + "}"
+
+
+class _TargetView:
+    """`{target.x}` reads a Target attribute, then Target.extra; `{target}` is its name."""
+
+    def __init__(self, target: Target) -> None:
+        self._target = target
+
+    def __getattr__(self, attr: str) -> Any:
+        found, value = lookup_fact(self._target, attr)
+        return value if found else _Missing(f"target.{attr}")
+
+    def __format__(self, spec: str) -> str:
+        return format(self._target.name, spec)
+
+
+class _Values(dict):
+    def __missing__(self, key: str) -> _Missing:
+        return _Missing(key)
+
+
+def format_message(template: str, target: Target, data: dict[str, Any]) -> str:
+    try:
+        return template.format_map(_Values(data, target=_TargetView(target)))
+    except Exception:  # a bad format spec or index: show the template rather than fail
+        return template
+
+
+_TARGET_FIELD = re.compile(r"\{target\.([A-Za-z_][A-Za-z0-9_.]*)")
+
+
+def cited_facts(target: Target, message: str, variant: dict | None) -> dict[str, Any]:
+    keys = list(dict.fromkeys(_TARGET_FIELD.findall(message) + list((variant or {}).get("when", {}))))
+    facts: dict[str, Any] = {"target": target.name, "arch": target.arch}
+    for key in keys:
+        found, value = lookup_fact(target, key)
+        if found and key not in ("name", "arch"):
+            facts[key] = _plain(value)
+    return facts
+
+
+def _plain(value: Any) -> Any:
+    """JSON-friendly copy: findings are cached and serialised."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return str(value)
+
+
+# ---- suppressions -------------------------------------------------------------------------------
+
+_NOQA = re.compile(r"#\s*noqa\b(?:\s*:\s*(?P<noqa>[A-Za-z0-9_,\- \t]+))?"
+                   r"|#\s*porter:\s*ignore(?P<file>-file)?(?:\[(?P<ids>[^\]]*)\])?")
+
+
+@dataclass
+class Suppressions:
+    by_line: dict[int, set[str] | None] = field(default_factory=dict)  # None: everything
+    whole_file: set[str] | None = field(default_factory=set)
+
+    @classmethod
+    def parse(cls, text: str) -> "Suppressions":
+        found = cls()
+        if "noqa" not in text and "porter:" not in text:
+            return found
+        line, last = 1, 0
+        for match in _NOQA.finditer(text):
+            line += text.count("\n", last, match.start())
+            last = match.start()
+            codes_text = match.group("noqa") if match.group("noqa") is not None else match.group("ids")
+            codes = None if codes_text is None else {c for c in re.split(r"[,\s]+", codes_text) if c}
+            if match.group("file"):
+                found.whole_file = None if codes is None or found.whole_file is None else found.whole_file | codes
+                continue
+            current = found.by_line.get(line, set())
+            found.by_line[line] = None if codes is None or current is None else current | codes
+        return found
+
+    def suppressed(self, rule: Rule | tuple, lines: Iterable[int]) -> bool:
+        keys = {rule.id, rule.name} if isinstance(rule, Rule) else set(rule)
+        if self.whole_file is None or keys & self.whole_file:
+            return True
+        for line in lines:
+            codes = self.by_line.get(line, set())
+            if codes is None or keys & codes:
+                return True
+        return False
+
+
+# ---- compiled match entries -----------------------------------------------------------------------
+
+_GLOB = re.compile(r"[*?\[]")
+
+
+class _Patterns:
+    """Qualified-name patterns: exact names plus fnmatch globs, with literal tails for cheap checks."""
+
+    def __init__(self, patterns: str | list[str]) -> None:
+        items = patterns if isinstance(patterns, list) else [patterns]
+        self.exact = {p for p in items if not _GLOB.search(p)}
+        globs = [p for p in items if _GLOB.search(p)]
+        self.glob = re.compile("|".join(fnmatch.translate(p) for p in globs)) if globs else None
+        tails = {p.rsplit(".", 1)[-1] for p in items}
+        self.tails = None if any(_GLOB.search(t) for t in tails) else tails  # None: any tail
+
+    def matches(self, names: Iterable[str]) -> str | None:
+        for name in names:
+            if name in self.exact or (self.glob is not None and self.glob.match(name)):
+                return name
+        return None
+
+    def matches_prefix(self, names: Iterable[str]) -> str | None:
+        """Module patterns: `flash_attn` also matches `flash_attn.ops`."""
+        for name in names:
+            if self.matches([name]):
+                return name
+            for exact in self.exact:
+                if name.startswith(exact + "."):
+                    return name
+        return None
+
+
+def _compile_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    compiled = dict(entry)
+    for key in ("call", "attribute", "import", "name", "env"):
+        if key in entry:
+            compiled["_patterns"] = _Patterns(entry[key])
+    if "keyword" in entry:
+        compiled["_calls"] = _Patterns(entry["keyword"]["call"])
+        compiled["_names"] = _Patterns(entry["keyword"]["name"])
+    if "string" in entry:
+        compiled["_regex"] = re.compile(entry["string"]["regex"])
+        if "in_call" in entry["string"]:
+            compiled["_calls"] = _Patterns(entry["string"]["in_call"])
+    if "number" in entry:
+        values = entry["number"]["value"]
+        compiled["_values"] = {float(v) for v in (values if isinstance(values, list) else [values])}
+        if "near" in entry["number"]:
+            compiled["_near"] = re.compile(entry["number"]["near"])
+    if "env" in entry:
+        names = entry["env"] if isinstance(entry["env"], list) else [entry["env"]]
+        body = "|".join(fnmatch.translate(n).replace(r"\Z", "").removeprefix("(?s:").removesuffix(")") for n in names)
+        compiled["_env_exact"] = re.compile(rf"(?:{body})\Z")
+        compiled["_env_inline"] = re.compile(rf"(?<![A-Za-z0-9_])({body})=")
+    return compiled
+
+
+def _compiled(rule: Rule) -> list[dict[str, Any]]:
+    cached = rule.__dict__.get("_compiled_match")
+    if cached is None:
+        cached = [_compile_entry(e) for e in rule.match]
+        rule.__dict__["_compiled_match"] = cached
+    return cached
+
+
+# ---- matching --------------------------------------------------------------------------------------
+
+@dataclass
+class _RawHit:
+    rule: Rule
+    node: cst.CSTNode
+    data: dict[str, Any]
+    severity: str | None = None
+    message: str | None = None
+
+
+_ENV_CALL_TAILS = {"getenv", "putenv", "unsetenv", "setenv", "delenv", "get", "setdefault", "pop"}
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*\Z")
+_ENV_INLINE = re.compile(r"(?<![A-Za-z0-9_])[A-Z][A-Z0-9_]*=")
+
+
+@dataclass
+class EnvRef:
+    """One place an environment variable is named: os.environ[...], getenv/get/setdefault/pop("X"),
+    a dict key or keyword (env dicts, dict(X=...)), or "X=..." inside a string (shell commands)."""
+
+    node: cst.CSTNode
+    name: str  # the variable ("" for inline strings: read `text`)
+    value: Any  # the literal assigned, when visible
+    sets: bool  # assigned/passed rather than read
+    inline: bool = False
+    text: str = ""
+
+
+def env_references(ctx: ModuleContext) -> list[EnvRef]:
+    """Every environment-variable reference in the module (computed once per module)."""
+    cached = ctx.cache.get("env_references")
+    if cached is not None:
+        return cached
+    index = ctx.index
+    refs: list[EnvRef] = []
+    keyed: dict[int, tuple[bool, Any]] = {}  # string id -> (sets, value node)
+    assigned = {id(t.target): n.value for n in index.of(cst.Assign) for t in n.targets}
+    for node in index.of(cst.Subscript):
+        if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+            value = assigned.get(id(node))
+            keyed[id(node.slice[0].slice.value)] = (value is not None, value)
+    for node in index.of(cst.Dict):
+        for element in node.elements:
+            if isinstance(element, cst.DictElement):
+                keyed[id(element.key)] = (True, element.value)
+    for call in index.of(cst.Call):
+        tail = call.func.attr.value if isinstance(call.func, cst.Attribute) else getattr(call.func, "value", None)
+        if call.args and tail in _ENV_CALL_TAILS and call.args[0].keyword is None:
+            sets = tail in ("putenv", "setenv", "setdefault")
+            keyed[id(call.args[0].value)] = (sets, call.args[1].value if len(call.args) > 1 and sets else None)
+        for arg in call.args:
+            if arg.keyword is not None and _ENV_NAME.match(arg.keyword.value):
+                refs.append(EnvRef(arg, arg.keyword.value, _plain(literal_value(arg.value)), True))
+    for node in index.of(cst.SimpleString):
+        (text,) = iter_strings(node)
+        usage = keyed.get(id(node))
+        if usage is not None and _ENV_NAME.match(text):
+            sets, value = usage
+            refs.append(EnvRef(node, text, _plain(literal_value(value)) if value is not None else None, sets))
+        elif "=" in text and id(node) not in index.docstrings and _ENV_INLINE.search(text):
+            refs.append(EnvRef(node, "", None, True, inline=True, text=text))
+    ctx.cache["env_references"] = refs
+    return refs
+
+
+class _Matcher:
+    """Runs every (rule, entry) of the active rules over one module's index."""
+
+    def __init__(self, ctx: ModuleContext, rules: list[Rule]) -> None:
+        self.ctx = ctx
+        self.index = ctx.index
+        self.aliases = ctx.index.aliases
+        self.hits: list[_RawHit] = []
+        self.errors: list[tuple[Rule, str]] = []
+        self.by_kind: dict[str, list[tuple[Rule, dict]]] = {}
+        for rule in rules:
+            for entry in _compiled(rule):
+                kind = next(k for k in ("call", "attribute", "import", "name", "keyword", "string", "env",
+                                        "number", "visitor") if k in entry)
+                self.by_kind.setdefault(kind, []).append((rule, entry))
+        self._qn_cache: dict[int, set[str]] = {}
+
+    def qnames(self, node: cst.CSTNode) -> set[str]:
+        key = id(node)
+        names = self._qn_cache.get(key)
+        if names is None:
+            names = self._qn_cache[key] = qualified_names(node, self.aliases)
+        return names
+
+    def hit(self, rule: Rule, entry: dict, node: cst.CSTNode, **data: Any) -> None:
+        merged = dict(entry.get("data") or {})
+        merged.update(data)
+        self.hits.append(_RawHit(rule, node, merged))
+
+    def run(self) -> None:
+        kinds = self.by_kind
+        if "call" in kinds or "keyword" in kinds:
+            self._calls(kinds.get("call", []), kinds.get("keyword", []))
+        if "attribute" in kinds or "name" in kinds:
+            self._references(kinds.get("attribute", []) + kinds.get("name", []))
+        if "import" in kinds:
+            self._imports(kinds["import"])
+        if "string" in kinds:
+            self._strings(kinds["string"])
+        if "env" in kinds:
+            self._env(kinds["env"])
+        if "number" in kinds:
+            self._numbers(kinds["number"])
+        for rule, entry in kinds.get("visitor", []):
+            self._visitor(rule, entry)
+
+    @staticmethod
+    def _tail(node: cst.CSTNode) -> str | None:
+        if isinstance(node, cst.Attribute):
+            return node.attr.value
+        if isinstance(node, cst.Name):
+            return node.value
+        return None
+
+    @staticmethod
+    def _tails(entries: list[tuple[Rule, dict]], key: str) -> set[str] | None:
+        tails: set[str] = set()
+        for _, entry in entries:
+            entry_tails = entry[key].tails
+            if entry_tails is None:
+                return None
+            tails |= entry_tails
+        return tails
+
+    def _calls(self, calls: list[tuple[Rule, dict]], keywords: list[tuple[Rule, dict]]) -> None:
+        tails = self._tails(calls, "_patterns") if calls else set()
+        kw_names = set()
+        for _, entry in keywords:
+            kw_names |= entry["_names"].exact
+        kw_globs = any(entry["_names"].glob is not None for _, entry in keywords)
+        for call in self.index.of(cst.Call):
+            tail = self._tail(call.func)
+            if calls and (tails is None or tail in tails):
+                names = self.qnames(call)
+                for rule, entry in calls:
+                    matched = entry["_patterns"].matches(names)
+                    if matched:
+                        self.hit(rule, entry, call, qualified_name=matched)
+            if keywords:
+                for arg in call.args:
+                    if arg.keyword is None or (arg.keyword.value not in kw_names and not kw_globs):
+                        continue
+                    for rule, entry in keywords:
+                        self._keyword(rule, entry, call, arg)
+
+    def _keyword(self, rule: Rule, entry: dict, call: cst.Call, arg: cst.Arg) -> None:
+        if not entry["_names"].matches([arg.keyword.value]):
+            return
+        matched = entry["_calls"].matches(self.qnames(call))
+        if not matched:
+            return
+        value = literal_value(arg.value, default=_UNKNOWN)
+        constraint = entry["keyword"].get("value")
+        if constraint and not _literal_ok(value, constraint):
+            return
+        data = {"qualified_name": matched, "keyword": arg.keyword.value}
+        if value is not _UNKNOWN:
+            data["value"] = value
+        self.hit(rule, entry, arg, **data)
+
+    def _references(self, entries: list[tuple[Rule, dict]]) -> None:
+        tails = self._tails(entries, "_patterns")
+        assigned = self._assignment_targets() if any(e.get("assign") for _, e in entries) else {}
+        for node_type in (cst.Attribute, cst.Name):
+            for node in self.index.of(node_type):
+                if tails is not None and self._tail(node) not in tails:
+                    continue
+                names = self.qnames(node)
+                for rule, entry in entries:
+                    if entry.get("assign") and id(node) not in assigned:
+                        continue
+                    matched = entry["_patterns"].matches(names)
+                    if not matched:
+                        continue
+                    data: dict[str, Any] = {"qualified_name": matched}
+                    if id(node) in assigned:
+                        value = literal_value(assigned[id(node)], default=_UNKNOWN)
+                        if "value" in entry and not _literal_ok(value, entry["value"]):
+                            continue
+                        if value is not _UNKNOWN:
+                            data["value"] = value
+                    self.hit(rule, entry, node, **data)
+
+    def _assignment_targets(self) -> dict[int, cst.CSTNode]:
+        """id(assigned Name/Attribute) -> the value expression assigned to it."""
+        targets: dict[int, cst.CSTNode] = {}
+        for node in self.index.of(cst.Assign):
+            for target in node.targets:
+                targets[id(target.target)] = node.value
+        for node in self.index.of(cst.AugAssign):
+            targets[id(node.target)] = node.value
+        for node in self.index.of(cst.AnnAssign):
+            if node.value is not None:
+                targets[id(node.target)] = node.value
+        return targets
+
+    def _imports(self, entries: list[tuple[Rule, dict]]) -> None:
+        guarded = self.index.guarded_imports
+        for node, name in self.index.imports:
+            for rule, entry in entries:
+                if id(node) in guarded and not entry.get("guarded"):
+                    continue
+                matched = entry["_patterns"].matches_prefix([name])
+                if matched:
+                    self.hit(rule, entry, node, module=matched, qualified_name=matched)
+        for call in self.index.of(cst.Call):  # importlib.import_module("x") / __import__("x")
+            if self._tail(call.func) not in ("import_module", "__import__") or not call.args:
+                continue
+            module = literal_value(call.args[0].value)
+            if isinstance(module, str):
+                for rule, entry in entries:
+                    matched = entry["_patterns"].matches_prefix([module])
+                    if matched:
+                        self.hit(rule, entry, call, module=matched, qualified_name=matched)
+
+    def _string_nodes(self) -> Iterable[cst.CSTNode]:
+        yield from self.index.of(cst.SimpleString)
+        yield from self.index.of(cst.FormattedString)
+
+    def _strings(self, entries: list[tuple[Rule, dict]]) -> None:
+        docstrings = self.index.docstrings
+        for node in self._string_nodes():
+            (text,) = iter_strings(node)
+            for rule, entry in entries:
+                if id(node) in docstrings and not entry["string"].get("docstrings"):
+                    continue
+                match = entry["_regex"].search(text)
+                if not match:
+                    continue
+                data = {"value": text, "match": match.group(0)}
+                if "_calls" in entry:
+                    call = self.index.call_arg_of.get(id(node))
+                    matched = entry["_calls"].matches(self.qnames(call)) if call is not None else None
+                    if not matched:
+                        continue
+                    data["qualified_name"] = matched
+                self.hit(rule, entry, node, **data)
+
+    def _env(self, entries: list[tuple[Rule, dict]]) -> None:
+        for ref in env_references(self.ctx):
+            for rule, entry in entries:
+                if ref.inline:
+                    match = entry["_env_inline"].search(ref.text)
+                    if match:
+                        self.hit(rule, entry, ref.node, env=match.group(1), value=None)
+                elif entry["_env_exact"].match(ref.name):
+                    self.hit(rule, entry, ref.node, env=ref.name, value=ref.value)
+
+    def _numbers(self, entries: list[tuple[Rule, dict]]) -> None:
+        for node_type in (cst.Integer, cst.Float):
+            for node in self.index.of(node_type):
+                value = literal_value(node)
+                if value is None:
+                    continue
+                for rule, entry in entries:
+                    if float(value) not in entry["_values"]:
+                        continue
+                    if "_near" in entry and not entry["_near"].search(self._surroundings(node)):
+                        continue
+                    self.hit(rule, entry, node, value=value)
+
+    def _surroundings(self, node: cst.CSTNode) -> str:
+        """The text a `near:` regex reads: the enclosing simple statement (or compound header) and scope names."""
+        statement = self.index.statement_of.get(id(node))
+        parts = list(self.index.scope_of.get(id(node), ()))
+        if isinstance(statement, cst.SimpleStatementLine):
+            parts.append(self.ctx.module.code_for_node(statement))
+        elif statement is not None:
+            for name in ("test", "target", "iter", "items", "subject"):
+                part = getattr(statement, name, None)
+                if isinstance(part, cst.CSTNode):
+                    parts.append(self.ctx.module.code_for_node(part))
+        return "\n".join(parts)
+
+    def _visitor(self, rule: Rule, entry: dict) -> None:
+        function = get_visitor(entry["visitor"])
+        try:
+            for found in function(self.ctx, rule, self.ctx.target) or ():
+                data = dict(entry.get("data") or {})
+                data.update(found.data or {})
+                self.hits.append(_RawHit(rule, found.node, data, found.severity, found.message))
+        except Exception as exc:  # one broken visitor must not hide the other rules' findings
+            self.errors.append((rule, f"{type(exc).__name__}: {exc}"))
+
+
+_UNKNOWN = object()
+
+
+def _literal_ok(value: Any, constraint: dict[str, Any]) -> bool:
+    if value is _UNKNOWN:
+        return False
+    if "equals" in constraint:
+        options = constraint["equals"] if isinstance(constraint["equals"], list) else [constraint["equals"]]
+        if value not in options:
+            return False
+    if "regex" in constraint and not re.search(constraint["regex"], str(value)):
+        return False
+    for op, check in (("lt", lambda a, b: a < b), ("le", lambda a, b: a <= b),
+                      ("gt", lambda a, b: a > b), ("ge", lambda a, b: a >= b)):
+        if op in constraint:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not check(value, constraint[op]):
+                return False
+    return True
+
+
+# ---- findings ----------------------------------------------------------------------------------------
+
+def analyze_source(text: str, path: str, target: Target | str, ruleset: RuleSet) -> list[Finding]:
+    """Findings of every rule in `ruleset` that applies to `target`, suppressions applied, sorted.
+
+    Never raises on any input text: unparsable source is one PT000 finding; a visitor that fails
+    is one PT001 finding.
+    """
+    try:
+        target = get_target(target) if isinstance(target, str) else target
+        return _analyze(text, path, target, ruleset)
+    except RecursionError:
+        return [_builtin_finding(PARSE_ERROR, path, target, "too deeply nested for the parser", 1, 1)]
+    except Exception as exc:  # the promise: never raise on input text
+        return [_builtin_finding(ANALYZER_ERROR, path, target, f"internal error: {type(exc).__name__}: {exc}", 1, 1)]
+
+
+def _active_rules(text: str, target: Target, ruleset: RuleSet) -> list[Rule]:
+    active = []
+    for rule in ruleset.rules:
+        if not applies(rule, target):
+            continue
+        variant = active_variant(rule, target)
+        if variant is not None and "severity" in variant and variant["severity"] is None:
+            continue  # not a finding on this target
+        if any(token in text for token in rule.tokens):
+            active.append(rule)
+    return active
+
+
+def _analyze(text: str, path: str, target: Target, ruleset: RuleSet) -> list[Finding]:
+    rules = _active_rules(text, target, ruleset)
+    if not rules:
+        return []
+    if _nesting_depth(text) > _MAX_NESTING:  # libcst's native parser overflows its stack, uncatchably
+        return [_builtin_finding(PARSE_ERROR, path, target, "brackets nested too deeply to parse", 1, 1)]
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        message = f"cannot parse: {exc.message}".strip()
+        return [_builtin_finding(PARSE_ERROR, path, target, message, exc.raw_line, exc.raw_column + 1)]
+    except (RecursionError, MemoryError):
+        raise
+    except Exception as exc:  # libcst rejects some inputs (e.g. null bytes) with other errors
+        return [_builtin_finding(PARSE_ERROR, path, target, f"cannot parse: {exc}".splitlines()[0], 1, 1)]
+    ctx = ModuleContext(path, text, module, build_index(module), target)
+    matcher = _Matcher(ctx, rules)
+    matcher.run()
+    suppressions = Suppressions.parse(text)
+    findings = []
+    seen: set[tuple[str, int, int]] = set()
+    for raw in matcher.hits:
+        finding = _finding(raw, ctx, target, suppressions)
+        if finding is None:
+            continue
+        key = (finding.rule, finding.line, finding.column)
+        if key not in seen:  # `torch.a.b` also contains `torch.a`: report the outermost once
+            seen.add(key)
+            findings.append(finding)
+    for rule, error in matcher.errors:
+        findings.append(_builtin_finding(ANALYZER_ERROR, path, target, f"rule {rule.id} ({rule.name}) failed: {error}", 1, 1))
+    findings.sort(key=lambda f: (f.line, f.column, f.rule))
+    return findings
+
+
+_MAX_NESTING = 400
+_NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
+
+
+def _nesting_depth(text: str) -> int:
+    """Deepest bracket nesting (strings and comments counted too: an upper bound, cheap when few brackets)."""
+    if text.count("(") + text.count("[") + text.count("{") <= _MAX_NESTING:
+        return 0
+    depth = deepest = 0
+    for char in _NOT_BRACKETS.sub("", text):
+        if char in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth = max(0, depth - 1)
+    return deepest
+
+
+def _finding(raw: _RawHit, ctx: ModuleContext, target: Target, suppressions: Suppressions) -> Finding | None:
+    rule = raw.rule
+    variant = active_variant(rule, target)
+    severity = raw.severity or (variant.get("severity") if variant and "severity" in variant else rule.severity)
+    if severity is None:
+        return None
+    template = raw.message or (variant or {}).get("message") or rule.message
+    fix = variant["fix"] if variant and "fix" in variant else rule.fix
+    position = ctx.position(raw.node)
+    line, end_line = position.start.line, position.end.line
+    statement = ctx.index.statement_of.get(id(raw.node))
+    lines = [line]
+    if statement is not None:
+        lines.append(ctx.position(statement).start.line)
+    if suppressions.suppressed(rule, lines):
+        return None
+    data = {k: _plain(v) for k, v in raw.data.items()}
+    return Finding(
+        rule=rule.id, name=rule.name, severity=severity, path=ctx.path,
+        line=line, column=position.start.column + 1, end_line=end_line, end_column=position.end.column + 1,
+        message=format_message(template, target, data), fix=(fix or {}).get("kind"),
+        category=rule.category, target=target.name, facts=cited_facts(target, template, variant),
+        data=data, snippet=_snippet(ctx, line, end_line),
+    )
+
+
+def _snippet(ctx: ModuleContext, line: int, end_line: int) -> str:
+    last = min(end_line, line + _SNIPPET_LINES - 1)
+    return "\n".join(ctx.positions.line_text(n) for n in range(line, last + 1))
+
+
+def _builtin_finding(kind: tuple[str, str], path: str, target: Any, message: str, line: int, column: int) -> Finding:
+    name = getattr(target, "name", str(target))
+    return Finding(
+        rule=kind[0], name=kind[1], severity="error", path=path, line=max(1, line or 1),
+        column=max(1, column or 1), end_line=max(1, line or 1), end_column=max(1, column or 1),
+        message=message, fix=None, category="", target=name,
+        facts={"target": name, "arch": getattr(target, "arch", "")},
+    )

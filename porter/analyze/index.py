@@ -1,0 +1,363 @@
+"""One cheap walk over a libcst module: node lists, import aliases, qualified names, positions.
+
+libcst's QualifiedNameProvider and PositionProvider cost several parse-times per module, so the
+engine does its own work here: a single iterative walk that skips whitespace/punctuation, an alias
+table built from every import (scope-insensitive, like most linters), and positions computed only
+when a finding needs one, by one code-generation pass that records token offsets.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from bisect import bisect_right
+from itertools import accumulate
+from typing import Any, Iterator
+
+import libcst as cst
+from libcst._nodes.internal import CodegenState
+from libcst.metadata import CodePosition, CodeRange
+
+_SKIP_FIELDS = frozenset({
+    "lpar", "rpar", "comma", "colon", "first_colon", "second_colon", "dot", "relative", "equal",
+    "semicolon", "lbrace", "lbracket", "rbrace", "rbracket", "leading_lines", "lines_after_decorators",
+    "trailing_whitespace", "header", "footer", "newline", "asynchronous", "star", "operator",
+    "attr", "keyword", "empty_lines", "indent", "trailing_comma", "comment", "default_indent",
+    "default_newline", "encoding", "has_trailing_newline", "conversion", "asname", "posonly_ind",
+})
+_FIELD_CACHE: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(node_type: type) -> tuple[str, ...]:
+    fields = _FIELD_CACHE.get(node_type)
+    if fields is None:
+        if node_type in (cst.Import, cst.ImportFrom):
+            fields = ()  # read by _note_statement; their names are bindings, not references
+        else:
+            skip = _SKIP_FIELDS | ({"name"} if node_type in (cst.FunctionDef, cst.ClassDef) else set())
+            fields = tuple(
+                f.name for f in dataclasses.fields(node_type)
+                if f.name not in skip and not f.name.startswith("whitespace")
+            )
+        _FIELD_CACHE[node_type] = fields
+    return fields
+
+
+_STATEMENT_TYPES = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+_SCOPE_TYPES = (cst.FunctionDef, cst.ClassDef)
+_EXIT = object()  # stack marker: restore the enclosing statement/scope
+
+
+@dataclasses.dataclass
+class ModuleIndex:
+    """What one walk learns about a module. Node lists are in source order."""
+
+    nodes: dict[type, list[cst.CSTNode]]
+    aliases: dict[str, set[str]]  # local name -> qualified names it was imported as
+    imports: list[tuple[cst.CSTNode, str]]  # (Import/ImportFrom node, imported qualified name)
+    statement_of: dict[int, cst.CSTNode]  # id(node) -> innermost enclosing statement
+    scope_of: dict[int, tuple[str, ...]]  # id(node) -> names of enclosing defs/classes
+    call_arg_of: dict[int, cst.Call]  # id(literal) -> the call it is a direct argument of
+    docstrings: set[int]  # ids of string nodes that are bare expression statements
+    guarded_imports: set[int] = dataclasses.field(default_factory=set)  # imports inside try/except ImportError
+
+    def of(self, node_type: type) -> list[cst.CSTNode]:
+        return self.nodes.get(node_type, [])
+
+
+_TRACKED_CONTEXT = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString, cst.Integer,
+                    cst.Float, cst.Call, cst.Attribute, cst.Name, cst.Subscript, cst.Dict, cst.Arg,
+                    cst.Comparison)
+
+
+def build_index(module: cst.Module) -> ModuleIndex:
+    nodes: dict[type, list[cst.CSTNode]] = {}
+    aliases: dict[str, set[str]] = {}
+    imports: list[tuple[cst.CSTNode, str]] = []
+    statement_of: dict[int, cst.CSTNode] = {}
+    scope_of: dict[int, tuple[str, ...]] = {}
+    call_arg_of: dict[int, cst.Call] = {}
+    docstrings: set[int] = set()
+    guarded_imports: set[int] = set()
+    statement: cst.CSTNode | None = None
+    scope: tuple[str, ...] = ()
+    guarded = False
+    # Items are (node, call it is a direct argument of | None); reversed pushes keep source order.
+    stack: list[Any] = [(module, None)]
+    pop, push = stack.pop, stack.append
+    tracked = _TRACKED_CONTEXT
+    while stack:
+        node, in_call = pop()
+        if node is _EXIT:
+            statement, scope, guarded = in_call
+            continue
+        node_type = type(node)
+        bucket = nodes.get(node_type)
+        if bucket is None:
+            nodes[node_type] = bucket = []
+        bucket.append(node)
+        if isinstance(node, _STATEMENT_TYPES):
+            push((_EXIT, (statement, scope, guarded)))
+            statement = node
+            if node_type is cst.SimpleStatementLine:
+                before = len(imports)
+                _note_statement(node, aliases, imports, docstrings)
+                if guarded and len(imports) > before:
+                    guarded_imports.update(id(n) for n, _ in imports[before:])
+            elif isinstance(node, _SCOPE_TYPES):
+                scope = scope + (node.name.value,)
+            elif node_type is cst.Try and _catches_import_error(node):
+                guarded = True
+        elif isinstance(node, tracked):
+            statement_of[id(node)] = statement
+            if scope:
+                scope_of[id(node)] = scope
+            if in_call is not None:
+                call_arg_of[id(node)] = in_call
+            if node_type is cst.Call:
+                for arg in reversed(node.args):
+                    push((arg.value, node))
+                push((node.func, None))
+                continue
+        if in_call is not None and node_type in (cst.List, cst.Tuple, cst.Set):
+            for element in reversed(node.elements):
+                push((element.value, in_call))
+            continue
+        for name in reversed(_child_fields(node_type)):
+            value = getattr(node, name)
+            if isinstance(value, cst.CSTNode):
+                push((value, None))
+            elif type(value) in (list, tuple):
+                for child in reversed(value):
+                    if isinstance(child, cst.CSTNode):
+                        push((child, None))
+    return ModuleIndex(nodes, aliases, imports, statement_of, scope_of, call_arg_of, docstrings, guarded_imports)
+
+
+_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"}
+
+
+def _catches_import_error(node: cst.Try) -> bool:
+    """An import inside such a try has a fallback: it works (degraded) where the library is missing."""
+    for handler in node.handlers:
+        if handler.type is None:
+            return True
+        names = [handler.type] if not isinstance(handler.type, cst.Tuple) else [e.value for e in handler.type.elements]
+        if any((dotted_name(n) or "").rsplit(".", 1)[-1] in _IMPORT_ERRORS for n in names):
+            return True
+    return False
+
+
+def _note_statement(line: cst.SimpleStatementLine, aliases: dict, imports: list, docstrings: set) -> None:
+    for small in line.body:
+        if isinstance(small, cst.Import):
+            for alias in small.names:
+                full = dotted_name(alias.name)
+                if not full:
+                    continue
+                imports.append((small, full))
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    aliases.setdefault(alias.asname.name.value, set()).add(full)
+                else:
+                    head = full.split(".", 1)[0]
+                    aliases.setdefault(head, set()).add(head)
+        elif isinstance(small, cst.ImportFrom):
+            if small.relative or small.module is None:
+                continue  # relative imports name project modules, not the libraries rules know
+            base = dotted_name(small.module)
+            imports.append((small, base))
+            if isinstance(small.names, cst.ImportStar):
+                continue
+            for alias in small.names:
+                name = dotted_name(alias.name)
+                full = f"{base}.{name}"
+                imports.append((small, full))
+                local = name
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    local = alias.asname.name.value
+                aliases.setdefault(local, set()).add(full)
+        elif isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
+            docstrings.add(id(small.value))
+
+
+def dotted_name(node: cst.CSTNode) -> str | None:
+    """"a.b.c" for a Name/Attribute chain, None for anything else (calls, subscripts...)."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def qualified_names(node: cst.CSTNode, aliases: dict[str, set[str]]) -> set[str]:
+    """Qualified names of a Name/Attribute (a Call or Decorator: of its callee) through import aliases.
+
+    A head name that no import binds resolves to itself, so `x.to` is "x.to" and unimported
+    `torch.cuda.x` (a snippet, a parameter named torch) still reads as "torch.cuda.x".
+    """
+    if isinstance(node, cst.Call):
+        node = node.func
+    elif isinstance(node, cst.Decorator):
+        node = node.decorator.func if isinstance(node.decorator, cst.Call) else node.decorator
+    dotted = dotted_name(node)
+    if dotted is None:
+        return set()
+    head, _, rest = dotted.partition(".")
+    bound = aliases.get(head)
+    if not bound:
+        return {dotted}
+    return {f"{base}.{rest}" if rest else base for base in bound}
+
+
+class _OffsetRecorder(CodegenState):
+    """Code generation that remembers, for every node, the token index where it starts and ends."""
+
+    __slots__ = ("spans", "syntactic")
+
+    def __init__(self, module: cst.Module) -> None:
+        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+        self.spans: dict[int, list[int]] = {}
+        self.syntactic: dict[int, tuple[int, int]] = {}
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        self.spans[id(node)] = [len(self.tokens), -1]
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        self.spans[id(node)][1] = len(self.tokens)
+
+    def record_syntactic_position(self, node, *, start_node=None, end_node=None):  # type: ignore[override]
+        return _SyntacticSpan(self, node)
+
+
+class _SyntacticSpan:
+    """Statements exclude their leading comment lines and decorators, as PositionProvider does."""
+
+    __slots__ = ("state", "node", "start")
+
+    def __init__(self, state: _OffsetRecorder, node: cst.CSTNode) -> None:
+        self.state, self.node = state, node
+
+    def __enter__(self) -> None:
+        self.start = len(self.state.tokens)
+
+    def __exit__(self, *exc: Any) -> None:
+        self.state.syntactic[id(self.node)] = (self.start, len(self.state.tokens))
+
+
+class Positions:
+    """Node -> CodeRange (1-based lines, 0-based columns, like libcst), from one codegen pass."""
+
+    def __init__(self, module: cst.Module) -> None:
+        state = _OffsetRecorder(module)
+        module._codegen(state)
+        self._spans = state.spans
+        self._syntactic = state.syntactic
+        tokens = state.tokens
+        self._offsets = [0, *accumulate(map(len, tokens))]
+        code = "".join(tokens)
+        self.code = code
+        self._line_starts = [0, *accumulate(len(line) for line in code.splitlines(keepends=True))]
+
+    def _point(self, token_index: int) -> CodePosition:
+        # the module pops its trailing newline token after the last statement recorded its end
+        offset = self._offsets[min(token_index, len(self._offsets) - 1)]
+        line = bisect_right(self._line_starts, offset) - 1
+        return CodePosition(line + 1, offset - self._line_starts[line])
+
+    def __getitem__(self, node: cst.CSTNode) -> CodeRange:
+        span = self._syntactic.get(id(node)) or self._spans.get(id(node))
+        if span is None:
+            raise KeyError(f"node {type(node).__name__} is not part of this module")
+        start, end = span
+        start_pos = self._point(start)
+        if end > start:  # an end at a line start belongs to the line before (trailing newline)
+            end_pos = self._point(end)
+            offset = self._offsets[min(end, len(self._offsets) - 1)]
+            if offset > 0 and self.code[offset - 1 : offset] == "\n":
+                end_pos = self._end_before_newline(offset)
+        else:
+            end_pos = start_pos
+        return CodeRange(start_pos, end_pos)
+
+    def _end_before_newline(self, offset: int) -> CodePosition:
+        offset -= 1
+        if offset > 0 and self.code[offset - 1 : offset] == "\r":
+            offset -= 1
+        line = bisect_right(self._line_starts, offset) - 1
+        return CodePosition(line + 1, offset - self._line_starts[line])
+
+    def line_text(self, line: int) -> str:
+        if line < 1 or line >= len(self._line_starts):
+            return ""
+        return self.code[self._line_starts[line - 1] : self._line_starts[line]].rstrip("\r\n")
+
+
+def iter_strings(node: cst.CSTNode) -> Iterator[str]:
+    """The literal text of a string node (f-string expressions read as "{}")."""
+    if isinstance(node, cst.SimpleString):
+        yield node.raw_value
+    elif isinstance(node, cst.FormattedString):
+        yield "".join(p.value if isinstance(p, cst.FormattedStringText) else "{}" for p in node.parts)
+    elif isinstance(node, cst.ConcatenatedString):
+        yield from iter_strings(node.left)
+        yield from iter_strings(node.right)
+
+
+_NO_VALUE = object()
+
+
+def literal_value(node: cst.CSTNode | None, default: Any = None) -> Any:
+    """The Python value of a literal expression (numbers, strings, True/False/None, -x, tuples, lists)."""
+    value = _literal(node)
+    return default if value is _NO_VALUE else value
+
+
+def _literal(node: Any) -> Any:
+    if isinstance(node, cst.Integer):
+        try:
+            return int(node.value, 0) if not node.value.isdigit() else int(node.value)
+        except ValueError:
+            return int(node.value.replace("_", ""), 0) if node.value.startswith("0") else _NO_VALUE
+    if isinstance(node, cst.Float):
+        return float(node.value)
+    if isinstance(node, cst.SimpleString):
+        try:
+            return node.evaluated_value
+        except Exception:
+            return node.raw_value
+    if isinstance(node, cst.ConcatenatedString):
+        left, right = _literal(node.left), _literal(node.right)
+        if isinstance(left, str) and isinstance(right, str):
+            return left + right
+        return _NO_VALUE
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[node.value]
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        inner = _literal(node.expression)
+        if isinstance(inner, (int, float)) and not isinstance(inner, bool):
+            return -inner if isinstance(node.operator, cst.Minus) else inner
+        return _NO_VALUE
+    if isinstance(node, (cst.Tuple, cst.List)):
+        values = [_literal(e.value) for e in node.elements if not isinstance(e, cst.StarredElement)]
+        if len(values) != len(node.elements) or any(v is _NO_VALUE for v in values):
+            return _NO_VALUE
+        return tuple(values) if isinstance(node, cst.Tuple) else values
+    return _NO_VALUE
+
+
+def parent_map(module: cst.Module) -> dict[int, cst.CSTNode]:
+    """id(child) -> parent for every node except whitespace (one field walk, no libcst visitor)."""
+    parents: dict[int, cst.CSTNode] = {}
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        for f in dataclasses.fields(node):
+            value = getattr(node, f.name)
+            children = value if type(value) in (list, tuple) else (value,)
+            for child in children:
+                if isinstance(child, cst.CSTNode) and not isinstance(child, cst.BaseParenthesizableWhitespace):
+                    parents[id(child)] = node
+                    stack.append(child)
+    return parents

@@ -1,0 +1,182 @@
+"""The analyzer engine: alias resolution, suppressions, variants per target, errors, select/ignore."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from porter.analyze import analyze_source, load_rules
+from porter.errors import ConfigError
+from porter.targets import get_target
+
+RULES = load_rules(select=["PT2", "PT3", "PT4"])
+MI300X, MI350X = get_target("mi300x"), get_target("mi350x")
+
+
+def rules_of(text, target=MI300X, ruleset=RULES):
+    return [(f.rule, f.line) for f in analyze_source(text, "m.py", target, ruleset)]
+
+
+@pytest.mark.parametrize("code", [
+    "import torch as t\nt.backends.cuda.matmul.allow_tf32 = True",
+    "from torch.backends import cuda\ncuda.matmul.allow_tf32 = True",
+    "import torch.backends.cuda as c\nc.matmul.allow_tf32 = True",
+    "from torch.backends.cuda import matmul as mm\nmm.allow_tf32 = True",
+])
+def test_qualified_names_resolve_through_aliases(code):
+    assert rules_of(code) == [("PT204", 2)]
+
+
+def test_version_alias_resolves():
+    assert rules_of("from torch import version\nif version.cuda:\n    pass") == [("PT201", 2)]
+
+
+def test_rocm_safe_code_is_not_flagged():
+    code = (
+        "import torch\nimport torch.distributed as dist\n"
+        "dev = torch.device('cuda')\nx = torch.zeros(3).cuda()\ntorch.cuda.synchronize()\n"
+        "dist.init_process_group(backend='nccl')\n"
+        "if torch.cuda.is_available():\n    print(torch.cuda.get_device_name())\n"
+        "y = x.to(f'cuda:{rank}')\n"
+    )
+    for target in (MI300X, MI350X):
+        assert analyze_source(code, "m.py", target, load_rules()) == []
+
+
+def test_variants_follow_target_facts():
+    code = "import torch\ntorch.backends.cuda.matmul.allow_tf32 = True"
+    (on_300,) = analyze_source(code, "m.py", MI300X, RULES)
+    (on_350,) = analyze_source(code, "m.py", MI350X, RULES)
+    assert (on_300.severity, on_350.severity) == ("info", "warning")
+    assert on_300.facts["tf32"] == MI300X.tf32 and on_350.facts["tf32"] == MI350X.tf32
+    assert MI350X.best_fp32_dot_precision in on_350.message
+
+
+def test_null_variant_means_no_finding():
+    code = "import torch\nw = w.to(torch.float8_e4m3fn)\nFP8_MAX = 448.0"
+    assert rules_of(code, MI300X) == [("PT206", 2), ("PT207", 3)]
+    assert rules_of(code, MI350X) == []
+    (finding,) = [f for f in analyze_source(code, "m.py", MI300X, RULES) if f.rule == "PT207"]
+    assert str(MI300X.fp8_e4m3_max) in finding.message
+
+
+def test_feature_flag_variant():
+    assert rules_of("y = mxfp4_gemm(x, w, s)", MI300X) == [("PT209", 1)]
+    assert rules_of("y = mxfp4_gemm(x, w, s)", MI350X) == []
+
+
+def test_capability_outcome_is_computed_for_the_target():
+    code = "import torch\nif torch.cuda.get_device_capability() >= (9, 5):\n    pass"
+    (on_300,) = analyze_source(code, "m.py", MI300X, RULES)
+    (on_350,) = analyze_source(code, "m.py", MI350X, RULES)
+    assert on_300.data["outcome"] == "false" and on_350.data["outcome"] == "true"
+
+
+def test_positions_are_one_based_with_end_and_snippet():
+    code = "import torch\nx = 1\ny = torch._scaled_mm(a, b,\n    sa, sb)\n"
+    (finding,) = analyze_source(code, "m.py", MI300X, RULES)
+    assert (finding.line, finding.column, finding.end_line, finding.end_column) == (3, 5, 4, 12)
+    assert finding.snippet == "y = torch._scaled_mm(a, b,\n    sa, sb)"
+    assert finding.fix == "advice" and finding.category == "pytorch" and finding.target == "mi300x"
+
+
+@pytest.mark.parametrize("comment,kept", [
+    ("# noqa: PT208", False), ("# noqa", False), ("# porter: ignore[PT208]", False),
+    ("# porter: ignore[PT101, scaled-mm-assumptions]", False), ("# noqa: E501", True),
+    ("# porter: ignore[PT101]", True), ("", True),
+])
+def test_suppressions(comment, kept):
+    code = f"import torch\ny = torch._scaled_mm(a, b, sa, sb)  {comment}\n"
+    assert bool(analyze_source(code, "m.py", MI300X, RULES)) is kept
+
+
+def test_suppression_on_statement_line_covers_multiline_call():
+    code = "import torch\ny = foo(  # noqa: PT206\n    torch.float8_e4m3fn,\n)\n"
+    assert rules_of(code) == []
+
+
+def test_file_level_suppression():
+    code = "# porter: ignore-file[PT208]\nimport torch\ny = torch._scaled_mm(a, b)\nz = torch.nn.DataParallel(m)\n"
+    assert rules_of(code) == [("PT219", 4)]
+
+
+def test_parse_error_is_one_finding():
+    findings = analyze_source("import torch\ndef broken(:\n    torch.cuda.x\n", "bad.py", MI300X, RULES)
+    assert [(f.rule, f.name, f.severity, f.fix) for f in findings] == [("PT000", "parse-error", "error", None)]
+    assert findings[0].line in (2, 3)  # libcst reports where it gave up
+
+
+@pytest.mark.parametrize("text", ["\x00torch", "torch\n\tif (", "'''torch", "torch" + "(" * 2000, "\ufeffimport torch\n"])
+def test_never_raises(text):
+    findings = analyze_source(text, "x.py", MI300X, load_rules())
+    assert all(f.rule.startswith("PT") for f in findings)
+
+
+def test_missing_placeholder_stays_visible():
+    from porter.analyze.engine import format_message
+
+    assert format_message("{nope} on {target.name} {target.nonexistent}", MI300X, {}) == \
+        "{nope} on mi300x {target.nonexistent}"
+
+
+def test_select_and_ignore():
+    assert {r.category for r in load_rules(select=["PT2"]).rules} == {"pytorch"}
+    ignored = load_rules(select=["PT2"], ignore=["PT204", "hip-device-string"])
+    assert "PT204" not in ignored.ids and "PT220" not in ignored.ids and "PT201" in ignored.ids
+    assert load_rules(select=["environment"]).ids == [f"PT40{i}" for i in range(1, 7)]
+    with pytest.raises(ConfigError, match="PT999"):
+        load_rules(select=["PT999"])
+
+
+def test_fingerprint_and_prefilter():
+    full = load_rules()
+    assert full.fingerprint == load_rules().fingerprint != load_rules(select=["PT2"]).fingerprint
+    assert "" not in full.prefilter_tokens
+    assert not full.may_match("def add(a, b):\n    return a + b\n")
+    assert full.may_match("import flash_attn\n")
+
+
+def _write_rule(tmp_path: Path, body: str, name: str = "PT299-x.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(body)
+    return path
+
+
+BASE = "id: PT299\nname: x\ncategory: pytorch\nsummary: s\nseverity: error\nmessage: m\n"
+
+
+@pytest.mark.parametrize("body,expected", [
+    (BASE + "match:\n  - call: 5\n", r"PT299-x.yaml: match\[0\].call: expected string or list"),
+    (BASE + "match:\n  - call: x\n    bogus: 1\n", r"match\[0\]: unknown field"),
+    (BASE.replace("severity: error", "severity: fatal") + "match: [{call: x}]\n", r"severity: expected one of"),
+    (BASE + "match: [{string: {regex: '('}}]\n", r"match\[0\].string.regex: bad regular expression"),
+    (BASE + "match: [{visitor: no_such_visitor}]\n", r"match\[0\].visitor: no visitor named"),
+    (BASE + "match: [{call: x}]\nvariants: [{when: {no_such_fact: 1}}]\n", r"variants\[0\].when.no_such_fact"),
+    (BASE + "match: [{call: x}]\napplies_to: [mi999]\n", r"applies_to\[0\]: unknown"),
+    ("id: PT299\n", r"PT299-x.yaml: .*is required"),
+    (": : :\n", r"not valid YAML"),
+])
+def test_schema_errors_name_file_and_field(tmp_path, body, expected):
+    with pytest.raises(ConfigError, match=expected):
+        load_rules([_write_rule(tmp_path, body)])
+
+
+def test_duplicate_ids_rejected(tmp_path):
+    body = BASE + "match: [{call: x}]\n"
+    (tmp_path / "a").mkdir()
+    _write_rule(tmp_path / "a", body)
+    (tmp_path / "b").mkdir()
+    _write_rule(tmp_path / "b", body)
+    with pytest.raises(ConfigError, match="duplicate rule"):
+        load_rules([tmp_path])
+
+
+def test_file_name_must_match_id(tmp_path):
+    with pytest.raises(ConfigError, match="must be named PT299-x.yaml"):
+        load_rules([_write_rule(tmp_path, BASE + "match: [{call: x}]\n", "PT298-y.yaml")])
+
+
+def test_guarded_import_is_not_flagged():
+    code = "try:\n    import flash_attn\nexcept ImportError:\n    flash_attn = None\nimport flash_attn\n"
+    assert rules_of(code) == [("PT301", 5)]

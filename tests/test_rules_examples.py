@@ -1,0 +1,65 @@
+"""Every rule file's own examples, run through the real engine: adding a rule = one YAML file."""
+
+from __future__ import annotations
+
+import pytest
+
+from porter.analyze import analyze_source, load_rules
+from porter.analyze.rules import rules_dir
+from porter.targets import get_target
+
+RULE_FILES = sorted(p for p in rules_dir().rglob("*.yaml"))
+DOC_KEYS = ("what", "why", "example", "use_instead", "references")
+DEFAULT_TARGET = "mi300x"
+
+
+def _ruleset(path):
+    return load_rules([path])
+
+
+def _example(item, default_target):
+    if isinstance(item, str):
+        return item, default_target, None
+    return item["code"], item.get("target", default_target), item.get("expected")
+
+
+@pytest.mark.parametrize("path", RULE_FILES, ids=[p.stem for p in RULE_FILES])
+def test_rule_examples(path):
+    ruleset = _ruleset(path)
+    (rule,) = ruleset.rules
+    tests = rule.tests
+    default_target = tests.get("target", DEFAULT_TARGET)
+    assert tests.get("valid"), f"{path.name}: needs at least one valid example"
+    assert tests.get("invalid"), f"{path.name}: needs at least one invalid example"
+    for item in tests["valid"]:
+        code, target, _ = _example(item, default_target)
+        found = [f for f in analyze_source(code, "example.py", get_target(target), ruleset) if f.rule == rule.id]
+        assert not found, f"{path.name}: valid example flagged on {target}:\n{code}\n{[f.message for f in found]}"
+    for item in tests["invalid"]:
+        code, target, expected = _example(item, default_target)
+        findings = analyze_source(code, "example.py", get_target(target), ruleset)
+        assert not [f for f in findings if f.rule in ("PT000", "PT001")], f"{path.name}: {findings}"
+        found = [f for f in findings if f.rule == rule.id]
+        if expected is None:
+            assert found, f"{path.name}: invalid example not flagged on {target}:\n{code}"
+        elif isinstance(expected, int):
+            assert len(found) == expected, f"{path.name}: expected {expected} on {target}, got {[(f.line, f.message) for f in found]}:\n{code}"
+        else:
+            assert [f.line for f in found] == expected, f"{path.name}: expected lines {expected} on {target}:\n{code}"
+        for finding in found:
+            assert "{" not in finding.message or "{" in code, f"{path.name}: unfilled placeholder: {finding.message}"
+
+
+@pytest.mark.parametrize("path", RULE_FILES, ids=[p.stem for p in RULE_FILES])
+def test_rule_documentation(path):
+    (rule,) = _ruleset(path).rules
+    missing = [k for k in DOC_KEYS if not rule.docs.get(k)]
+    assert not missing, f"{path.name}: docs lack {missing}"
+    assert rule.docs["references"] and all(isinstance(r, str) and r for r in rule.docs["references"])
+    assert "fix" in rule.raw, f"{path.name}: state the fix kind (or fix: null)"
+
+
+def test_catalog_loads_as_a_whole():
+    ruleset = load_rules()
+    assert len(ruleset.rules) == len(RULE_FILES)
+    assert len({r.id for r in ruleset.rules}) == len(RULE_FILES)
