@@ -1,0 +1,99 @@
+"""The one seam through which the step model prices a dense GEMM.
+
+Two sources, chosen per target by `plan_model.gemm_source` in specs.yaml (so calibrated constants
+and the GEMM model they were fitted with always travel together):
+- "roofline": a tile-level roofline of its own: output tiles spread in waves over the compute
+  units, each wave bound by matrix throughput or HBM traffic (the default);
+- "tune": porter's Triton GEMM model (`porter.tune.predict_gemm_ms`, H7), where it prices the
+  dtype; TF32 (which it does not price) and anything it refuses fall back to the roofline.
+The step model divides the answer by the target's calibrated `gemm_efficiency`.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+from porter.targets import Target, get_target
+
+TILE = 128  # output tile edge of the roofline's model kernel (a modelling choice, not a hardware fact)
+OPERAND_BYTES = {"fp32": 4, "tf32": 4, "bf16x3": 4, "bf16": 2, "fp16": 2, "fp8": 1}
+
+
+def effective_precision(target: Target, precision: str, tf32_fallback: str = "fp32") -> str:
+    """The precision a GEMM really runs at on this target: TF32 where the target has none becomes
+    full fp32 or three bf16 products (gfx950: target.tf32 == 'none')."""
+    if precision == "tf32" and target.tf32 == "none":
+        return tf32_fallback
+    if precision == "fp8" and "fp8" not in target.matrix_flops_per_unit_clk:
+        return "bf16"
+    return precision
+
+
+def align(target: Target, precision: str) -> tuple[int, int, int]:
+    """Smallest matrix-instruction (M, N, K) the target pads a GEMM to."""
+    base = "bf16" if precision in ("bf16x3", "tf32", "fp32") and target.mfma else precision
+    if target.mfma:
+        shapes = target.mfma.get(base) or target.mfma.get("bf16")
+        m, n, k, _ = shapes[0]  # specs.yaml lists the preferred instruction first
+        return m, n, k
+    return tuple(target.extra.get("mma_align", (1, 1, 1)))
+
+
+def _rate_tflops(target: Target, precision: str) -> float:
+    if precision == "bf16x3":
+        return target.peak_tflops("bf16") / 3
+    return target.peak_tflops(precision)
+
+
+def roofline_gemm_ms(target: Target, precision: str, m: int, n: int, k: int) -> float:
+    """Ideal time of one GEMM: waves of TILE x TILE output tiles, compute- or memory-bound."""
+    am, an, ak = align(target, precision)
+    pm, pn, pk = (math.ceil(x / a) * a for x, a in ((m, am), (n, an), (k, ak)))
+    tiles = math.ceil(pm / TILE) * math.ceil(pn / TILE)
+    waves = math.ceil(tiles / target.units)
+    tile_flops = 2 * min(pm, TILE) * min(pn, TILE) * pk
+    per_unit = _rate_tflops(target, precision) * 1e12 / target.units
+    compute_s = waves * tile_flops / per_unit
+    memory_s = (m * k + k * n + m * n) * OPERAND_BYTES[precision] / (target.hbm_gbps * 1e9)
+    return max(compute_s, memory_s) * 1e3
+
+
+def gemm_ms(target: Target, precision: str, m: int, n: int, k: int, source: str = "roofline") -> float:
+    """Ideal GEMM time in ms from the chosen source (see the module docstring)."""
+    return _cached_gemm_ms(target.name, precision, m, n, k, source)
+
+
+@lru_cache(maxsize=8192)
+def _cached_gemm_ms(target_name: str, precision: str, m: int, n: int, k: int, source: str) -> float:
+    target = get_target(target_name)
+    predicted = _from_tune(target, precision, m, n, k) if source == "tune" else None
+    return predicted if predicted is not None else roofline_gemm_ms(target, precision, m, n, k)
+
+
+def _from_tune(target: Target, precision: str, m: int, n: int, k: int) -> float | None:
+    try:
+        from porter.tune import predict_gemm_ms  # H7's analytical GEMM model
+    except ImportError:
+        return None
+    dtype, repeats = ("bf16", 3) if precision == "bf16x3" else (precision, 1)
+    if dtype == "fp8":
+        dtype = "fp8e4m3fnuz" if target.fp8_family == "fnuz" else "fp8e4m3"
+    if dtype not in ("bf16", "fp16", "fp32", "fp8e4m3", "fp8e4m3fnuz"):
+        return None
+    try:
+        value = repeats * float(predict_gemm_ms(target, dtype, m, n, k))
+    except Exception:  # a shape or dtype the tune model refuses: fall back to the roofline
+        return None
+    return value if math.isfinite(value) else None
+
+
+def gemm_source(source: str) -> str:
+    """Which model priced the GEMMs, for the report."""
+    if source != "tune":
+        return "porter.plan tile roofline"
+    try:
+        from porter.tune import predict_gemm_ms  # noqa: F401
+    except ImportError:
+        return "porter.plan tile roofline (porter.tune unavailable)"
+    return "porter.tune.predict_gemm_ms (TF32 via the roofline)"
