@@ -1,0 +1,259 @@
+"""A small constant folder over libcst expressions.
+
+A folded value is a `Val`: the set of values an expression may take (`32 if big else 8` -> {32, 8}),
+each with the node it came from so a finding can point at the literal to change. Anything porter
+cannot evaluate for certain is `UNKNOWN`; nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import operator
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+import libcst as cst
+
+from porter.analyze.triton import names
+
+MAX_POSSIBLE = 64  # cap on the cross product of possible values
+
+
+@dataclass(frozen=True)
+class Possible:
+    value: Any
+    node: cst.CSTNode  # where the value was written (a literal, or the expression computing it)
+
+
+class Val:
+    """Possible values of an expression; `possibles is None` means unknown."""
+
+    __slots__ = ("possibles",)
+
+    def __init__(self, possibles: Iterable[Possible] | None):
+        if possibles is None:
+            self.possibles = None
+            return
+        unique: dict[tuple, Possible] = {}
+        for item in possibles:
+            unique.setdefault((_key(item.value), id(item.node)), item)
+        self.possibles = tuple(unique.values()) if len(unique) <= MAX_POSSIBLE else None
+
+    @property
+    def known(self) -> bool:
+        return self.possibles is not None
+
+    @property
+    def values(self) -> list[Any]:
+        """Distinct possible values, in source order; [] when unknown."""
+        seen: dict[tuple, Any] = {}
+        for item in self.possibles or ():
+            seen.setdefault(_key(item.value), item.value)
+        return list(seen.values())
+
+    @property
+    def single(self) -> Any:
+        """The value when exactly one is possible, else None."""
+        values = self.values
+        return values[0] if len(values) == 1 else None
+
+    @property
+    def is_single(self) -> bool:
+        return len(self.values) == 1
+
+    def __repr__(self) -> str:
+        return f"Val({self.values})" if self.known else "Val(unknown)"
+
+
+UNKNOWN = Val(None)
+
+
+def _key(value: Any) -> tuple:
+    return (type(value).__name__, repr(value))
+
+
+def const(value: Any, node: cst.CSTNode) -> Val:
+    return Val([Possible(value, node)])
+
+
+_BINOPS: dict[type, Callable[[Any, Any], Any]] = {
+    cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: operator.mul,
+    cst.FloorDivide: operator.floordiv, cst.Divide: operator.truediv, cst.Modulo: operator.mod,
+    cst.Power: operator.pow, cst.LeftShift: operator.lshift, cst.RightShift: operator.rshift,
+    cst.BitAnd: operator.and_, cst.BitOr: operator.or_, cst.BitXor: operator.xor,
+}
+_COMPARE: dict[type, Callable[[Any, Any], bool]] = {
+    cst.Equal: operator.eq, cst.NotEqual: operator.ne, cst.LessThan: operator.lt,
+    cst.LessThanEqual: operator.le, cst.GreaterThan: operator.gt, cst.GreaterThanEqual: operator.ge,
+    cst.In: lambda a, b: a in b, cst.NotIn: lambda a, b: a not in b,
+    cst.Is: operator.is_, cst.IsNot: operator.is_not,
+}
+
+
+def _next_power_of_2(n: int) -> int:
+    return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
+
+
+_CALLS: dict[str, Callable[..., Any]] = {
+    "min": min, "max": max, "abs": abs, "int": int, "float": float, "len": len, "range": lambda *a: list(range(*a)),
+    "builtins.min": min, "builtins.max": max, "builtins.abs": abs, "builtins.int": int,
+    "builtins.float": float, "builtins.len": len, "builtins.range": lambda *a: list(range(*a)),
+    "math.ceil": math.ceil, "math.floor": math.floor, "math.log2": math.log2,
+    **{name: _next_power_of_2 for name in names.NEXT_POW2},
+    **{name: lambda a, b: -(-a // b) for name in names.CDIV},
+    **{name: lambda value: value for name in names.CONSTEXPR},
+    **{name: lambda *lists: [tuple(t) for t in itertools.product(*lists)] for name in names.PRODUCT},
+}
+
+# Signature of the callbacks the folder needs from the inventory (scope tables and qualified names).
+Lookup = Callable[[cst.Name, dict[str, Val]], Val]
+QNames = Callable[[cst.CSTNode], set[str]]
+
+
+class Folder:
+    """Folds expressions. `lookup` resolves a Name (locals, then module constants); `env` holds
+    comprehension bindings."""
+
+    def __init__(self, lookup: Lookup, qnames: QNames):
+        self._lookup = lookup
+        self._qnames = qnames
+
+    def fold(self, node: cst.BaseExpression | None, env: dict[str, Val] | None = None) -> Val:
+        if node is None:
+            return UNKNOWN
+        env = env or {}
+        method = getattr(self, f"_fold_{type(node).__name__}", None)
+        if method is None:
+            return UNKNOWN
+        try:
+            return method(node, env)
+        except RecursionError:
+            return UNKNOWN
+
+    # literals -----------------------------------------------------------------------------------
+    def _fold_Integer(self, node: cst.Integer, env) -> Val:
+        return const(node.evaluated_value, node)
+
+    def _fold_Float(self, node: cst.Float, env) -> Val:
+        return const(node.evaluated_value, node)
+
+    def _fold_SimpleString(self, node: cst.SimpleString, env) -> Val:
+        return const(node.evaluated_value, node)
+
+    def _fold_ConcatenatedString(self, node: cst.ConcatenatedString, env) -> Val:
+        value = node.evaluated_value
+        return UNKNOWN if value is None else const(value, node)
+
+    def _fold_Name(self, node: cst.Name, env) -> Val:
+        if node.value in ("True", "False", "None"):
+            return const({"True": True, "False": False, "None": None}[node.value], node)
+        if node.value in env:
+            return env[node.value]
+        return self._lookup(node, env)
+
+    # operators ----------------------------------------------------------------------------------
+    def _fold_UnaryOperation(self, node: cst.UnaryOperation, env) -> Val:
+        ops = {cst.Minus: operator.neg, cst.Plus: operator.pos, cst.Not: operator.not_,
+               cst.BitInvert: operator.invert}
+        fn = ops.get(type(node.operator))
+        if fn is None:
+            return UNKNOWN
+        return combine(node, fn, self.fold(node.expression, env))
+
+    def _fold_BinaryOperation(self, node: cst.BinaryOperation, env) -> Val:
+        fn = _BINOPS.get(type(node.operator))
+        if fn is None:
+            return UNKNOWN
+        return combine(node, fn, self.fold(node.left, env), self.fold(node.right, env))
+
+    def _fold_BooleanOperation(self, node: cst.BooleanOperation, env) -> Val:
+        fn = (lambda a, b: a and b) if isinstance(node.operator, cst.And) else (lambda a, b: a or b)
+        return combine(node, fn, self.fold(node.left, env), self.fold(node.right, env))
+
+    def _fold_Comparison(self, node: cst.Comparison, env) -> Val:
+        result = self.fold(node.left, env)
+        left = result
+        for target in node.comparisons:
+            fn = _COMPARE.get(type(target.operator))
+            right = self.fold(target.comparator, env)
+            if fn is None:
+                return UNKNOWN
+            step = combine(node, fn, left, right)
+            result = step if result is left else combine(node, lambda a, b: a and b, result, step)
+            left = right
+        return result
+
+    def _fold_IfExp(self, node: cst.IfExp, env) -> Val:
+        test = self.fold(node.test, env)
+        body, orelse = self.fold(node.body, env), self.fold(node.orelse, env)
+        if test.known and len({bool(v) for v in test.values}) == 1:
+            return body if test.values[0] else orelse
+        if not (body.known and orelse.known):
+            return UNKNOWN
+        return Val(body.possibles + orelse.possibles)
+
+    # containers ---------------------------------------------------------------------------------
+    def _fold_elements(self, elements, env):
+        parts: list[Val] = []
+        starred: list[bool] = []
+        for element in elements:
+            parts.append(self.fold(element.value, env))
+            starred.append(isinstance(element, cst.StarredElement))
+
+        def build(*values):
+            out: list = []
+            for value, is_star in zip(values, starred):
+                out.extend(value) if is_star else out.append(value)
+            return out
+
+        return parts, build
+
+    def _fold_List(self, node: cst.List, env) -> Val:
+        parts, build = self._fold_elements(node.elements, env)
+        return combine(node, build, *parts) if parts else const([], node)
+
+    def _fold_Tuple(self, node: cst.Tuple, env) -> Val:
+        parts, build = self._fold_elements(node.elements, env)
+        return combine(node, lambda *v: tuple(build(*v)), *parts) if parts else const((), node)
+
+    def _fold_Dict(self, node: cst.Dict, env) -> Val:
+        keys, values = [], []
+        for element in node.elements:
+            if not isinstance(element, cst.DictElement):
+                return UNKNOWN
+            keys.append(self.fold(element.key, env))
+            values.append(self.fold(element.value, env))
+        count = len(keys)
+        return combine(node, lambda *kv: dict(zip(kv[:count], kv[count:])), *keys, *values) if keys \
+            else const({}, node)
+
+    def _fold_Subscript(self, node: cst.Subscript, env) -> Val:
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            return UNKNOWN
+        return combine(node, lambda c, i: c[i], self.fold(node.value, env), self.fold(node.slice[0].slice.value, env))
+
+    def _fold_Call(self, node: cst.Call, env) -> Val:
+        qualified = self._qnames(node.func)
+        if isinstance(node.func, cst.Name) and not qualified:
+            qualified = {node.func.value}
+        fn = next((_CALLS[q] for q in qualified if q in _CALLS), None)
+        if fn is None or any(arg.keyword is not None or arg.star for arg in node.args):
+            return UNKNOWN
+        return combine(node, fn, *(self.fold(arg.value, env) for arg in node.args))
+
+
+def combine(node: cst.CSTNode, fn: Callable[..., Any], *vals: Val) -> Val:
+    """Apply fn over the cross product of possible values; results originate at `node`."""
+    if any(not v.known for v in vals):
+        return UNKNOWN
+    results: list[Possible] = []
+    for combo in itertools.product(*(v.possibles for v in vals)):
+        if len(results) > MAX_POSSIBLE:
+            return UNKNOWN
+        try:
+            value = fn(*(p.value for p in combo))
+        except Exception:  # noqa: BLE001 - any failure of user arithmetic means "cannot fold"
+            return UNKNOWN
+        results.append(Possible(value, node))
+    return Val(results)

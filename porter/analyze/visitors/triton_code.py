@@ -1,0 +1,346 @@
+"""Visitors over Triton kernel code and the Triton APIs it calls: PT102, PT109..PT115, PT117, PT118."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+import libcst as cst
+
+from porter.analyze.triton.inventory import walk
+from porter.analyze.visitors import Hit, ModuleContext, register
+from porter.analyze.visitors.triton_common import calls, keyword_arg, references, skip_for_target
+
+_WARPISH = re.compile(r"warp|lane", re.IGNORECASE)
+_WARP_SIZE_NAME = re.compile(r"^(warp_?size|threads_?per_?warp|lanes?_?per_?warp|warp_?width|num_?lanes)$",
+                             re.IGNORECASE)
+_LANE_OPS = {cst.Multiply: 32, cst.FloorDivide: 32, cst.Modulo: 32, cst.Divide: 32, cst.BitAnd: 31,
+             cst.RightShift: 5, cst.LeftShift: 5}
+
+
+def _mentions_warp(node: cst.CSTNode) -> bool:
+    return any(isinstance(n, cst.Name) and _WARPISH.search(n.value) for n in walk(node))
+
+
+def _assigned_name(inv, node: cst.CSTNode) -> str:
+    """Name the expression is directly assigned to (`lane_id = tid % 32`), else ''."""
+    parent = inv.parent(node)
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        return parent.targets[0].target.value
+    return ""
+
+
+def _int_literal(node: cst.CSTNode, value: int) -> bool:
+    return isinstance(node, cst.Integer) and node.evaluated_value == value
+
+
+@register("triton_warp_size_32")
+def warp_size_32(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
+    """PT102: 32-lane arithmetic: `WARP_SIZE = 32`, `num_warps * 32`, `lane % 32`, `lane = tl.arange(0, 32)`.
+    Conservative: the 32 must sit next to a warp/lane name."""
+    inv = ctx.triton
+    if inv is None:
+        return
+    for node in inv.nodes_of(cst.Assign, cst.AnnAssign, cst.Param, cst.Arg, cst.BinaryOperation):
+        hit = None
+        if isinstance(node, cst.Assign) and _int_literal(node.value, 32):
+            if any(isinstance(t.target, cst.Name) and _WARP_SIZE_NAME.match(t.target.value) for t in node.targets):
+                hit = (node.value, "assign")
+        elif isinstance(node, cst.AnnAssign) and node.value is not None and _int_literal(node.value, 32):
+            if isinstance(node.target, cst.Name) and _WARP_SIZE_NAME.match(node.target.value):
+                hit = (node.value, "assign")
+        elif isinstance(node, cst.Param) and node.default is not None and _int_literal(node.default, 32):
+            if _WARP_SIZE_NAME.match(node.name.value):
+                hit = (node.default, "default")
+        elif isinstance(node, cst.Arg) and node.keyword is not None and _int_literal(node.value, 32):
+            if _WARP_SIZE_NAME.match(node.keyword.value):
+                hit = (node.value, "keyword")
+        elif isinstance(node, cst.BinaryOperation) and type(node.operator) in _LANE_OPS:
+            literal = _LANE_OPS[type(node.operator)]
+            assigned = _assigned_name(inv, node)
+            for number, other in ((node.right, node.left), (node.left, node.right)):
+                if _int_literal(number, literal) and (_mentions_warp(other) or _WARPISH.search(assigned)):
+                    hit = (number, "binop")
+                    break
+        elif isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and \
+                inv.matches(node.value.func, {"triton.language.arange"}):
+            args = node.value.args
+            if len(args) == 2 and _int_literal(args[1].value, 32) and any(
+                    isinstance(t.target, cst.Name) and _WARPISH.search(t.target.value) for t in node.targets):
+                hit = (args[1].value, "arange")
+        if hit is None or skip_for_target(inv.guard_at(hit[0]), target):
+            continue
+        expr = node if hit[1] == "binop" else hit[0]
+        # a parameter default is what callers that pass nothing get: worth a look, not proof of a bug
+        yield Hit(hit[0], {"value": hit[0].evaluated_value, "form": hit[1], "expr": inv.code(expr).strip(),
+                           "wave_size": target.wave_size}, severity="warning" if hit[1] == "default" else None)
+
+
+# PTX instruction -> a portable Triton replacement (for the codemod; None: needs a person or the agent).
+PTX_PORTABLE = {
+    "tanh.approx.f32": "libdevice.tanh", "ex2.approx.f32": "tl.exp2", "ex2.approx.ftz.f32": "tl.exp2",
+    "lg2.approx.f32": "tl.log2", "lg2.approx.ftz.f32": "tl.log2", "rcp.approx.f32": "tl.fdiv(1.0, x)",
+    "rcp.approx.ftz.f32": "tl.fdiv(1.0, x)", "rsqrt.approx.f32": "tl.rsqrt", "rsqrt.approx.ftz.f32": "tl.rsqrt",
+    "sqrt.approx.f32": "tl.sqrt", "sqrt.approx.ftz.f32": "tl.sqrt", "sin.approx.f32": "tl.sin",
+    "cos.approx.f32": "tl.cos", "sin.approx.ftz.f32": "tl.sin", "cos.approx.ftz.f32": "tl.cos",
+    "cvt.rn.bf16x2.f32": "x.to(tl.bfloat16)", "cvt.rn.f16x2.f32": "x.to(tl.float16)",
+    "cvt.rn.bf16.f32": "x.to(tl.bfloat16)", "cvt.rn.f16.f32": "x.to(tl.float16)",
+    "cvt.rna.tf32.f32": None, "mov.u32": None,
+}
+_PTX_INSN = re.compile(r"(?<![\w.%$])([a-z][a-z0-9]*(?:\.[a-z0-9]+)+)\b")
+_PTX_MARKERS = re.compile(r"%(laneid|tid|ntid|ctaid|warpid|smid|clock)|\.reg\s|\{\s*\.reg|\$\d+", re.IGNORECASE)
+_AMDGCN = re.compile(r"\b(v|s)_[a-z0-9_]+\b")
+
+
+@register("triton_inline_ptx")
+def inline_ptx(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
+    """PT109: tl.inline_asm_elementwise with PTX text; the recognised instruction goes to data["ptx_op"]."""
+    inv = ctx.triton
+    if inv is None:
+        return
+    for call in calls(inv, {"triton.language.inline_asm_elementwise"}):
+        if skip_for_target(inv.guard_at(call), target):
+            continue
+        asm_node = (keyword_arg(call, "asm") or (call.args[0] if call.args else None))
+        constraints_node = keyword_arg(call, "constraints") or (call.args[1] if len(call.args) > 1 else None)
+        asm = inv.fold(asm_node.value).single if asm_node else None
+        constraints = inv.fold(constraints_node.value).single if constraints_node else None
+        if isinstance(asm, str) and _AMDGCN.search(asm) and not _PTX_INSN.search(asm.replace("v_", "")):
+            continue  # AMDGCN assembly: already ported
+        ops = _PTX_INSN.findall(asm) if isinstance(asm, str) else []
+        known = next((op for op in ops if op in PTX_PORTABLE), None)
+        portable = PTX_PORTABLE.get(known) if known else None
+        yield Hit(call, {
+            "ptx_op": known, "ptx_ops": ops, "asm": asm if isinstance(asm, str) else None,
+            "constraints": constraints if isinstance(constraints, str) else None, "portable": portable,
+            "fix_hint": "codemod" if portable else "agent",
+            "op": known or (ops[0] if ops else "unrecognised asm"),
+        })
+
+
+_LIBDEVICE_CUDA = "triton.language.extra.cuda"
+CUDA_ONLY_MEMBERS = ("globaltimer", "smid", "num_threads", "num_warps", "convert_custom_float8")
+_GDC = ("gdc_wait", "gdc_launch_dependents")
+
+
+@register("triton_libdevice_cuda")
+def libdevice_cuda(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
+    """PT110: `triton.language.extra.cuda` (NVIDIA libdevice, globaltimer, smid...) instead of the
+    backend-neutral `triton.language.extra.libdevice`."""
+    inv = ctx.triton
+    if inv is None:
+        return
+    for node in inv.nodes_of(cst.ImportFrom, cst.Import):
+        if isinstance(node, cst.ImportFrom) and node.module is not None:
+            module = inv.code(node.module)
+            if module.startswith(_LIBDEVICE_CUDA) or (module == "triton.language.extra" and _imports(node, "cuda")):
+                imported = [] if isinstance(node.names, cst.ImportStar) else [inv.code(a.name) for a in node.names]
+                if skip_for_target(inv.guard_at(node), target) or inv.in_import_fallback(node):
+                    continue
+                yield Hit(node, {"module": module, "member": ", ".join(imported) or "*",
+                                 "portable": all(n == "libdevice" for n in imported) and bool(imported),
+                                 "form": "import"})
+        elif isinstance(node, cst.Import):
+            for alias in node.names:
+                if inv.code(alias.name).startswith(_LIBDEVICE_CUDA) and not skip_for_target(inv.guard_at(node), target) \
+                        and not inv.in_import_fallback(node):
+                    yield Hit(node, {"module": inv.code(alias.name), "member": inv.code(alias.name).rsplit(".", 1)[1],
+                                     "portable": inv.code(alias.name).endswith("libdevice"), "form": "import"})
+    for node, qualified in references(inv, (_LIBDEVICE_CUDA + ".", )):
+        member = qualified[len(_LIBDEVICE_CUDA) + 1:].split(".")[0]
+        explicit = inv.code(node).startswith(("tl.", "triton."))
+        if member in _GDC or skip_for_target(inv.guard_at(node), target):
+            continue  # gdc_*: PT113
+        if explicit or member.startswith(CUDA_ONLY_MEMBERS):
+            yield Hit(node, {"module": _LIBDEVICE_CUDA, "member": member, "portable": member == "libdevice",
+                             "form": "attribute"})
+
+
+def _imports(node: cst.ImportFrom, name: str) -> bool:
+    return not isinstance(node.names, cst.ImportStar) and any(
+        isinstance(a.name, cst.Name) and a.name.value == name for a in node.names)
+
+
+@register("triton_cache_hints")
+def cache_hints(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
+    """PT111: PTX cache-operator / eviction hints on tl.load / tl.store (tunables, not portable facts)."""
+    inv = ctx.triton
+    if inv is None:
+        return
+    for call in calls(inv, {"triton.language.load", "triton.language.store"}):
+        for keyword in ("cache_modifier", "eviction_policy"):
+            arg = keyword_arg(call, keyword)
+            if arg is None or skip_for_target(inv.guard_at(call), target):
+                continue
+            value = inv.fold(arg.value).single
+            if value in ("", None):
+                continue
+            yield Hit(arg, {"keyword": keyword, "value": value if isinstance(value, str) else inv.code(arg.value)})
+
+
+_TMA_OLD = ("triton.tools.experimental_descriptor", "triton.language._experimental_descriptor_load",
+            "triton.language._experimental_descriptor_store", "triton.language._experimental_make_tensor_descriptor",
+            "triton.language._experimental_reinterpret_tensor_descriptor")
+_TMA_NEW = ("triton.language.make_tensor_descriptor", "triton.tools.tensor_descriptor",
+            "triton.language.load_tensor_descriptor", "triton.language.store_tensor_descriptor")
+
+
+@register("triton_tma_descriptors")
+def tma_descriptors(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
+    """PT112: TMA descriptors. Old experimental API: error (NVIDIA driver utilities). New
+    tensor-descriptor API: warning (compiles on AMD as pointer loads; no TMA on gfx942/gfx950)."""
+    inv = ctx.triton
+    if inv is None or target.features.get("tma"):
+        return
+    for node, qualified in references(inv, _TMA_OLD + _TMA_NEW):
+        if skip_for_target(inv.guard_at(node), target):
+            continue
+        old = qualified.startswith(_TMA_OLD)
+        yield Hit(node, {"api": "experimental" if old else "tensor-descriptor", "name": qualified},
+                  severity="error" if old else "warning")
+
+
+@register("triton_warp_specialization")
+def warp_specialization(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
+    """PT113: warp specialization (tl.range(warp_specialize=True), Config(num_consumer_groups=...))
+    and programmatic dependent launch device calls (tl.extra.cuda.gdc_*)."""
+    inv = ctx.triton
+    if inv is None or target.features.get("warp_specialization"):
+        return
+    for node, qualified in references(inv, tuple(f"{_LIBDEVICE_CUDA}.{g}" for g in _GDC)):
+        if not skip_for_target(inv.guard_at(node), target):
+            yield Hit(node, {"feature": "pdl", "name": qualified.rsplit(".", 1)[1]}, severity="error")
+    for call in calls(inv, {"triton.language.range"}):
+        arg = keyword_arg(call, "warp_specialize")
+        if arg is not None and inv.fold(arg.value).single is not False and not skip_for_target(inv.guard_at(call), target):
+            yield Hit(arg, {"feature": "warp_specialize", "name": "warp_specialize"})
+    for call in calls(inv, {"triton.Config", "triton.runtime.Config"}):
+        for keyword in ("num_consumer_groups", "num_buffers_warp_spec"):
+            arg = keyword_arg(call, keyword)
+            if arg is not None and not skip_for_target(inv.guard_at(call), target):
+                yield Hit(arg, {"feature": "warp_specialize", "name": keyword})
+
+
+def _fp32_operand(inv, expr: cst.BaseExpression, depth: int = 0) -> bool:
+    """True when the expression is visibly fp32: x.to(tl.float32), tl.zeros(..., dtype=tl.float32),
+    or a local name assigned from one."""
+    if depth > 4:
+        return False
+    if isinstance(expr, cst.Call):
+        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "to" and expr.args:
+            return inv.matches(expr.args[0].value, {"triton.language.float32"})
+        dtype = keyword_arg(expr, "dtype")
+        if dtype is not None and inv.matches(expr.func, {"triton.language.zeros", "triton.language.full"}):
+            return inv.matches(dtype.value, {"triton.language.float32"})
+        return False
+    if isinstance(expr, cst.Name):
+        bound = inv.assignments(expr)
+        return bool(bound) and all(_fp32_operand(inv, b, depth + 1) for b in bound)
+    return False
+
+
+@register("triton_tf32_dot")
+def tf32_dot(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
+    """PT114: tl.dot precisions the target does not accept (allow_tf32=True, input_precision="tf32"
+    on gfx950, "tf32x3" on AMD), and (info) default fp32 dots on targets without TF32."""
+    inv = ctx.triton
+    if inv is None:
+        return
+    allowed = list(target.fp32_dot_precisions)
+    for call in calls(inv, {"triton.language.dot"}):
+        if skip_for_target(inv.guard_at(call), target):
+            continue
+        precision = keyword_arg(call, "input_precision")
+        allow_tf32 = keyword_arg(call, "allow_tf32")
+        base = {"allowed": ", ".join(allowed), "suggested": target.best_fp32_dot_precision}
+        if precision is not None:
+            val = inv.fold(precision.value)
+            for p in val.possibles or ():
+                if isinstance(p.value, str) and p.value not in allowed:
+                    yield Hit(p.node, {**base, "precision": p.value, "keyword": "input_precision", "form": "explicit"})
+        elif allow_tf32 is not None:
+            if inv.fold(allow_tf32.value).single is True and "tf32" not in allowed:
+                yield Hit(allow_tf32, {**base, "precision": "tf32", "keyword": "allow_tf32", "form": "explicit"})
+        elif target.tf32 == "none" and len(call.args) >= 2 and all(
+                _fp32_operand(inv, a.value) for a in call.args[:2]):
+            yield Hit(call, {**base, "precision": "default", "keyword": None, "form": "default-fp32"},
+                      severity="info",
+                      message=(f"fp32 tl.dot without input_precision runs as full-precision ieee on {target.name} "
+                               f"(NVIDIA's default is tf32): slower, and tolerances tuned on NVIDIA may differ; "
+                               f"consider input_precision=\"{target.best_fp32_dot_precision}\""))
+
+
+# Triton fp8 dtypes: family and the same format's twin in the other family.
+_FP8 = {"float8e4nv": ("ocp", "e4m3"), "float8e5": ("ocp", "e5m2"), "float8e4b8": ("fnuz", "e4m3"),
+        "float8e5b16": ("fnuz", "e5m2"), "float8e4b15": ("nvidia", "e4m3")}
+_TORCH_TO_TRITON = {"float8_e4m3fn": "float8e4nv", "float8_e5m2": "float8e5", "float8_e4m3fnuz": "float8e4b8",
+                    "float8_e5m2fnuz": "float8e5b16"}
+
+
+@register("triton_fp8_dtypes")
+def fp8_dtypes(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
+    """PT115: Triton fp8 dtypes of the other family than the target's native one (target.fp8_family)."""
+    inv = ctx.triton
+    if inv is None:
+        return
+    prefixes = tuple(f"triton.language.{name}" for name in _FP8)
+    for node, qualified in references(inv, prefixes):
+        dtype = qualified.rsplit(".", 1)[1]
+        if dtype not in _FP8 or skip_for_target(inv.guard_at(node), target):
+            continue
+        family, fmt = _FP8[dtype]
+        if family == target.fp8_family or (family == "nvidia" and target.vendor == "nvidia"):
+            continue
+        suggested = _TORCH_TO_TRITON.get(target.fp8_formats.get(fmt, ""), None)
+        if family == "fnuz" and target.vendor == "amd":
+            severity = "warning"  # gfx950: FNUZ dot operands deprecated / emulated
+        else:
+            severity = "error"
+        yield Hit(node, {"dtype": dtype, "family": family, "suggested": f"tl.{suggested}" if suggested else None,
+                         "target_family": target.fp8_family}, severity=severity)
+
+
+_GROUP = re.compile(r"^GROUP(_SIZE)?_?[MN]$", re.IGNORECASE)
+_XCD = re.compile(r"xcd", re.IGNORECASE)
+
+
+@register("triton_xcd_tile_order")
+def xcd_tile_order(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
+    """PT117 (info): grouped or persistent GEMM tile order with no XCD remap, on parts whose L2 is per XCD."""
+    inv = ctx.triton
+    if inv is None or target.l2_scope != "xcd" or target.xcds <= 1:
+        return
+    for kernel in inv.kernels:
+        if not kernel.gemm_like:
+            continue
+        body_names = {n.value for n in walk(kernel.node) if isinstance(n, cst.Name)}
+        if any(_XCD.search(name) for name in body_names):
+            continue
+        pids = [c for c in walk(kernel.node.body) if isinstance(c, cst.Call)
+                and inv.matches(c.func, {"triton.language.program_id"})]
+        if not pids:
+            continue
+        grouped = any(_GROUP.match(name) for name in body_names)
+        persistent = any(isinstance(n, cst.For) and isinstance(n.iter, cst.Call) and len(n.iter.args) >= 3
+                         and inv.matches(n.iter.func, {"triton.language.range"})
+                         and any(isinstance(x, cst.Name) and re.search(r"sm|cu|program", x.value, re.I)
+                                 for x in walk(n.iter.args[2].value)) for n in walk(kernel.node.body))
+        if not (grouped or persistent):
+            continue
+        yield Hit(pids[0], {"kernel": kernel.name, "pattern": "persistent" if persistent else "grouped",
+                            "xcds": target.xcds})
+
+
+_NVSMI = ("triton.testing.nvsmi", "triton.testing.get_max_tensorcore_tflops", "triton.testing.get_max_simd_tflops",
+          "triton.testing.get_dram_gbps")
+
+
+@register("triton_testing_nvsmi")
+def testing_nvsmi(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
+    """PT118: triton.testing helpers that shell out to nvidia-smi or model NVIDIA SMs."""
+    inv = ctx.triton
+    if inv is None:
+        return
+    for node, qualified in references(inv, _NVSMI):
+        if qualified in _NVSMI and not skip_for_target(inv.guard_at(node), target):
+            yield Hit(node, {"name": qualified.rsplit(".", 1)[1]})

@@ -1,0 +1,124 @@
+"""Helpers shared by the Triton visitors (PT101..PT119): where option values come from, vendor
+guards, and outermost references to qualified names."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import libcst as cst
+
+from porter.analyze.triton.fold import Possible, Val
+from porter.analyze.triton.records import ConfigInfo, KernelInfo
+
+
+@dataclass
+class OptionSite:
+    """One place an option/meta value is set: an autotune config, a launch, heuristics, a default."""
+
+    where: str  # autotune | config | launch | heuristics | jit-default
+    kernel: KernelInfo | None
+    val: Val
+    node: cst.CSTNode  # the value expression (keyword value, dict value)
+    guard: str | None = None
+    config: ConfigInfo | None = None
+    values: dict[str, Val] = field(default_factory=dict)  # all option+meta values of the site
+
+
+def skip_for_target(guard: str | None, target) -> bool:
+    """Code behind `if is_cuda():` is already vendor-specific: not a finding on AMD (and vice versa)."""
+    return guard is not None and guard != target.vendor
+
+
+def live(inv, val: Val, target) -> Val:
+    """The possible values left on this target: `32 if not is_hip() else 16` is only 16 on AMD."""
+    if not val.known:
+        return val
+    return Val([p for p in val.possibles if not skip_for_target(inv.guard_at(p.node), target)])
+
+
+def live_values(inv, values: dict[str, Val], target) -> dict[str, Val]:
+    return {key: live(inv, val, target) for key, val in values.items()}
+
+
+def config_sites(inv) -> Iterator[tuple[KernelInfo | None, ConfigInfo, str]]:
+    for kernel in inv.kernels:
+        if kernel.autotune:
+            for config in kernel.autotune.configs:
+                yield kernel, config, "autotune"
+    for config in inv.orphan_configs:
+        yield None, config, "config"
+
+
+def option_sites(inv, key: str, target) -> Iterator[OptionSite]:
+    """Every place `key` (num_warps, num_stages, BLOCK_M, ...) is set for a kernel of this module."""
+    for kernel, config, where in config_sites(inv):
+        val = config.value(key)
+        if val is not None and not skip_for_target(config.guard, target):
+            node = config.option_nodes.get(key) or config.meta_nodes.get(key)
+            yield OptionSite(where, kernel, live(inv, val, target), node, config.guard, config,
+                             live_values(inv, {**config.meta, **config.options}, target))
+    for launch in inv.launches:
+        val = launch.options.get(key) or launch.meta.get(key)
+        if val is not None and not skip_for_target(launch.guard, target):
+            kernel = inv.kernel(launch.kernel) if launch.kernel_known else None
+            node = launch.option_nodes.get(key) or launch.meta_nodes.get(key)
+            yield OptionSite("launch", kernel, live(inv, val, target), node, launch.guard, None,
+                             live_values(inv, {**launch.meta, **launch.options}, target))
+    for kernel in inv.kernels:
+        if key in kernel.heuristics:
+            yield OptionSite("heuristics", kernel, live(inv, kernel.heuristics[key], target), kernel.heuristics_nodes[key])
+    if key == "num_stages":  # per-loop pipelining depth: `for k in tl.range(0, K, BK, num_stages=3)`
+        for call in inv.calls_to({"triton.language.range"}):
+            arg = keyword_arg(call, key)
+            if arg is not None and not skip_for_target(inv.guard_at(call), target):
+                yield OptionSite("loop", inv.kernel_at(call), live(inv, inv.fold(arg.value), target), arg.value)
+
+
+def by_origin(sites: list[tuple[OptionSite, Possible]]) -> Iterator[tuple[Possible, list[OptionSite]]]:
+    """Group (site, possible value) pairs by the literal they came from: one finding per literal."""
+    groups: dict[int, tuple[Possible, list[OptionSite]]] = {}
+    for site, possible in sites:
+        groups.setdefault(id(possible.node), (possible, []))[1].append(site)
+    yield from groups.values()
+
+
+def site_data(sites: list[OptionSite]) -> dict[str, Any]:
+    first = sites[0]
+    data: dict[str, Any] = {"where": first.where, "kernel": first.kernel.name if first.kernel else None}
+    indices = [s.config.index for s in sites if s.config is not None]
+    if indices:
+        data["config_index"] = indices[0]
+        data["config_indices"] = sorted(set(indices))
+    return data
+
+
+def is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def references(inv, prefixes: tuple[str, ...]) -> Iterator[tuple[cst.CSTNode, str]]:
+    """Outermost Name/Attribute expressions whose qualified name starts with one of `prefixes`
+    (imports themselves excluded), with the matching qualified name."""
+    for node in inv.nodes_of(cst.Name, cst.Attribute):
+        parent = inv.parent(node)
+        if isinstance(parent, cst.Attribute) and (parent.value is node or parent.attr is node):
+            continue
+        if isinstance(parent, (cst.ImportAlias, cst.ImportFrom, cst.Import, cst.AsName)) or _in_import(inv, node):
+            continue
+        for qualified in sorted(inv.qnames(node)):
+            if qualified.startswith(prefixes):
+                yield node, qualified
+                break
+
+
+def _in_import(inv, node: cst.CSTNode) -> bool:
+    return any(isinstance(a, (cst.Import, cst.ImportFrom)) for a in inv.ancestors(node))
+
+
+def keyword_arg(call: cst.Call, name: str) -> cst.Arg | None:
+    return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+
+
+def calls(inv, wanted: set[str]) -> Iterator[cst.Call]:
+    yield from inv.calls_to(wanted)

@@ -1,0 +1,184 @@
+"""Visitors over Triton launch/autotune configuration values: PT101, PT103..PT107."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import libcst as cst
+
+from porter.analyze.triton import names
+from porter.analyze.triton.estimates import estimate
+from porter.analyze.visitors import Hit, ModuleContext, register
+from porter.analyze.visitors.triton_common import (
+    by_origin, config_sites, is_int, live, live_values, option_sites, site_data, skip_for_target,
+)
+
+
+@register("num_warps_limit")
+def num_warps_limit(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
+    """PT101: num_warps x wave size above the target's threads per block (autotune, launch, heuristics)."""
+    inv = ctx.triton
+    if inv is None:
+        return
+    over = [(site, p) for site in option_sites(inv, "num_warps", target) if site.val.known
+            for p in site.val.possibles if is_int(p.value) and p.value > target.max_num_warps]
+    for possible, sites in by_origin(over):
+        yield Hit(possible.node, {
+            **site_data(sites), "value": possible.value, "threads": possible.value * target.wave_size,
+            "limit": target.max_num_warps, "suggested": target.max_num_warps,
+        })
+
+
+def _stage_limit(kernel, target) -> tuple[int, int]:
+    """(largest num_stages left alone, suggested value) for a GEMM-like kernel on this target."""
+    limit = int(target.triton["gemm_num_stages"])
+    suggested = int(target.triton["fused_num_stages"]) if len(kernel.dot_nodes) > 1 else limit
+    return limit, suggested
+
+
+@register("triton_num_stages")
+def num_stages(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
+    """PT103: num_stages deeper than the AMD guidance for GEMM-like kernels, or the old `0` trick."""
+    inv = ctx.triton
+    if inv is None:
+        return
+    flagged = []
+    for site in option_sites(inv, "num_stages", target):
+        if site.kernel is None or not site.kernel.gemm_like or not site.val.known:
+            continue
+        limit, _ = _stage_limit(site.kernel, target)
+        flagged += [(site, p) for p in site.val.possibles if is_int(p.value) and (p.value > limit or p.value == 0)]
+    for possible, sites in by_origin(flagged):
+        limit, suggested = _stage_limit(sites[0].kernel, target)
+        yield Hit(possible.node, {
+            **site_data(sites), "value": possible.value, "limit": limit, "suggested": suggested,
+            "form": "zero" if possible.value == 0 else "deep",
+        })
+
+
+@register("triton_missing_amd_knobs")
+def missing_amd_knobs(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
+    """PT104: an autotune list of a GEMM-like kernel that never sets the target's AMD knobs."""
+    inv = ctx.triton
+    knobs = list(target.triton.get("amd_options") or ())
+    if inv is None or not knobs:
+        return
+    for kernel in inv.kernels:
+        tune = kernel.autotune
+        if tune is None or not kernel.gemm_like or not tune.configs:
+            continue
+        if any(config.guard == "amd" for config in tune.configs):
+            continue  # the list already has an AMD branch
+        if any(key in config.meta for config in tune.configs for key in knobs):
+            continue
+        if not tune.complete:
+            continue  # part of the list is invisible to porter: it may set the knobs
+        yield Hit(tune.node, {"kernel": kernel.name, "configs": len(tune.configs), "missing": ", ".join(knobs)})
+
+
+@register("triton_nvidia_only_options")
+def nvidia_only_options(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
+    """PT105: launch/Config options the HIP backend rejects (maxnreg, launch_pdl, num_ctas > 1, ...)."""
+    inv = ctx.triton
+    if inv is None:
+        return
+    seen: set[int] = set()
+    items = []
+    for kernel, config, where in config_sites(inv):
+        if not skip_for_target(config.guard, target):
+            items.append((config.options, config.option_nodes, where, kernel, config.index))
+    for launch in inv.launches:
+        if not skip_for_target(launch.guard, target):
+            items.append((launch.options, launch.option_nodes, "launch", inv.kernel(launch.kernel), None))
+    for options, nodes, where, kernel, index in items:
+        for option, val in options.items():
+            node = nodes[option]
+            val = live(inv, val, target)
+            if val.known and not val.values:
+                continue  # every value sits behind an NVIDIA-only branch
+            if id(node) in seen:
+                continue
+            value = val.single if val.is_single else None
+            if option == "num_ctas":
+                if not (val.known and any(is_int(v) and v > 1 for v in val.values)):
+                    continue
+            elif option not in names.NVIDIA_ONLY_OPTIONS or (option == "maxnreg" and val.is_single and value is None):
+                continue
+            seen.add(id(node))
+            arg = inv.parent(node)
+            yield Hit(arg if isinstance(arg, cst.Arg) else node, {
+                "option": option, "value": value if val.known else None, "where": where,
+                "kernel": kernel.name if kernel else None, "config_index": index,
+            })
+
+
+def _list_stats(inv, kernel, target) -> dict:
+    configs = [c for c in kernel.autotune.configs if not skip_for_target(c.guard, target)]
+    limit = int(target.triton["gemm_num_stages"])
+    deep = over_lds = over_threads = 0
+    for config in configs:
+        values = live_values(inv, {**config.meta, **config.options}, target)
+        est = estimate(values, kernel, target)
+        stages = values.get("num_stages")
+        deep += bool(stages is not None and stages.known and any(is_int(v) and v > limit for v in stages.values))
+        over_lds += est.lds_ok is False
+        over_threads += est.threads_ok is False
+    return {"configs": len(configs), "deep_stages": deep, "over_lds": over_lds, "over_threads": over_threads,
+            "stage_limit": limit}
+
+
+@register("triton_nvidia_tuned_list")
+def nvidia_tuned_list(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
+    """PT106: a GEMM autotune list with NVIDIA fingerprints (deep pipelines, tiles over the LDS,
+    no AMD knobs) and no AMD branch."""
+    inv = ctx.triton
+    if inv is None:
+        return
+    knobs = set(target.triton.get("amd_options") or ())
+    for kernel in inv.kernels:
+        tune = kernel.autotune
+        if tune is None or not kernel.gemm_like or not tune.configs:
+            continue
+        if any(c.guard == "amd" for c in tune.configs) or any(k in c.meta for c in tune.configs for k in knobs):
+            continue
+        stats = _list_stats(inv, kernel, target)
+        if not stats["configs"] or not (stats["deep_stages"] or stats["over_lds"] or stats["over_threads"]):
+            continue
+        failing = max(stats["over_lds"], stats["over_threads"])
+        severity = "error" if failing == stats["configs"] and (stats["over_lds"] + stats["over_threads"]) else None
+        yield Hit(tune.node, {"kernel": kernel.name, **stats}, severity=severity)
+
+
+@register("triton_lds_budget")
+def lds_budget(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
+    """PT107: a GEMM config whose LDS estimate exceeds the target's LDS. Error when even the
+    (stages - 1) estimate is over; warning when only the full estimate is."""
+    inv = ctx.triton
+    if inv is None:
+        return
+    sites = [(kernel, live_values(inv, {**c.meta, **c.options}, target), c.entry or c.node, where, c.index, c.guard)
+             for kernel, c, where in config_sites(inv)]
+    sites += [(inv.kernel(l.kernel), live_values(inv, {**l.meta, **l.options}, target), l.node, "launch", None,
+               l.guard) for l in inv.launches if l.kernel_known]
+    worst: dict[int, tuple] = {}  # one finding per Config call / launch: a comprehension builds many
+    for kernel, values, node, where, index, guard in sites:
+        if kernel is None or skip_for_target(guard, target):
+            continue
+        est = estimate(values, kernel, target)
+        if est.lds_ok is not False:
+            continue
+        previous = worst.get(id(node))
+        indices = (previous[5] if previous else []) + ([index] if index is not None else [])
+        if previous is None or est.lds_bytes > previous[3].lds_bytes:
+            worst[id(node)] = (kernel, node, where, est, index, indices)
+        else:
+            worst[id(node)] = previous[:5] + (indices,)
+    for kernel, node, where, est, index, indices in worst.values():
+        severity = "error" if est.lds_bytes_low > target.lds_bytes else "warning"
+        yield Hit(node, {
+            "kernel": kernel.name, "where": where, "config_index": index, "config_indices": indices,
+            "lds_bytes": est.lds_bytes, "lds_kib": round(est.lds_bytes / 1024, 1), "lds_bytes_low": est.lds_bytes_low,
+            "limit": target.lds_bytes, "limit_kib": round(target.lds_bytes / 1024, 1), "formula": est.formula,
+            "num_stages": est.num_stages, "blocks": {d: v[1] for d, v in est.blocks.items()},
+            "elem_bytes": est.elem_bytes, "elem_bytes_source": est.elem_bytes_source,
+        }, severity=severity)

@@ -1,0 +1,88 @@
+"""Per-config estimates (threads, LDS) against porter targets."""
+
+from __future__ import annotations
+
+import pytest
+
+from porter.analyze.triton import estimate_config, inventory_for_source
+from porter.analyze.triton.names import block_dim
+from porter.targets import get_target
+
+
+def gemm(meta: str, options: str, operand_cast: str = "") -> str:
+    return (
+        "import triton\nimport triton.language as tl\n"
+        f"@triton.autotune(configs=[triton.Config({{{meta}}}, {options})], key=['M'])\n"
+        "@triton.jit\ndef k(a_ptr, b_ptr, BLOCK_K: tl.constexpr = 32):\n"
+        f"    a = tl.load(a_ptr){operand_cast}\n    b = tl.load(b_ptr){operand_cast}\n    c = tl.dot(a, b)\n"
+    )
+
+
+def only_config(source: str):
+    inv = inventory_for_source(source)
+    kernel = inv.kernels[0]
+    return kernel.autotune.configs[0], kernel
+
+
+@pytest.mark.parametrize("target, stages, lds_ok", [
+    ("mi300x", 4, False),   # 128 KiB > 64 KiB
+    ("mi300x", 2, True),    # 64 KiB fits exactly
+    ("mi350x", 3, True),    # 96 KiB < 160 KiB
+    ("mi350x", 4, True),    # 128 KiB < 160 KiB
+    ("h100", 4, True),
+])
+def test_lds_estimate_128x128x64(target, stages, lds_ok):
+    config, kernel = only_config(gemm("'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64", f"num_warps=8, num_stages={stages}"))
+    est = estimate_config(config, kernel, get_target(target))
+    assert est.lds_bytes == stages * (128 * 64 + 64 * 128) * 2
+    assert est.lds_bytes_low == max(stages - 1, 1) * (128 * 64 + 64 * 128) * 2
+    assert est.lds_limit == get_target(target).lds_bytes
+    assert est.lds_ok is lds_ok
+    assert est.elem_bytes == 2 and est.elem_bytes_source.startswith("assumed")
+    assert est.formula == f"{stages} x (128x64 + 64x128) x 2 B"
+
+
+def test_threads_against_wave_size():
+    config, kernel = only_config(gemm("'BLOCK_M': 64, 'BLOCK_N': 64, 'BLOCK_K': 32", "num_warps=32, num_stages=2"))
+    amd = estimate_config(config, kernel, get_target("mi300x"))
+    nvidia = estimate_config(config, kernel, get_target("h100"))
+    assert (amd.threads, amd.threads_ok) == (2048, False)
+    assert (nvidia.threads, nvidia.threads_ok) == (1024, True)
+
+
+def test_default_num_warps_and_kernel_default_block():
+    config, kernel = only_config(gemm("'BLOCK_M': 64, 'BLOCK_N': 64", "num_stages=2"))
+    est = estimate_config(config, kernel, get_target("mi300x"))
+    assert est.num_warps == 4 and est.threads == 256
+    assert est.blocks["K"] == ["BLOCK_K", 32]  # from the kernel's constexpr default
+    assert est.lds_bytes == 2 * (64 * 32 + 32 * 64) * 2
+
+
+def test_element_size_from_operand_casts():
+    config, kernel = only_config(gemm("'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64", "num_stages=2",
+                                      ".to(tl.float8e4b8)"))
+    est = estimate_config(config, kernel, get_target("mi300x"))
+    assert est.elem_bytes == 1 and "float8e4b8" in est.elem_bytes_source
+    assert est.lds_bytes == 2 * (128 * 64 + 64 * 128)
+
+
+def test_unknown_values_give_no_lds_estimate():
+    config, kernel = only_config(gemm("'BLOCK_M': bm, 'BLOCK_N': 128, 'BLOCK_K': 64", "num_stages=3"))
+    est = estimate_config(config, kernel, get_target("mi300x"))
+    assert est.lds_bytes is None and est.lds_ok is None
+
+
+def test_no_lds_estimate_for_non_gemm_kernel():
+    source = ("import triton\n@triton.autotune(configs=[triton.Config({'BLOCK': 1024}, num_stages=4)], key=['n'])\n"
+              "@triton.jit\ndef k(x):\n    pass\n")
+    config, kernel = only_config(source)
+    assert estimate_config(config, kernel, get_target("mi300x")).lds_bytes is None
+
+
+@pytest.mark.parametrize("key, dim", [
+    ("BLOCK_M", "M"), ("BLOCK_SIZE_N", "N"), ("BK", "K"), ("TILE_M", "M"), ("BLOCK_K_SIZE", "K"),
+    ("block_n", "N"), ("M_BLOCK", "M"), ("BLOCK_MN", None), ("GROUP_SIZE_M", None), ("BLOCK", None),
+    ("num_warps", None),
+])
+def test_block_key_names(key, dim):
+    assert block_dim(key) == dim
