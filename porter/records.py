@@ -24,6 +24,7 @@ class SourceFile:
     path: str
     absolute: str
     size: int
+    kind: str = "python"  # python | shell | dockerfile: which rules may look at it
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ class Patch:
     safety: Literal["safe", "unsafe"] = "safe"
     diff: str = ""  # unified diff of all edits, `git apply`-able
     notes: list[str] = field(default_factory=list)
+    depends_on: list[str] = field(default_factory=list)  # patch ids to apply first (shim module, overlapping edits) (H4)
 
     @property
     def paths(self) -> list[str]:
@@ -104,6 +106,7 @@ class TestRun:
     errors: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     not_replayed: dict[str, str] = field(default_factory=dict)  # test id -> why it could not run here
+    messages: dict[str, str] = field(default_factory=dict)  # failed/errored test id -> first line of its error (H6)
     duration_s: float = 0.0
     returncode: int = 0
     timed_out: bool = False
@@ -129,6 +132,9 @@ class CompileRecord:
     occupancy: int | None = None
     launchable: bool = True  # False: compiles, but would fail at launch on the target
     notes: list[str] = field(default_factory=list)
+    source: str = ""  # file defining the kernel, relative to the repository root (H6)
+    signature: dict[str, str] = field(default_factory=dict)  # argument types it was compiled for (H6)
+    cached: bool = False  # taken from porter's compile cache (H6)
 
 
 @dataclass

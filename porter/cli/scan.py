@@ -1,7 +1,169 @@
-"""`porter scan` (being built: registers nothing yet)."""
+"""`porter scan PATH --target T`: find what breaks or slows down on the target, and report it.
+
+Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 usage, configuration or
+internal error. Machine formats put only their payload on stdout; notes go to stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from contextlib import contextmanager
+from pathlib import Path
 
 import typer
+from rich.console import Console
+
+from porter.errors import PorterError, UsageError
+from porter.report import FINDINGS_FORMATS
+
+KERNEL_FORMATS = ("table", "json")
+HINT = "this is a bug in porter; rerun with PORTER_DEBUG=1 for the traceback and please report it"
+
+
+def _split(values: list[str] | None) -> tuple[str, ...] | None:
+    """Repeatable, comma-separated flags as one tuple (None when the flag was not given)."""
+    if not values:
+        return None
+    return tuple(item.strip() for value in values for item in value.split(",") if item.strip())
+
+
+def scan_command(
+    path: Path = typer.Argument(..., help="Directory (or file) to scan.", show_default=False),
+    target: str = typer.Option(None, "--target", "-t", help="Target name or gfx arch (default: config, else mi350x)."),
+    select: list[str] = typer.Option(None, "--select", help="Rule ids/prefixes to run (comma list, repeatable)."),
+    ignore: list[str] = typer.Option(None, "--ignore", help="Rule ids/prefixes to skip (comma list, repeatable)."),
+    fail_on: str = typer.Option(None, "--fail-on", help="error | warning | info | never (default: error)."),
+    output_format: str = typer.Option(
+        "terminal", "--format", help="terminal | json | sarif | github | markdown (with --kernels: table | json)."
+    ),
+    output: Path = typer.Option(None, "--output", "-o", help="Write the report to this file (atomically)."),
+    jobs: int = typer.Option(None, "--jobs", "-j", help="Worker processes (default: config, else CPU count)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Ignore and do not update the scan cache."),
+    kernels: bool = typer.Option(False, "--kernels", help="List Triton kernels and autotune configs vs target limits."),
+    statistics: bool = typer.Option(False, "--statistics", help="Show counts per rule instead of each finding."),
+    rules: list[Path] = typer.Option(None, "--rules", help="Rule files/directories to use instead of the bundled catalog."),
+) -> None:
+    """Scan Python sources for CUDA-flavoured idioms that break or slow down on AMD Instinct GPUs."""
+    try:
+        code = run_scan(
+            path, target=target, select=_split(select), ignore=_split(ignore), fail_on=fail_on,
+            output_format=output_format, output=output, jobs=jobs, use_cache=not no_cache,
+            kernels=kernels, statistics=statistics, rule_paths=rules or None,
+        )
+    except PorterError:
+        raise
+    except Exception as error:  # anything else is porter's bug: one line and a hint, not a traceback
+        if os.environ.get("PORTER_DEBUG"):
+            traceback.print_exc()
+        typer.secho(f"porter: internal error: {type(error).__name__}: {error}", err=True, fg="red")
+        typer.secho(f"porter: {HINT}", err=True)
+        raise typer.Exit(2) from None
+    raise typer.Exit(code)
+
+
+def run_scan(path: Path, *, target=None, select=None, ignore=None, fail_on=None, output_format="terminal",
+             output=None, jobs=None, use_cache=True, kernels=False, statistics=False, rule_paths=None) -> int:
+    """The scan command without Typer: returns the exit code (raises PorterError for exit 2)."""
+    from porter.config import load_config
+    from porter.targets import get_target
+
+    if not path.exists():
+        raise UsageError(f"{path}: no such file or directory")
+    if jobs is not None and jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {jobs}")
+    config_root = path if path.is_dir() else path.parent
+    config = load_config(config_root).with_overrides(
+        target=target, select=select, ignore=ignore, fail_on=fail_on, jobs=jobs
+    )
+    resolved_target = get_target(config.target_name)
+    if kernels:
+        return _run_kernels(path, resolved_target, config, output_format, output)
+    return _run_findings(path, resolved_target, config, output_format, output, use_cache, statistics, rule_paths)
+
+
+def _run_findings(path, target, config, output_format, output, use_cache, statistics, rule_paths) -> int:
+    from porter.analyze import load_rules
+    from porter.analyze.scan import scan_tree
+    from porter.report import findings_renderer
+    from porter.report.output import emit
+    from porter.report.summary import at_or_above
+
+    if output_format not in FINDINGS_FORMATS:
+        raise UsageError(f"--format {output_format!r}: choose one of {', '.join(FINDINGS_FORMATS)}")
+    ruleset = load_rules(rule_paths, select=config.select, ignore=config.ignore)
+    with _progress_bar() as progress:
+        result = scan_tree(path, target, ruleset, jobs=config.jobs, use_cache=use_cache, config=config,
+                           progress=progress)
+    for note in result.stats.notes:
+        typer.secho(f"porter: note: {note}", err=True, fg="yellow")
+    if statistics:
+        _emit_statistics(result, output_format, output)
+    elif output_format == "terminal" and not output:
+        from porter.report.terminal import print_terminal
+
+        print_terminal(result, Console(highlight=False))
+    else:
+        emit(findings_renderer(output_format)(result), output)
+    return 1 if at_or_above(result.findings, config.fail_on) else 0
+
+
+@contextmanager
+def _progress_bar():
+    """A progress bar on stderr when it is a terminal (manual refresh: no thread alive across fork)."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=Console(stderr=True), auto_refresh=False, transient=True)
+    task = bar.add_task("scan", total=None)
+    with bar:
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+            bar.refresh()
+
+        yield update
+
+
+def _emit_statistics(result, output_format, output) -> None:
+    """ruff-style --statistics: one row per rule (json: the summary object)."""
+    import json
+
+    from porter.report.output import emit
+    from porter.report.summary import summarize
+
+    summary = summarize(result.findings)
+    if output_format == "json":
+        emit(json.dumps(summary, indent=2) + "\n", output)
+        return
+    if output_format != "terminal":
+        raise UsageError("--statistics prints a table (--format terminal) or json")
+    rows = [f"{row['count']:>6}  {row['rule']}  {row['name']}  [{row['severity']}]"
+            + ("  [fix]" if row["fixable"] else "") for row in summary["by_rule"]]
+    emit("".join(line + "\n" for line in rows) + f"{summary['total']:>6}  total\n", output)
+
+
+def _run_kernels(path, target, config, output_format, output) -> int:
+    from porter.analyze.scan import kernel_inventory
+    from porter.report.kernels import print_kernels, render_kernels_json, render_kernels_text
+    from porter.report.output import emit
+
+    output_format = "table" if output_format == "terminal" else output_format
+    if output_format not in KERNEL_FORMATS:
+        raise UsageError(f"--kernels --format {output_format!r}: choose one of {', '.join(KERNEL_FORMATS)}")
+    inventory = kernel_inventory(path, target, config=config)
+    if output_format == "json":
+        emit(render_kernels_json(inventory), output)
+    elif output:
+        emit(render_kernels_text(inventory), output)
+    else:
+        print_kernels(inventory, Console(highlight=False, width=None if sys.stdout.isatty() else 200))
+    return 0
 
 
 def register(app: typer.Typer) -> None:
-    """Add the command to the app."""
+    app.command("scan")(scan_command)
+

@@ -1,0 +1,416 @@
+"""`scan_tree`: discovery + cache + text pre-filter + parallel `analyze_source`, as one ScanResult.
+
+Cost model: parsing with libcst dominates, so the parent does everything cheap before a parse
+(read, sha256, cache lookup, UTF-8 check, pre-filter) and only files that can produce a finding
+go to worker processes, in few large chunks. A warm re-scan of an unchanged tree therefore never
+starts a process pool: it reads, hashes and looks up.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import os
+import sys
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from porter import __version__
+from porter.config import PorterConfig, load_config
+from porter.discover import DiscoverOptions, decode, discover, kinds_for, read_bytes
+from porter.records import Finding, SkipNote, SourceFile
+from porter.report.output import atomic_write_text
+from porter.report.rules import RuleInfo, rule_infos
+
+CACHE_FORMAT = 1
+CACHE_FILES_KEPT = 8  # cache files of other rule sets / targets / versions kept beside the current one
+IN_PROCESS_BYTES = 256 * 1024  # below this much pending source a pool costs more than it saves
+
+
+@dataclass
+class ScanStats:
+    files_seen: int = 0  # files discovery returned
+    analyzed: int = 0  # parsed and analysed in this run
+    prefiltered: int = 0  # passed over by the text pre-filter (no rule token in the text)
+    cache_hits: int = 0
+    skipped: int = 0  # skip notes (discovery and reading)
+    lines: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+    jobs: int = 1
+    notes: list[str] = field(default_factory=list)  # non-fatal problems, e.g. cache not writable
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class ScanResult:
+    root: str
+    target: str
+    findings: list[Finding]
+    skipped: list[SkipNote]
+    stats: ScanStats
+    rules: dict[str, RuleInfo] = field(default_factory=dict)
+
+
+def scan_tree(
+    root: str | Path,
+    target,
+    ruleset,
+    jobs: int | None = None,
+    use_cache: bool = True,
+    config: PorterConfig | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ScanResult:
+    """Scan a directory (or one file) for `target` with `ruleset`; findings sorted by path/line/col/rule.
+
+    `progress(done, total)` is called as files needing analysis finish (not for cache hits).
+    """
+    started = time.perf_counter()
+    target = _as_target(target)
+    config = config if config is not None else load_config(root if Path(root).is_dir() else Path(root).parent)
+    found = discover(root, _discover_options(config, ruleset))
+    stats = ScanStats(files_seen=len(found.files), jobs=_jobs(jobs, config))
+    use_cache = use_cache and Path(root).is_dir()  # one named file: no cache directory beside it
+    cache = ScanCache.open(_cache_dir(found.root, config), ruleset, target, stats) if use_cache else None
+    skipped = list(found.skipped)
+    findings, pending = _triage(found.files, ruleset, cache, stats, skipped)
+    for done, (path, outcome, digest) in enumerate(_analyze_all(pending, target, ruleset, stats.jobs), start=1):
+        if progress is not None:
+            progress(done, len(pending))
+        if isinstance(outcome, SkipNote):
+            skipped.append(outcome)
+            continue
+        findings.extend(outcome)
+        if cache is not None:
+            cache.store(path, digest, outcome)
+    if cache is not None:
+        cache.save()
+    stats.skipped = len(skipped)
+    stats.seconds = time.perf_counter() - started
+    findings.sort(key=Finding.sort_key)
+    skipped.sort(key=lambda note: note.path)
+    return ScanResult(found.root, target.name, findings, skipped, stats, rule_infos(ruleset))
+
+
+def _as_target(target):
+    from porter.targets import Target, get_target
+
+    return target if isinstance(target, Target) else get_target(str(target))
+
+
+def _discover_options(config: PorterConfig, ruleset) -> DiscoverOptions:
+    return DiscoverOptions(
+        kinds=kinds_for(ruleset), exclude=config.exclude, include=config.include, max_file_bytes=config.max_file_bytes
+    )
+
+
+def _jobs(jobs: int | None, config: PorterConfig) -> int:
+    chosen = jobs or config.jobs or os.cpu_count() or 1
+    return max(1, int(chosen))
+
+
+def _cache_dir(root: str, config: PorterConfig) -> Path:
+    return Path(root) / config.cache_dir
+
+
+# ---- triage: everything cheap, in the parent ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Pending:
+    path: str
+    text: str
+    digest: str
+
+
+def prefilter_for(ruleset) -> Callable[[str], bool]:
+    """A test `text -> bool`: may any rule match this text? (no tokens: every text may)."""
+    if callable(getattr(ruleset, "may_match", None)):
+        return ruleset.may_match
+    tokens = tuple(sorted(set(getattr(ruleset, "prefilter_tokens", None) or ())))
+    if not tokens:
+        return lambda text: True
+    return lambda text: any(token in text for token in tokens)
+
+
+def _triage(files: list[SourceFile], ruleset, cache, stats: ScanStats, skipped: list[SkipNote]):
+    """Findings straight from the cache, and the files left to analyse."""
+    may_match = prefilter_for(ruleset)
+    findings: list[Finding] = []
+    pending: list[Pending] = []
+    for source in files:
+        data = read_bytes(source)
+        if isinstance(data, SkipNote):
+            skipped.append(data)
+            continue
+        stats.bytes += len(data)
+        stats.lines += data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+        digest = hashlib.sha256(data).hexdigest()
+        cached = cache.lookup(source.path, digest) if cache is not None else None
+        if cached is not None:
+            stats.cache_hits += 1
+            findings.extend(cached)
+            continue
+        text = decode(source.path, data)
+        if isinstance(text, SkipNote):
+            skipped.append(text)
+        elif not may_match(text):
+            stats.prefiltered += 1
+            if cache is not None:
+                cache.store(source.path, digest, [])
+        else:
+            pending.append(Pending(source.path, text, digest))
+    stats.analyzed = len(pending)
+    return findings, pending
+
+
+# ---- analysis: in-process or in a pool of worker processes -------------------------------------
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(target, ruleset) -> None:
+    _WORKER["target"], _WORKER["ruleset"] = target, ruleset
+
+
+def _analyze_one(item: Pending):
+    from porter.analyze import analyze_source
+
+    try:
+        return item.path, analyze_source(item.text, item.path, _WORKER["target"], _WORKER["ruleset"]), item.digest
+    except Exception as error:  # a rule bug must not cost the rest of the scan; it is reported, not cached
+        if os.environ.get("PORTER_DEBUG"):
+            raise
+        reason = f"internal error in the analyzer ({type(error).__name__}: {error}); please report it"
+        return item.path, SkipNote(item.path, reason), item.digest
+
+
+def _analyze_chunk(chunk: list[Pending]) -> list:
+    return [_analyze_one(item) for item in chunk]
+
+
+def _analyze_all(pending: list[Pending], target, ruleset, jobs: int) -> Iterable:
+    total_bytes = sum(len(item.text) for item in pending)
+    if jobs <= 1 or len(pending) < 2 or total_bytes < IN_PROCESS_BYTES:
+        _init_worker(target, ruleset)
+        yield from _analyze_chunk(pending)
+        return
+    jobs = min(jobs, len(pending))
+    chunks = chunked(pending, jobs, lambda item: len(item.text))
+    for chunk_results in parallel_map(_analyze_chunk, chunks, jobs, (target, ruleset), crashed=_crash_note):
+        yield from chunk_results
+
+
+def _crash_note(item: Pending):
+    reason = "the analyzer process crashed on this file (please report it); the rest of the scan is complete"
+    return item.path, SkipNote(item.path, reason), item.digest
+
+
+def chunked(items: list, jobs: int, weight: Callable[[Any], int]) -> list[list]:
+    """About four chunks per process, balanced by weight: biggest first, dealt round-robin."""
+    count = max(1, min(len(items), jobs * 4))
+    chunks: list[list] = [[] for _ in range(count)]
+    for index, item in enumerate(sorted(items, key=weight, reverse=True)):
+        chunks[index % count].append(item)
+    return [chunk for chunk in chunks if chunk]
+
+
+def _pool(jobs: int, init_args: tuple) -> ProcessPoolExecutor:
+    """Worker processes (fork where available: the rule set is inherited, not pickled)."""
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin" else "spawn"
+    context = multiprocessing.get_context(method)
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker, initargs=init_args)
+
+
+def parallel_map(fn: Callable, chunks: list, jobs: int, init_args: tuple, crashed: Callable | None = None) -> Iterable:
+    """fn(chunk) for each chunk, in order, in `jobs` processes.
+
+    A worker that dies (a native crash in the parser, say) breaks the whole pool; then the chunks
+    not yet returned run again one file per fresh process, and the file that kills its process
+    becomes `crashed(item)` instead of ending the scan.
+    """
+    returned = 0
+    try:
+        with _pool(jobs, init_args) as pool:
+            for result in pool.map(fn, chunks):
+                returned += 1
+                yield result
+    except BrokenProcessPool:
+        if crashed is None:
+            raise
+        for chunk in chunks[returned:]:
+            yield _isolated(fn, chunk, init_args, crashed)
+
+
+def _isolated(fn: Callable, chunk: list, init_args: tuple, crashed: Callable) -> list:
+    out = []
+    for item in chunk:
+        try:
+            with _pool(1, init_args) as pool:
+                out.extend(pool.submit(fn, [item]).result())
+        except BrokenProcessPool:
+            out.append(crashed(item))
+    return out
+
+
+# ---- cache -------------------------------------------------------------------------------------
+
+
+class ScanCache:
+    """Findings per file path, valid while the file's sha256 is unchanged.
+
+    One JSON file per (porter version, rule set fingerprint, target facts), so a change in any of them
+    starts from an empty cache. JSON, not pickle: a cache directory inside a cloned repository is
+    untrusted input, and a corrupt or foreign file only costs a cold scan.
+    """
+
+    def __init__(self, directory: Path, key: str, stats: ScanStats) -> None:
+        self.directory = directory
+        self.file = directory / f"scan-{key}.json"
+        self.stats = stats
+        self.entries: dict[str, dict] = {}
+        self.dirty = False
+
+    @classmethod
+    def open(cls, directory: Path, ruleset, target, stats: ScanStats) -> ScanCache:
+        fingerprint = str(getattr(ruleset, "fingerprint", "") or "")
+        # the target's name and every fact of it: a corrected specs.yaml figure must not serve stale findings
+        key_text = "\0".join((str(CACHE_FORMAT), __version__, fingerprint, target.name, repr(target)))
+        cache = cls(directory, hashlib.sha256(key_text.encode()).hexdigest()[:24], stats)
+        cache.entries = cache._load()
+        return cache
+
+    def _load(self) -> dict[str, dict]:
+        try:
+            document = json.loads(self.file.read_text(encoding="utf-8"))
+            entries = document["entries"]
+            return entries if isinstance(entries, dict) else {}
+        except (OSError, ValueError, KeyError, TypeError):
+            return {}
+
+    def lookup(self, path: str, digest: str) -> list[Finding] | None:
+        entry = self.entries.get(path)
+        if not isinstance(entry, dict) or entry.get("sha256") != digest:
+            return None
+        try:
+            return [Finding(**record, path=path) for record in entry["findings"]]
+        except (KeyError, TypeError):
+            return None  # a corrupt entry is a miss
+
+    def store(self, path: str, digest: str, findings: list[Finding]) -> None:
+        records = []
+        for finding in findings:
+            record = finding.to_dict()
+            record.pop("path")
+            records.append(record)
+        self.entries[path] = {"sha256": digest, "findings": records}
+        self.dirty = True
+
+    def save(self) -> None:
+        if not self.dirty:
+            return
+        try:
+            _prepare_cache_dir(self.directory)
+            text = json.dumps({"format": CACHE_FORMAT, "porter": __version__, "entries": self.entries}, default=str)
+            atomic_write_text(self.file, text)
+            _prune_old_cache_files(self.directory, keep=self.file)
+        except OSError as error:
+            self.stats.notes.append(f"cache not written ({self.directory}): {error.strerror or error}")
+
+
+def _prepare_cache_dir(directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    ignore = directory / ".gitignore"
+    if not ignore.exists():
+        atomic_write_text(ignore, "# created by porter: the scan cache is not source\n*\n")
+    tag = directory / "CACHEDIR.TAG"
+    if not tag.exists():
+        atomic_write_text(tag, "Signature: 8a477f597d28d172789f06886806bc55\n# porter scan cache\n")
+
+
+def _prune_old_cache_files(directory: Path, keep: Path) -> None:
+    others = sorted(
+        (path for path in directory.glob("scan-*.json") if path != keep), key=lambda path: path.stat().st_mtime
+    )
+    for stale in others[: max(0, len(others) - CACHE_FILES_KEPT)]:
+        stale.unlink(missing_ok=True)
+
+
+# ---- Triton kernel inventory (`porter scan --kernels`) -----------------------------------------
+
+
+@dataclass
+class KernelInventory:
+    root: str
+    target: str
+    files: list[dict]  # TritonInventory.to_dict(target) of each file that defines or launches a kernel
+    skipped: list[SkipNote]
+
+
+def _inventory_of(text: str, path: str, target) -> dict:
+    """The file's Triton inventory over the engine's cheap index (not libcst's metadata providers)."""
+    import libcst
+
+    from porter.analyze import engine
+    from porter.analyze.visitors import ModuleContext
+
+    depth_of, limit = getattr(engine, "_nesting_depth", None), getattr(engine, "_MAX_NESTING", None)
+    if depth_of and limit and depth_of(text) > limit:  # libcst's native parser would overflow its stack, uncatchably
+        raise ValueError("brackets nested too deeply to parse safely")
+    context = ModuleContext(path, text, libcst.parse_module(text), None, target)
+    return context.triton.to_dict(target)
+
+
+def _inventory_crash_note(item: Pending):
+    return item.path, SkipNote(item.path, "the inventory process crashed on this file (please report it)")
+
+
+def _inventory_chunk(chunk: list[Pending]) -> list:
+    out = []
+    for item in chunk:
+        try:
+            out.append((item.path, _inventory_of(item.text, item.path, _WORKER["target"])))
+        except Exception as error:  # unparsable file or analyzer bug: a note, not a failed command
+            if os.environ.get("PORTER_DEBUG"):
+                raise
+            out.append((item.path, SkipNote(item.path, f"no kernel inventory ({type(error).__name__}: {error})")))
+    return out
+
+
+def kernel_inventory(root: str | Path, target, config: PorterConfig | None = None, jobs: int | None = None):
+    """The Triton kernels, autotune configs and launches under `root`, with per-config estimates."""
+    target = _as_target(target)
+    config = config if config is not None else load_config(root if Path(root).is_dir() else Path(root).parent)
+    found = discover(root, _discover_options(config, None))
+    skipped = list(found.skipped)
+    pending = []
+    for source in found.files:
+        data = read_bytes(source)
+        text = data if isinstance(data, SkipNote) else decode(source.path, data)
+        if isinstance(text, SkipNote):
+            skipped.append(text)
+        elif "triton" in text:
+            pending.append(Pending(source.path, text, ""))
+    jobs = _jobs(jobs, config)
+    if jobs <= 1 or sum(len(item.text) for item in pending) < IN_PROCESS_BYTES:
+        _init_worker(target, None)
+        results = _inventory_chunk(pending)
+    else:
+        chunks = chunked(pending, min(jobs, len(pending)), lambda item: len(item.text))
+        parts = parallel_map(_inventory_chunk, chunks, jobs, (target, None), crashed=_inventory_crash_note)
+        results = [pair for part in parts for pair in part]
+    files = []
+    for path, outcome in sorted(results, key=lambda pair: pair[0]):
+        if isinstance(outcome, SkipNote):
+            skipped.append(outcome)
+        elif outcome.get("kernels") or outcome.get("launches"):
+            files.append(outcome)
+    return KernelInventory(found.root, target.name, files, sorted(skipped, key=lambda note: note.path))

@@ -1,0 +1,33 @@
+"""`--format json`: one object with findings, skip notes, a summary and the scan's figures."""
+
+from __future__ import annotations
+
+import json
+
+from porter import __version__
+from porter.report.rules import info_for
+from porter.report.summary import summarize
+
+FINDING_KEYS = (
+    "rule", "name", "severity", "category", "path", "line", "column", "end_line", "end_column",
+    "message", "fix", "target", "facts", "data",
+)
+
+
+def finding_record(finding, rules) -> dict:
+    record = {key: getattr(finding, key) for key in FINDING_KEYS}
+    info = info_for(rules, finding)
+    record["fix_safety"] = info.safety or None
+    return record
+
+
+def render_json(result) -> str:
+    document = {
+        "tool": {"name": "porter", "version": __version__},
+        "target": result.target,
+        "findings": [finding_record(finding, result.rules) for finding in result.findings],
+        "skipped": [{"path": note.path, "reason": note.reason} for note in result.skipped],
+        "summary": summarize(result.findings),
+        "stats": result.stats.to_dict(),
+    }
+    return json.dumps(document, indent=2, default=str) + "\n"

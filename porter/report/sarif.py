@@ -1,0 +1,139 @@
+"""`--format sarif`: SARIF 2.1.0 as GitHub code scanning reads it.
+
+Paths are relative to the scanned root (scan from the repository root for code scanning).
+Columns count Unicode code points, 1-based, end exclusive, as porter's findings do.
+`partialFingerprints` hash the rule, path and whitespace-normalised line text (plus an occurrence
+number for repeats), so an alert survives edits elsewhere in the file and line moves.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter
+from importlib.metadata import PackageNotFoundError, metadata
+
+from porter import __version__
+from porter.report.rules import RuleInfo, info_for
+from porter.report.source_lines import SourceLines
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+FALLBACK_INFORMATION_URI = "https://github.com/porter-amd/porter"  # until pyproject names [project.urls]
+FINGERPRINT_KEY = "porterLineHash/v1"
+LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def information_uri() -> str:
+    """The project's home page from the installed metadata (Home-page or the first Project-URL)."""
+    try:
+        meta = metadata("porter")
+    except PackageNotFoundError:
+        return FALLBACK_INFORMATION_URI
+    urls = [meta.get("Home-page")] + [entry.split(",", 1)[-1].strip() for entry in meta.get_all("Project-URL") or []]
+    return next((url for url in urls if url and url.startswith("http")), FALLBACK_INFORMATION_URI)
+
+
+def _rule_descriptor(info: RuleInfo) -> dict:
+    descriptor = {
+        "id": info.id,
+        "name": info.name,
+        "shortDescription": {"text": info.summary or info.name},
+        "fullDescription": {"text": _full_description(info)},
+        "help": {"text": info.help_text() or info.summary or info.name, "markdown": info.help_markdown()},
+        "defaultConfiguration": {"level": LEVELS.get(info.severity, "warning")},
+        "properties": {"tags": [tag for tag in ("amd", "portability", info.category) if tag]},
+    }
+    references = [ref for ref in info.docs.get("references") or [] if str(ref).startswith("https://")]
+    if references:
+        descriptor["helpUri"] = str(references[0])
+    return descriptor
+
+
+def _full_description(info: RuleInfo) -> str:
+    parts = [str(info.docs.get(key, "")).strip() for key in ("what", "why")]
+    return " ".join(part for part in parts if part) or info.summary or info.name
+
+
+def normalized(line: str) -> str:
+    return re.sub(r"\s+", " ", line).strip()
+
+
+def fingerprints(findings, source: SourceLines) -> list[str]:
+    """A stable hash per finding: rule + path + normalised line text, numbered among equal ones."""
+    seen: Counter = Counter()
+    prints = []
+    for finding in findings:
+        basis = "\0".join((finding.rule, finding.path, normalized(source.first_line(finding))))
+        digest = hashlib.sha256(basis.encode("utf-8")).hexdigest()[:32]
+        seen[digest] += 1
+        prints.append(f"{digest}:{seen[digest]}")
+    return prints
+
+
+def _result(finding, rule_index: int, fingerprint: str) -> dict:
+    region = {
+        "startLine": finding.line,
+        "startColumn": finding.column,
+        "endLine": max(finding.end_line, finding.line),
+        "endColumn": finding.end_column,
+    }
+    if region["endLine"] == region["startLine"] and region["endColumn"] <= region["startColumn"]:
+        region["endColumn"] = region["startColumn"] + 1  # SARIF regions may not be empty
+    result = {
+        "ruleId": finding.rule,
+        "ruleIndex": rule_index,
+        "level": LEVELS.get(finding.severity, "warning"),
+        "message": {"text": finding.message},
+        "locations": [{
+            "physicalLocation": {
+                "artifactLocation": {"uri": finding.path, "uriBaseId": "%SRCROOT%"},
+                "region": region,
+            }
+        }],
+        "partialFingerprints": {FINGERPRINT_KEY: fingerprint},
+        "properties": {"fix": finding.fix, "target": finding.target or None},
+    }
+    return result
+
+
+def _notification(note) -> dict:
+    return {
+        "level": "note",
+        "message": {"text": f"skipped: {note.reason}"},
+        "locations": [{"physicalLocation": {"artifactLocation": {"uri": note.path, "uriBaseId": "%SRCROOT%"}}}],
+    }
+
+
+def build_sarif(result) -> dict:
+    used = {finding.rule for finding in result.findings}
+    infos = dict(result.rules)
+    for finding in result.findings:  # findings of rules the rule set does not list still need a descriptor
+        infos.setdefault(finding.rule, info_for(result.rules, finding))
+    ordered = sorted(infos.values(), key=lambda info: info.id)
+    if not result.rules:
+        ordered = [info for info in ordered if info.id in used]
+    index = {info.id: position for position, info in enumerate(ordered)}
+    prints = fingerprints(result.findings, SourceLines(result.root))
+    run = {
+        "tool": {"driver": {
+            "name": "porter",
+            "version": __version__,
+            "semanticVersion": __version__,
+            "informationUri": information_uri(),
+            "rules": [_rule_descriptor(info) for info in ordered],
+        }},
+        "automationDetails": {"id": f"porter/{result.target}/"},
+        "columnKind": "unicodeCodePoints",
+        "results": [_result(f, index[f.rule], fp) for f, fp in zip(result.findings, prints)],
+        "invocations": [{
+            "executionSuccessful": True,
+            "toolExecutionNotifications": [_notification(note) for note in result.skipped],
+        }],
+        "properties": {"target": result.target},
+    }
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def render_sarif(result) -> str:
+    return json.dumps(build_sarif(result), indent=2, default=str) + "\n"
