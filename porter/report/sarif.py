@@ -19,19 +19,19 @@ from porter.report.rules import RuleInfo, info_for
 from porter.report.source_lines import SourceLines
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
-FALLBACK_INFORMATION_URI = "https://github.com/porter-amd/porter"  # until pyproject names [project.urls]
 FINGERPRINT_KEY = "porterLineHash/v1"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
 
-def information_uri() -> str:
-    """The project's home page from the installed metadata (Home-page or the first Project-URL)."""
+def information_uri() -> str | None:
+    """The project's home page from the installed metadata (Home-page or the first Project-URL), if any:
+    SARIF makes informationUri optional, and an invented address would be worse than none."""
     try:
         meta = metadata("porter")
     except PackageNotFoundError:
-        return FALLBACK_INFORMATION_URI
+        return None
     urls = [meta.get("Home-page")] + [entry.split(",", 1)[-1].strip() for entry in meta.get_all("Project-URL") or []]
-    return next((url for url in urls if url and url.startswith("http")), FALLBACK_INFORMATION_URI)
+    return next((url for url in urls if url and url.startswith("http")), None)
 
 
 def _rule_descriptor(info: RuleInfo) -> dict:
@@ -115,14 +115,13 @@ def build_sarif(result) -> dict:
         ordered = [info for info in ordered if info.id in used]
     index = {info.id: position for position, info in enumerate(ordered)}
     prints = fingerprints(result.findings, SourceLines(result.root))
+    driver = {"name": "porter", "version": __version__, "semanticVersion": __version__}
+    uri = information_uri()
+    if uri:
+        driver["informationUri"] = uri
+    driver["rules"] = [_rule_descriptor(info) for info in ordered]
     run = {
-        "tool": {"driver": {
-            "name": "porter",
-            "version": __version__,
-            "semanticVersion": __version__,
-            "informationUri": information_uri(),
-            "rules": [_rule_descriptor(info) for info in ordered],
-        }},
+        "tool": {"driver": driver},
         "automationDetails": {"id": f"porter/{result.target}/"},
         "columnKind": "unicodeCodePoints",
         "results": [_result(f, index[f.rule], fp) for f, fp in zip(result.findings, prints)],
