@@ -1,0 +1,359 @@
+"""Exhaustive timing sweep of the plain Triton matmul (tutorial kernel) on one NVIDIA GPU.
+
+Standalone: needs only torch and triton (the device machine has no porter). Compiles every
+(dtype, specialisation class, config) first in parallel worker processes (they fill Triton's disk
+cache through `JITFunction.warmup`), then times each config on each shape in the main process
+with CUDA events, flushing L2 before every timed launch, and writes one JSON file:
+
+    {"meta": {...}, "configs": [[BM, BN, BK, warps, stages, GROUP_M], ...],
+     "compile": {dtype: {class: [[n_regs, n_spills, shared] | null, ...]}},
+     "results": [{"name", "split", "dtype", "m", "n", "k", "ms": [float | null, ...],
+                  "cublas_ms", "rel_err"}]}
+
+`ms[i]` belongs to `configs[i]`; null means not timed (failed to compile or launch, e.g. shared
+memory over the limit, or a small-tile config on a large-M shape).
+
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full] [--budget-s 480] [--workers 16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import itertools
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def matmul_kernel(
+    a_ptr, b_ptr, c_ptr, M, N, K,
+    stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+):
+    # Grouped program order: GROUP_M tile-rows are walked column by column for L2 reuse.
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+
+    offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn
+
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    c = acc.to(c_ptr.dtype.element_ty)
+
+    offs_cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+    tl.store(c_ptrs, c, mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+
+# ---------------------------------------------------------------- candidate space and shapes
+
+SMEM_LIMIT = 232448          # H100/H200 opt-in shared memory per block (Triton's limit)
+REGS_PER_THREAD = 255
+WARP = 32
+TUTORIAL = [  # Triton's matmul tutorial, get_cuda_autotune_config(), its first 8 entries
+    (128, 256, 64, 8, 3), (64, 256, 32, 4, 4), (128, 128, 32, 4, 4), (128, 64, 32, 4, 4),
+    (64, 128, 32, 4, 4), (128, 32, 32, 4, 4), (64, 32, 32, 2, 5), (32, 64, 32, 2, 5),
+]
+SMALL_M_LIMIT = 128          # small-tile (BLOCK_M 32) configs are timed only for M <= this
+
+
+def standard_configs(elem_bytes: int) -> list[tuple]:
+    out = []
+    for bm, bn, bk, w, s in itertools.product((64, 128, 256), (64, 128, 256), (32, 64, 128), (4, 8), (2, 3, 4, 5)):
+        if s * (bm + bn) * bk * elem_bytes > SMEM_LIMIT:
+            continue
+        if bm * bn // (w * WARP) > REGS_PER_THREAD - 64:  # accumulator would spill
+            continue
+        out.append((bm, bn, bk, w, s))
+    return out
+
+
+def small_configs() -> list[tuple]:
+    return [(32, bn, bk, 4, s) for bn in (32, 64, 128) for bk in (64, 128) for s in (3, 4, 5)]
+
+
+def all_configs() -> list[tuple]:
+    # union over dtypes (fp8's smaller elements admit more stages); G fixed at 8
+    seen, out = set(), []
+    for cfg in standard_configs(1) + small_configs() + TUTORIAL:
+        if cfg not in seen:
+            seen.add(cfg)
+            out.append(cfg)
+    return [c + (8,) for c in out]
+
+
+SHAPES = [  # name, M, N, K, split (cal = calibration, val = held-out validation)
+    ("decode_qkv8b", 1, 6144, 4096, "cal"),
+    ("decode_down8b", 1, 4096, 14336, "val"),
+    ("decode_up70b", 1, 28672, 8192, "cal"),
+    ("m8_up8b", 8, 14336, 4096, "val"),
+    ("m16_o8b", 16, 4096, 4096, "cal"),
+    ("m32_up8b", 32, 14336, 4096, "val"),
+    ("m64_qkv70b", 64, 10240, 8192, "cal"),
+    ("m128_down8b", 128, 4096, 14336, "val"),
+    ("m256_o70b", 256, 8192, 8192, "cal"),
+    ("m512_up8b", 512, 14336, 4096, "val"),
+    ("m1024_qkv8b", 1024, 6144, 4096, "cal"),
+    ("m2048_down8b", 2048, 4096, 14336, "val"),
+    ("m3000_o8b", 3000, 4096, 4096, "cal"),
+    ("m4096_o8b", 4096, 4096, 4096, "val"),
+    ("m8192_qkv70b", 8192, 10240, 8192, "cal"),
+    ("m16384_up8b", 16384, 14336, 4096, "val"),
+    ("rec_bot_65536", 65536, 256, 512, "cal"),
+    ("rec_top_65536", 65536, 1024, 480, "val"),
+    ("rec_top_32768", 32768, 1024, 1024, "cal"),
+    ("rec_top_16384", 16384, 512, 1024, "val"),
+    ("rec_odd_8192", 8192, 1000, 1000, "cal"),
+    ("rec_odd_65536", 65536, 1000, 1000, "val"),
+    ("rec_odd_2048", 2048, 1000, 1000, "val"),
+    ("rec_wide_65536", 65536, 480, 1024, "cal"),
+]
+FRESH = [  # a second, later suite: shapes never used to fit or design the model (split "fresh")
+    ("f_decode_5k", 1, 5120, 5120, "fresh"),
+    ("f_decode_up14b", 1, 13824, 5120, "fresh"),
+    ("f_m4_qkv", 4, 7168, 5120, "fresh"),
+    ("f_m24_down", 24, 5120, 13824, "fresh"),
+    ("f_m48_up", 48, 17408, 5120, "fresh"),
+    ("f_m96_o", 96, 5120, 5120, "fresh"),
+    ("f_m192_qkv", 192, 7168, 5120, "fresh"),
+    ("f_m384_up", 384, 13824, 5120, "fresh"),
+    ("f_m768_down", 768, 5120, 13824, "fresh"),
+    ("f_m1536_qkv", 1536, 7168, 5120, "fresh"),
+    ("f_m2500_o", 2500, 5120, 5120, "fresh"),
+    ("f_m6144_up", 6144, 13824, 5120, "fresh"),
+    ("f_m12288_o", 12288, 5120, 5120, "fresh"),
+    ("f_rec_131072", 131072, 256, 256, "fresh"),
+    ("f_rec_8192", 8192, 1536, 768, "fresh"),
+    ("f_rec_24576", 24576, 768, 1536, "fresh"),
+    ("f_rec_49152", 49152, 512, 2048, "fresh"),
+    ("f_rec_odd_24576", 24576, 1000, 1000, "fresh"),
+]
+SMOKE = ["m4096_o8b", "decode_qkv8b"]
+DTYPES = ("bf16", "fp8")
+
+
+def spec_class(m: int, n: int, k: int) -> str:
+    """Triton specialises integer arguments on ==1 and %16==0: one compile per class."""
+    def tag(v):
+        return "1" if v == 1 else ("D" if v % 16 == 0 else "x")
+    return tag(m) + tag(n) + tag(k)
+
+
+def shape_configs(configs: list[tuple], m: int, dtype: str, stride: int = 1) -> list[int]:
+    """Indices timed for this shape: small tiles only for small M, within shared memory."""
+    elem = 2 if dtype == "bf16" else 1
+    return [i for i, c in enumerate(configs)
+            if (c[0] > 32 or m <= SMALL_M_LIMIT) and c[4] * (c[0] + c[1]) * c[2] * elem <= SMEM_LIMIT
+            and i % stride == 0]
+
+
+# ---------------------------------------------------------------- tensors and launches
+
+def make_operands(dtype: str, m: int, n: int, k: int, device="cuda"):
+    gen = torch.Generator(device=device).manual_seed(m * 7 + n * 13 + k)
+    a = torch.randn(m, k, device=device, generator=gen)
+    b = torch.randn(k, n, device=device, generator=gen)
+    if dtype == "bf16":
+        return a.to(torch.bfloat16), b.to(torch.bfloat16), torch.empty(m, n, device=device, dtype=torch.bfloat16)
+    # fp8 e4m3fn; B column-major (stored [N, K] contiguous, used as its transpose); C bf16
+    a8 = a.to(torch.float8_e4m3fn)
+    b8 = b.t().contiguous().to(torch.float8_e4m3fn).t()
+    return a8, b8, torch.empty(m, n, device=device, dtype=torch.bfloat16)
+
+
+def launch(a, b, c, cfg):
+    bm, bn, bk, w, s, g = cfg
+    m, k = a.shape
+    n = b.shape[1]
+    args = (a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
+    kwargs = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=g, num_warps=w, num_stages=s)
+    grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn),)
+    return matmul_kernel[grid](*args, **kwargs)
+
+
+# ---------------------------------------------------------------- parallel compile
+
+def _compile_task(task):
+    dtype, m, n, k, cfg = task
+    try:
+        # MockTensor stand-ins (warmup wraps torch dtypes): specialisation depends only on the
+        # integer arguments and 16-byte pointer alignment, which the real tensors also have
+        elem = torch.bfloat16 if dtype == "bf16" else torch.float8_e4m3fn
+        b_strides = (n, 1) if dtype == "bf16" else (1, k)
+        args = (elem, elem, torch.bfloat16, m, n, k, k, 1) + b_strides + (n, 1)
+        bm, bn, bk, w, s, g = cfg
+        kern = matmul_kernel.warmup(*args, grid=(1,), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=g,
+                                    num_warps=w, num_stages=s)
+        kern._init_handles()  # loads the binary: raises OutOfResources when shared memory is over
+        return [kern.n_regs, kern.n_spills, kern.metadata.shared]
+    except Exception as exc:  # a config that does not compile or load is data, not a crash
+        return repr(exc)[:200]
+
+
+def compile_all(tasks, workers: int, timeout_s: float):
+    """Results in task order; a task not done within timeout_s gets "timeout" (compiled later inline)."""
+    ctx = __import__("multiprocessing").get_context("spawn")
+    pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+    futures = [pool.submit(_compile_task, t) for t in tasks]
+    done, _ = cf.wait(futures, timeout=timeout_s)
+    pool.shutdown(wait=False, cancel_futures=True)
+    return [f.result() if f in done else "timeout" for f in futures]
+
+
+# ---------------------------------------------------------------- timing
+
+_FLUSH = None
+
+
+def time_launch(fn, budget_ms: float, max_reps: int = 25) -> float:
+    """Median of per-launch CUDA-event times, L2 flushed before each launch."""
+    global _FLUSH
+    if _FLUSH is None:
+        _FLUSH = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
+    fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    estimate = max(start.elapsed_time(end), 1e-3)
+    reps = int(min(max_reps, max(3, budget_ms / estimate)))
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
+    for s, e in events:
+        _FLUSH.zero_()
+        s.record()
+        fn()
+        e.record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in events)
+
+
+def cublas_ms(a, b, dtype):
+    if dtype == "bf16":
+        return time_launch(lambda: torch.matmul(a, b), 10)
+    one = torch.ones((), device="cuda")
+    try:
+        return time_launch(lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16), 10)
+    except Exception:
+        return None
+
+
+def reference_error(a, b, c, dtype):
+    ref = a.float() @ b.float()
+    return float((c.float() - ref).norm() / ref.norm())
+
+
+def time_shape(dtype, name, m, n, k, split, configs, deadline, stride):
+    a, b, c = make_operands(dtype, m, n, k)
+    idx = shape_configs(configs, m, dtype, stride)
+    ms = [None] * len(configs)
+    default = configs.index((128, 128, 64, 4, 3, 8)) if (128, 128, 64, 4, 3, 8) in configs else idx[0]
+    c.fill_(float("nan"))
+    launch(a, b, c, configs[default])
+    torch.cuda.synchronize()
+    err = reference_error(a, b, c, dtype)
+    for i in idx:
+        if time.time() > deadline:
+            break
+        try:
+            ms[i] = time_launch(lambda: launch(a, b, c, configs[i]), budget_ms=8.0)
+        except Exception as exc:  # out of resources at launch: infeasible here
+            msg = str(exc)
+            if "out of resource" not in msg.lower() and "OutOfResources" not in type(exc).__name__:
+                print(f"  {dtype} {name} cfg {configs[i]}: {type(exc).__name__}: {msg[:120]}", flush=True)
+    ref = cublas_ms(a, b, dtype)
+    del a, b, c
+    return {"name": name, "split": split, "dtype": dtype, "m": m, "n": n, "k": k, "ms": ms,
+            "cublas_ms": ref, "rel_err": err}
+
+
+# ---------------------------------------------------------------- main
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--suite", choices=("smoke", "full", "fresh"), default="full")
+    parser.add_argument("--budget-s", type=float, default=480)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 8)
+    parser.add_argument("--dtypes", default=",".join(DTYPES))
+    parser.add_argument("--config-stride", type=int, default=1, help="time every n-th config only (smoke runs)")
+    args = parser.parse_args()
+    t0 = time.time()
+    deadline = t0 + args.budget_s
+    configs = all_configs()
+    dtypes = args.dtypes.split(",")
+    shapes = FRESH if args.suite == "fresh" else [s for s in SHAPES if args.suite == "full" or s[0] in SMOKE]
+
+    # one compile per (dtype, class, config) that some shape of that class will time
+    tasks, keys = [], []
+    for dtype in dtypes:
+        by_class = {}
+        for name, m, n, k, split in shapes:
+            entry = by_class.setdefault(spec_class(m, n, k), (m, n, k, set()))
+            entry[3].update(shape_configs(configs, m, dtype, args.config_stride))
+        for cls, (m, n, k, idx) in by_class.items():
+            for i in sorted(idx):
+                tasks.append((dtype, m, n, k, configs[i]))
+                keys.append((dtype, cls, i))
+    print(f"{len(configs)} configs, {len(shapes)} shapes, {len(tasks)} compiles on {args.workers} workers", flush=True)
+    compiled = compile_all(tasks, args.workers, args.budget_s * 0.55)
+    t_compile = time.time() - t0
+    print(f"compile: {t_compile:.1f} s ({len(tasks) / t_compile:.1f}/s)", flush=True)
+    compile_info: dict = {}
+    for (dtype, cls, i), info in zip(keys, compiled):
+        compile_info.setdefault(dtype, {}).setdefault(cls, [None] * len(configs))[i] = info
+
+    results = []
+    out_path = os.path.join(args.out, f"sweep_{args.suite}.json")
+    meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
+            "sms": torch.cuda.get_device_properties(0).multi_processor_count,
+            "compile_s": round(t_compile, 1), "flush_bytes": 256 * 1024 * 1024, "timing": "median of CUDA events, L2 flushed"}
+    for (name, m, n, k, split), dtype in itertools.product(shapes, dtypes):
+        if time.time() > deadline:
+            print(f"deadline: skipping {dtype} {name}", flush=True)
+            continue
+        ts = time.time()
+        row = time_shape(dtype, name, m, n, k, split, configs, deadline, args.config_stride)
+        results.append(row)
+        timed = [x for x in row["ms"] if x is not None]
+        best = min(timed) if timed else float("nan")
+        print(f"{dtype:5s} {name:16s} {m:6d}x{n:6d}x{k:6d} best {best:8.4f} ms cublas "
+              f"{row['cublas_ms'] or float('nan'):8.4f} n={len(timed)} err {row['rel_err']:.1e} "
+              f"({time.time() - ts:.1f} s)", flush=True)
+        meta["elapsed_s"] = round(time.time() - t0, 1)
+        doc = {"meta": meta, "configs": [list(c) for c in configs], "compile": compile_info, "results": results}
+        with open(out_path + ".tmp", "w") as fh:
+            json.dump(doc, fh)
+        os.replace(out_path + ".tmp", out_path)
+    print(f"done in {time.time() - t0:.1f} s -> {out_path}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""Re-score the model against the stored H200 sweep and print the held-out table.
+
+    /work/venv/bin/python bench/tune/validate.py [--data bench/tune/data/h200_sweep.json] [--split val|cal] [--rows]
+
+Scores are best_time / pick_time per (dtype, shape): 1.0 = the exhaustive best. Selectors: the
+model's pick (zero warm-up), the best measured among the model's top 4 / top 8, a fixed default
+config (128x128x64, 4 warps, 3 stages), the best single fixed config (chosen on the calibration
+split), and the best of the Triton tutorial's 8-config autotune list. Also prints how long one
+selection over 200 candidates takes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from porter.tune import default_space, rank_gemm  # noqa: E402
+from porter.tune.scoring import evaluate, format_table, load_rows  # noqa: E402
+
+DATA = [ROOT / "bench" / "tune" / "data" / name for name in ("h200_sweep.json", "h200_fresh.json")]
+
+
+def selection_time_ms(target: str = "h200", n_candidates: int = 200) -> float:
+    space = [c.to_dict() for c in default_space(target, "fp8e4m3", 16)]
+    candidates = (space * (n_candidates // len(space) + 1))[:n_candidates]
+    rank_gemm(target, "bf16", 4096, 4096, 4096, candidates=candidates)  # warm imports and caches
+    runs = []
+    for _ in range(5):
+        start = time.perf_counter()
+        rank_gemm(target, "bf16", 4096, 4096, 4096, candidates=candidates)
+        runs.append((time.perf_counter() - start) * 1e3)
+    return min(runs)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, nargs="+", default=[p for p in DATA if p.exists()])
+    parser.add_argument("--split", nargs="+", default=["val", "fresh"], help="cal, val, fresh")
+    parser.add_argument("--rows", action="store_true", help="print the per-shape scores too")
+    args = parser.parse_args()
+    rows = [row for path in args.data for row in load_rows(path)]
+    result = evaluate(rows, "h200")
+    if args.rows:
+        for r in result["rows"]:
+            if r["split"] in args.split:
+                print(f"{r['dtype']:5s} {r['name']:16s} {r['m']:6d}x{r['n']:6d}x{r['k']:6d} best {r['best_ms']:8.4f} ms "
+                      f"pick {r['pick_ms']:8.4f} {r['pick']} model {r['model']:.3f} top4 {r['model_top4']:.3f} "
+                      f"tut8 {r['tutorial8']:.3f}")
+    for split in args.split:
+        if f"{split}/all" in result:
+            print(format_table(result, split))
+    print(f"best fixed config (chosen on cal): {result['fixed']}")
+    print(f"selection over 200 candidates: {selection_time_ms():.2f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

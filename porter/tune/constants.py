@@ -1,0 +1,83 @@
+"""The model's per-target constants: defaults derived from the spec, overridden by the target's
+`gemm_model:` block in specs.yaml (fit on measurements where a GPU of that kind was available).
+
+Only these few numbers are ever fit, never anything per shape. `calibrated_on` names the data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from porter.errors import ConfigError
+from porter.targets import Target
+
+
+@dataclass(frozen=True)
+class ModelConstants:
+    # efficiency: steady-state fraction of the matrix peak one tile reaches, per rate key
+    compute_eff: dict[str, float] = field(default_factory=lambda: {"default": 0.8})
+    mma_fallback_eff: float = 0.5  # NVIDIA: rate of mma.sync tiles (no warpgroup MMA) relative to peak
+    hbm_eff: float = 0.85  # achievable fraction of the HBM bandwidth
+    l2_bytes_per_unit_clk: float = 64.0  # L2 -> one unit bandwidth (bytes per unit per clock)
+    l2_device_bytes_per_clk: float | None = None  # aggregate L2 -> units bandwidth (None: units x per-unit)
+    wrapped_bytes_per_clk: float | None = None  # device rate for rows past M (offs % M re-reads the same
+                                                # few lines, so the same L2 slices serve them); None: off
+    mall_gbps: float | None = None  # AMD Infinity Cache bandwidth (serves per-XCD L2 misses)
+    mem_latency_ns: float = 800.0  # latency of a load that misses L2 (DRAM)
+    l2_latency_ns: float = 300.0  # latency of a load that hits L2; a step's latency mixes the two
+    latency_exposed: float = 0.05  # share of the per-step latency left uncovered (jitter); deeper pipelines cut it
+    k_iter_cycles: float = 60.0  # fixed cost per K iteration (address math, waits, barriers)
+    tile_cycles: float = 2000.0  # fixed cost per tile (prologue, epilogue, scheduling)
+    epilogue_cycles_per_elem: float = 0.0  # per C element per thread (convert, store): fewer warps, longer
+    launch_us: float = 4.0  # kernel launch
+    l2_fraction: float = 0.5  # share of L2 a re-read operand may occupy and still hit across waves
+    # operands whose contiguous size is not a multiple of 16 elements: Triton cannot prove alignment,
+    # so loads are element-wise through registers and the async copy pipeline is off
+    unaligned_elems_per_unit_clk: float = 4.0  # element-wise load throughput per unit
+    unaligned_regs_per_elem: float = 3.0  # registers per staged element (value + 64-bit address)
+    spill_cost: float = 4.0  # slowdown per register-file's worth of spilled registers
+    async_mma_buffers: int | None = None  # stage buffers an in-flight async MMA (wgmma) holds; None: 1 where wgmma
+    specialize_divisor: int = 16  # Triton proves alignment from integer arguments divisible by this
+    # feasibility
+    lds_buffers: str = "stages"  # "stages" | "stages_minus_one" (AMD stream pipeliner on gfx942)
+    max_acc_regs: int = 128  # fp32 accumulators per lane before the tile spills
+    reg_overhead: int = 40  # registers per lane beside the accumulators (addresses, fragments)
+    max_threads_per_unit: int | None = None  # resident threads per SM / CU (AMD: derived from waves)
+    calibrated_on: str = "derived from the spec (not fit on measurements)"
+
+    def eff(self, rate_key: str) -> float:
+        table = self.compute_eff
+        return table.get(rate_key, table.get("default", 0.8))
+
+    def with_overrides(self, **changes: Any) -> "ModelConstants":
+        return replace(self, **changes)
+
+
+_FIELD_NAMES = {f.name for f in fields(ModelConstants)}
+
+
+def _vendor_defaults(target: Target) -> dict[str, Any]:
+    if target.is_amd:
+        # accumulators beyond a quarter of the architectural VGPRs spill (measured.md: 256x256 tiles on
+        # 8 waves, 128 accumulators per lane, spill on gfx942 and gfx950)
+        return {
+            "max_threads_per_unit": target.waves_per_simd_max * target.simds_per_unit * target.wave_size,
+            "max_acc_regs": target.registers["arch_vgprs"] // 4,
+        }
+    # half the per-thread registers for accumulators: 128x256 on 8 warps (128) fits, 256x256 does not
+    return {"max_acc_regs": (target.registers["per_thread_max"] + 1) // 2,
+            "max_threads_per_unit": 2 * target.max_threads_per_block}
+
+
+def constants_for(target: Target) -> ModelConstants:
+    """Constants for `target`: vendor defaults, then the spec's `gemm_model` block."""
+    values: dict[str, Any] = _vendor_defaults(target)
+    block = target.extra.get("gemm_model") or {}
+    if not isinstance(block, dict):
+        raise ConfigError(f"specs.yaml: {target.name}.gemm_model must be a mapping")
+    for key, value in block.items():
+        if key not in _FIELD_NAMES:
+            raise ConfigError(f"specs.yaml: {target.name}.gemm_model has unknown key {key!r}")
+        values[key] = dict(value) if isinstance(value, dict) else value
+    return ModelConstants(**values)

@@ -1,0 +1,346 @@
+"""Analytical time model of the plain Triton matmul (the tutorial kernel: grouped program order
+with GROUP_M, masked loads, fp32 accumulator) on one target.
+
+Every hardware number comes from the target spec (porter.targets); the few free efficiency and
+overhead factors come from `ModelConstants` (spec-derived defaults, fit per target where a GPU was
+available). Terms, in the order perfmodel.md lists them:
+
+1. feasibility: threads, LDS per the target's pipeliner, accumulator registers, MFMA fit;
+2. tiles and waves: tiles = ceil(M/BM) ceil(N/BN) over units x resident blocks per unit;
+3. tile waste: padded BM x BN x BK work is computed; masked rows cost no DRAM traffic;
+4. compute per K step: the matrix rate of the instruction the config gets (wgmma or mma.sync on
+   NVIDIA; the MFMA shape on AMD, with fp32 as tf32 where native, bf16x3 = three bf16 products);
+5. memory per K step: L2 -> unit bytes, DRAM bytes after L2 reuse among the tiles that run
+   together in GROUP_M order (per XCD on AMD: workgroups are dispatched round-robin over XCDs,
+   each with a private L2, misses served by the Infinity Cache), the load latency the stages cover;
+6. overlap: stages >= 2 give max(compute, memory) per K step, one stage the sum; plus a fixed
+   cost per K iteration, per tile (prologue/epilogue, C store) and per launch.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from porter.targets import Target
+from porter.tune.config import GemmConfig
+from porter.tune.constants import ModelConstants, constants_for
+from porter.tune.dtypes import GemmDtype
+
+INFEASIBLE = math.inf
+
+
+@dataclass(frozen=True)
+class Machine:
+    """The target facts one prediction needs, read once per (target, dtype, constants)."""
+
+    target: Target
+    dtype: GemmDtype
+    const: ModelConstants
+    clock_hz: float
+    units: int
+    wave: int
+    peak_flops_clk: float  # per unit, the dtype's full matrix rate (before efficiency)
+    hbm_bps: float  # achievable HBM bytes/s
+    l2_unit_bps: float  # L2 -> one unit bytes/s
+    l2_device_bps: float  # L2 -> all units bytes/s
+    wrapped_bps: float | None  # re-reads of wrapped rows (M < BLOCK_M), device-wide
+    l2_reuse_bytes: float  # operand size that stays resident across waves
+    xcds: int  # L2 domains (1 = one device-wide L2)
+    mall_bps: float | None
+    latency_s: float  # L2 miss
+    l2_latency_s: float  # L2 hit
+    mma_buffers: int  # stage buffers held by an in-flight async MMA
+
+    @classmethod
+    def build(cls, target: Target, dtype: GemmDtype, const: ModelConstants | None = None) -> "Machine":
+        const = const or constants_for(target)
+        clock = target.clock_ghz * 1e9
+        per_xcd = target.l2_scope == "xcd" and target.xcds > 1
+        reuse_pool = (target.mall_bytes if per_xcd and target.mall_bytes else (target.l2_bytes or 0))
+        return cls(
+            target=target, dtype=dtype, const=const, clock_hz=clock, units=target.units,
+            wave=target.wave_size, peak_flops_clk=_peak_flops_clk(target, dtype),
+            hbm_bps=target.hbm_gbps * 1e9 * const.hbm_eff,
+            l2_unit_bps=const.l2_bytes_per_unit_clk * clock,
+            l2_device_bps=(const.l2_device_bytes_per_clk or const.l2_bytes_per_unit_clk * target.units) * clock,
+            wrapped_bps=const.wrapped_bytes_per_clk * clock if const.wrapped_bytes_per_clk else None,
+            l2_reuse_bytes=reuse_pool * const.l2_fraction,
+            xcds=target.xcds if per_xcd else 1,
+            mall_bps=const.mall_gbps * 1e9 if (per_xcd and const.mall_gbps) else None,
+            latency_s=const.mem_latency_ns * 1e-9,
+            l2_latency_s=const.l2_latency_ns * 1e-9,
+            mma_buffers=(const.async_mma_buffers if const.async_mma_buffers is not None
+                         else int(bool(target.features.get("wgmma")))),
+        )
+
+
+def _peak_flops_clk(target: Target, dtype: GemmDtype) -> float:
+    rates = target.matrix_flops_per_unit_clk
+    if dtype.rate_key == "bf16x3":  # three bf16 products per fp32 product
+        return rates["bf16"] / 3.0
+    return float(rates[dtype.rate_key])
+
+
+# ---------------------------------------------------------------- feasibility
+
+
+def lds_bytes(machine: Machine, cfg: GemmConfig) -> int:
+    """Shared memory / LDS the pipelined loop allocates for A and B tiles."""
+    elem = machine.dtype.in_bytes
+    stages = cfg.num_stages
+    if stages <= 1:  # single-stage: one tile at a time
+        return max(cfg.BLOCK_M, cfg.BLOCK_N) * cfg.BLOCK_K * elem
+    buffers = stages - 1 if machine.const.lds_buffers == "stages_minus_one" else stages
+    return buffers * (cfg.BLOCK_M + cfg.BLOCK_N) * cfg.BLOCK_K * elem
+
+
+def acc_regs(machine: Machine, cfg: GemmConfig) -> float:
+    """fp32 accumulator registers per lane."""
+    return cfg.BLOCK_M * cfg.BLOCK_N / (cfg.num_warps * machine.wave)
+
+
+def infeasibility(machine: Machine, cfg: GemmConfig) -> str | None:
+    """Why `cfg` cannot run well on the target (None when it can)."""
+    target, const = machine.target, machine.const
+    threads = cfg.num_warps * machine.wave
+    if threads > target.max_threads_per_block:
+        return f"{cfg.num_warps} warps x {machine.wave} lanes = {threads} threads > {target.max_threads_per_block}"
+    lds = lds_bytes(machine, cfg)
+    if lds > target.lds_bytes:
+        return f"needs {lds // 1024} KiB of shared memory/LDS, {target.name} has {target.lds_bytes // 1024} KiB"
+    cap = const.max_acc_regs
+    if target.is_amd and cfg.waves_per_eu:
+        cap = min(cap, target.registers["vgprs_per_wave_max"] // cfg.waves_per_eu - const.reg_overhead)
+    acc = acc_regs(machine, cfg)
+    if acc > cap:
+        return f"{acc:.0f} accumulator registers per lane (> {cap}): spills"
+    if target.is_amd and _mfma(machine, cfg) is None:
+        return f"no {machine.dtype.name} MFMA fits BLOCK_K={cfg.BLOCK_K} / matrix_instr_nonkdim={cfg.matrix_instr_nonkdim}"
+    return None
+
+
+# ---------------------------------------------------------------- compute rate
+
+
+def _nonkdim(cfg: GemmConfig) -> int:
+    if cfg.matrix_instr_nonkdim:
+        return cfg.matrix_instr_nonkdim
+    return 32 if min(cfg.BLOCK_M, cfg.BLOCK_N) >= 32 else 16  # the compiler's choice when unset
+
+
+def _mfma(machine: Machine, cfg: GemmConfig) -> tuple[int, int, int, int] | None:
+    """The fastest MFMA of the config's non-K dim whose K fits BLOCK_K: (M, N, K, cycles)."""
+    key = "bf16" if machine.dtype.rate_key == "bf16x3" else machine.dtype.rate_key
+    table = machine.target.mfma.get(key)
+    if not table:
+        return (16, 16, 1, 0)  # no matrix instruction listed: flat rate from the spec
+    dim = _nonkdim(cfg)
+    if dim > min(cfg.BLOCK_M, cfg.BLOCK_N):
+        return None
+    fits = [ins for ins in table if ins[0] == dim and ins[2] <= cfg.BLOCK_K]
+    if not fits:
+        return None
+    return max(fits, key=lambda ins: ins[0] * ins[1] * ins[2] / ins[3])
+
+
+def unit_flops_clk(machine: Machine, cfg: GemmConfig) -> tuple[float, int, int]:
+    """(FLOP per clock one unit gives this tile, padded BM, padded BN)."""
+    target, const = machine.target, machine.const
+    eff = const.eff(machine.dtype.rate_key)
+    bm, bn = cfg.BLOCK_M, cfg.BLOCK_N
+    if target.is_amd:
+        ins = _mfma(machine, cfg)
+        if ins is None or ins[3] == 0:
+            return machine.peak_flops_clk * eff, bm, bn
+        m_i, n_i, k_i, cycles = ins
+        simds = target.simds_per_unit
+        per_simd = 2.0 * m_i * n_i * k_i / cycles
+        if machine.dtype.rate_key == "bf16x3":
+            per_simd /= 3.0
+        rate = per_simd * min(simds, cfg.num_warps) * eff
+        return rate, -(-bm // m_i) * m_i, -(-bn // n_i) * n_i
+    rate = machine.peak_flops_clk * eff
+    # warpgroup MMA needs whole warpgroups and 64 rows per warpgroup; else mma.sync
+    if target.features.get("wgmma") and (cfg.num_warps % 4 or bm < 64):
+        rate *= const.mma_fallback_eff
+    return rate, bm, bn
+
+
+def blocks_per_unit(machine: Machine, cfg: GemmConfig) -> int:
+    """Resident blocks per unit, limited by threads, registers and shared memory."""
+    target, const = machine.target, machine.const
+    threads = cfg.num_warps * machine.wave
+    regs = acc_regs(machine, cfg) + const.reg_overhead
+    limits = [const.max_threads_per_unit // threads]
+    lds = lds_bytes(machine, cfg)
+    if lds:
+        limits.append(target.lds_bytes // lds)
+    if target.is_amd:
+        simds = target.simds_per_unit
+        waves_simd = min(target.waves_per_simd_max, int(target.registers["vgprs_per_wave_max"] // regs))
+        if cfg.waves_per_eu:  # the compiler budgets registers for exactly this occupancy
+            waves_simd = cfg.waves_per_eu
+        limits.append(waves_simd // -(-cfg.num_warps // simds))
+    else:
+        per_unit = target.registers["per_unit_32bit"]
+        limits.append(int(per_unit // (threads * min(regs, target.registers["per_thread_max"]))))
+    return max(1, min(limits))
+
+
+# ---------------------------------------------------------------- memory footprint of a wave
+
+
+def _footprint(tiles: int, tiles_m: int, tiles_n: int, group: int) -> tuple[int, int]:
+    """Distinct tile-rows and tile-columns among `tiles` consecutive programs in GROUP_M order."""
+    g = max(1, min(group, tiles_m))
+    per_group = g * tiles_n
+    if tiles <= per_group:
+        rows = min(g, tiles)
+        return rows, -(-tiles // rows)
+    return min(tiles_m, g * -(-tiles // per_group)), tiles_n
+
+
+def _xcd_footprint(tiles: int, rows: int, cols: int, tiles_m: int, group: int, xcds: int) -> tuple[int, int]:
+    """Tile-rows and -columns one XCD touches when programs go round-robin over `xcds`."""
+    per_xcd = -(-tiles // xcds)
+    g = max(1, min(group, tiles_m))
+    rows_x = min(rows, per_xcd, max(1, g // math.gcd(g, xcds)) * max(1, -(-rows // g)))
+    cols_x = min(cols, per_xcd, max(1, -(-cols * g // xcds)) if g < xcds else cols)
+    cols_x = max(cols_x, -(-per_xcd // rows_x))
+    return rows_x, cols_x
+
+
+# ---------------------------------------------------------------- time
+
+
+def predict_seconds(machine: Machine, m: int, n: int, k: int, cfg: GemmConfig) -> float:
+    """Predicted kernel time in seconds (math.inf when infeasible)."""
+    if infeasibility(machine, cfg) is not None:
+        return INFEASIBLE
+    return time_seconds(machine, m, n, k, cfg)
+
+
+def time_seconds(machine: Machine, m: int, n: int, k: int, cfg: GemmConfig) -> float:
+    """Predicted seconds of a config already known to be feasible: whole waves plus the rest."""
+    const = machine.const
+    bm, bn, bk = cfg.BLOCK_M, cfg.BLOCK_N, cfg.BLOCK_K
+    tiles_m, tiles_n = -(-m // bm), -(-n // bn)
+    tiles = tiles_m * tiles_n
+    slots = machine.units * blocks_per_unit(machine, cfg)
+    full, rest = divmod(tiles, slots)
+    waves = full + (1 if rest else 0)
+    k_steps = -(-k // bk)
+    rate, pad_m, pad_n = unit_flops_clk(machine, cfg)
+    ctx = _StepContext(machine, m, n, k, cfg, tiles_m, tiles_n, waves, k_steps, rate, pad_m, pad_n)
+    total = full * ctx.wave_time(slots) if full else 0.0
+    if rest:
+        total += ctx.wave_time(rest)
+    return total * ctx.spill_factor + const.launch_us * 1e-6
+
+
+def unaligned_elements(machine: Machine, n: int, k: int, cfg: GemmConfig) -> int:
+    """Elements per tile and K step loaded element-wise: an operand whose contiguous extent (and
+    row stride) Triton cannot prove divisible by 16 gets no vector loads and no async copies."""
+    div = machine.const.specialize_divisor
+    elems = cfg.BLOCK_M * cfg.BLOCK_K if k % div else 0  # A is row-major: contiguous along K
+    b_contiguous = k if machine.dtype.b_k_contiguous else n
+    if b_contiguous % div:
+        elems += cfg.BLOCK_N * cfg.BLOCK_K
+    return elems
+
+
+def _register_limit(target: Target) -> int:
+    regs = target.registers
+    return regs["per_thread_max"] if "per_thread_max" in regs else regs["vgprs_per_wave_max"]
+
+
+class _StepContext:
+    """Per-config quantities shared by the (at most two) distinct waves of one launch."""
+
+    __slots__ = ("mc", "m", "n", "cfg", "tiles_m", "tiles_n", "k_steps", "step_flops", "rate",
+                 "a_cross_wave", "b_cross_wave", "elem", "unaligned", "spill_factor")
+
+    def __init__(self, mc, m, n, k, cfg, tiles_m, tiles_n, waves, k_steps, rate, pad_m, pad_n):
+        self.mc, self.m, self.n, self.cfg = mc, m, n, cfg
+        self.tiles_m, self.tiles_n, self.k_steps = tiles_m, tiles_n, k_steps
+        self.step_flops = 2.0 * pad_m * pad_n * cfg.BLOCK_K
+        self.rate = rate * mc.clock_hz  # FLOP/s of one unit on this tile
+        self.elem = mc.dtype.in_bytes
+        # an operand that fits the reuse pool is read from DRAM once over all waves
+        a_total, b_total = m * k * self.elem, k * n * self.elem
+        per_step = max(1, waves * k_steps)
+        self.a_cross_wave = a_total / per_step if a_total <= mc.l2_reuse_bytes else None
+        self.b_cross_wave = b_total / per_step if b_total <= mc.l2_reuse_bytes else None
+        self.unaligned = unaligned_elements(mc, n, k, cfg)
+        self.spill_factor = self._spill_factor()
+
+    def _spill_factor(self) -> float:
+        """Element-wise loads stage values and addresses in registers; past the limit they spill."""
+        if not self.unaligned:
+            return 1.0
+        mc, cfg = self.mc, self.cfg
+        threads = cfg.num_warps * mc.wave
+        need = (acc_regs(mc, cfg) + mc.const.reg_overhead
+                + mc.const.unaligned_regs_per_elem * self.unaligned / threads)
+        limit = _register_limit(mc.target)
+        return 1.0 + mc.const.spill_cost * max(0.0, need - limit) / limit
+
+    def wave_time(self, tiles: int) -> float:
+        mc, const, cfg = self.mc, self.mc.const, self.cfg
+        bm, bn, bk = cfg.BLOCK_M, cfg.BLOCK_N, cfg.BLOCK_K
+        per_unit = -(-tiles // mc.units)
+        row_a, col_b = min(bm, self.m), min(bn, self.n)
+        compute = per_unit * self.step_flops / self.rate
+        # wrapped rows/columns (offs % M) are still loaded: L2 -> unit traffic is the full tile
+        tile_bytes = (bm + bn) * bk * self.elem
+        l2 = max(per_unit * tile_bytes / mc.l2_unit_bps, tiles * tile_bytes / mc.l2_device_bps)
+        dram, dram_bytes = self._dram_step(tiles)
+        # a step's loads hit L2 except for the share that comes from DRAM
+        miss = min(1.0, dram_bytes / (tiles * tile_bytes))
+        latency = mc.l2_latency_s + miss * (mc.latency_s - mc.l2_latency_s)
+        overhead = per_unit * const.k_iter_cycles / mc.clock_hz
+        if self.unaligned:
+            # element-wise loads through registers, issued by the same warps that run the MMAs;
+            # the other warps hide their latency, so no stage pipeline is needed (or used)
+            scalar = per_unit * self.unaligned / (const.unaligned_elems_per_unit_clk * mc.clock_hz)
+            step = max(compute + scalar, l2, dram) + overhead
+        else:
+            step = self._pipelined_step(per_unit, compute, max(l2, dram), latency) + overhead
+        store = tiles * row_a * col_b * mc.dtype.out_bytes / mc.hbm_bps
+        # prologue (pipeline fill) and epilogue; co-resident tiles overlap theirs with each other's loops
+        epilogue = const.epilogue_cycles_per_elem * bm * bn / (cfg.num_warps * mc.wave)
+        fixed = mc.latency_s + (const.tile_cycles + epilogue) / mc.clock_hz
+        return self.k_steps * step + store + fixed
+
+    def _pipelined_step(self, per_unit: int, compute: float, memory: float, latency: float) -> float:
+        """One K step of `per_unit` co-resident tiles. Loads run `depth` steps ahead: stages - 1,
+        less the buffer an in-flight async MMA still reads. With no load ahead, each tile waits
+        out the latency after its MMAs; co-resident tiles fill that wait with their own MMAs."""
+        mc = self.mc
+        depth = self.cfg.num_stages - 1 - mc.mma_buffers
+        if depth >= 1:
+            return max(compute, memory, latency / depth) + mc.const.latency_exposed * latency / depth
+        return max(compute, compute / per_unit + latency, memory)
+
+    def _dram_step(self, tiles: int) -> tuple[float, float]:
+        """(seconds, DRAM bytes) per K step for the DRAM (and Infinity Cache) traffic of one wave."""
+        mc, cfg = self.mc, self.cfg
+        bm, bn, bk = cfg.BLOCK_M, cfg.BLOCK_N, cfg.BLOCK_K
+        rows, cols = _footprint(tiles, self.tiles_m, self.tiles_n, cfg.group_m)
+        a_bytes = min(rows * bm, self.m) * bk * self.elem
+        b_bytes = min(cols * bn, self.n) * bk * self.elem
+        if self.a_cross_wave is not None:
+            a_bytes = min(a_bytes, self.a_cross_wave)
+        if self.b_cross_wave is not None:
+            b_bytes = min(b_bytes, self.b_cross_wave)
+        dram_bytes = a_bytes + b_bytes
+        seconds = dram_bytes / mc.hbm_bps
+        if mc.wrapped_bps and bm > self.m:
+            seconds += tiles * (bm - self.m) * bk * self.elem / mc.wrapped_bps
+        if mc.xcds > 1:
+            rows_x, cols_x = _xcd_footprint(tiles, rows, cols, self.tiles_m, cfg.group_m, mc.xcds)
+            miss = mc.xcds * (min(rows_x * bm, self.m) + min(cols_x * bn, self.n)) * bk * self.elem
+            seconds = max(seconds, miss / (mc.mall_bps or mc.hbm_bps))
+            dram_bytes = max(dram_bytes, miss)  # what misses the XCD's L2 pays the longer latency
+        return seconds, dram_bytes

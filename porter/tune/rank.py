@@ -1,0 +1,95 @@
+"""Ranking candidate configs by predicted time: the public entry points."""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from porter.errors import UsageError
+from porter.targets import Target, get_target
+from porter.tune.config import GemmConfig, parse_config
+from porter.tune.constants import ModelConstants, constants_for
+from porter.tune.dtypes import resolve_dtype
+from porter.tune.model import Machine, infeasibility, predict_seconds, time_seconds
+from porter.tune.space import default_space
+
+
+@dataclass(frozen=True)
+class RankedConfig:
+    config: dict[str, int]
+    predicted_ms: float  # math.inf when infeasible
+    feasible: bool = True
+    reason: str | None = None  # why infeasible
+    gemm_config: GemmConfig | None = field(default=None, compare=False, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.config, "predicted_ms": round(self.predicted_ms, 6)}
+
+
+def _target(target: Target | str) -> Target:
+    return target if isinstance(target, Target) else get_target(target)
+
+
+def _check_shape(m: int, n: int, k: int) -> None:
+    for name, value in (("m", m), ("n", n), ("k", k)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise UsageError(f"GEMM size {name} must be a positive integer, got {value!r}")
+
+
+def rank_gemm(
+    target: Target | str, dtype: str, m: int, n: int, k: int,
+    candidates: Iterable[Any] | None = None, top: int | None = None,
+    include_infeasible: bool = False, constants: ModelConstants | None = None,
+) -> list[RankedConfig]:
+    """Candidates (dicts or GemmConfig; the standard space when None) ranked best first by
+    predicted time. Infeasible ones are dropped, or listed last with predicted_ms=inf and a
+    reason when include_infeasible is set."""
+    tgt = _target(target)
+    _check_shape(m, n, k)
+    machine = Machine.build(tgt, resolve_dtype(dtype, tgt), constants or constants_for(tgt))
+    if candidates is None:
+        configs = default_space(tgt, dtype, m)
+    else:
+        configs = [parse_config(raw, f"candidate {i}") for i, raw in enumerate(candidates)]
+    ranked, rejected = [], []
+    for cfg in configs:
+        reason = infeasibility(machine, cfg)
+        if reason is None:
+            seconds = time_seconds(machine, m, n, k, cfg)
+            ranked.append(RankedConfig(cfg.to_dict(), seconds * 1e3, gemm_config=cfg))
+        elif include_infeasible:
+            rejected.append(RankedConfig(cfg.to_dict(), math.inf, False, reason, gemm_config=cfg))
+    ranked.sort(key=lambda r: r.predicted_ms)
+    out = ranked + rejected
+    return out[:top] if top else out
+
+
+def predict_gemm_ms(
+    target: Target | str, dtype: str, m: int, n: int, k: int, config: Any = None,
+    constants: ModelConstants | None = None,
+) -> float:
+    """Predicted milliseconds of `config` (the best of the standard space when None); inf when
+    the config is infeasible on the target."""
+    if config is None:
+        if constants is None:
+            return _best_ms(_target(target).name, dtype, m, n, k)
+        best = rank_gemm(target, dtype, m, n, k, top=1, constants=constants)
+        return best[0].predicted_ms if best else math.inf
+    tgt = _target(target)
+    _check_shape(m, n, k)
+    machine = Machine.build(tgt, resolve_dtype(dtype, tgt), constants or constants_for(tgt))
+    return predict_seconds(machine, m, n, k, parse_config(config, "config")) * 1e3
+
+
+@lru_cache(maxsize=4096)
+def _best_ms(target_name: str, dtype: str, m: int, n: int, k: int) -> float:
+    best = rank_gemm(target_name, dtype, m, n, k, top=1)
+    return best[0].predicted_ms if best else math.inf
+
+
+def explain_infeasible(target: Target | str, dtype: str, config: Any) -> str | None:
+    """Why a config cannot run on the target (None when it can)."""
+    tgt = _target(target)
+    return infeasibility(Machine.build(tgt, resolve_dtype(dtype, tgt)), parse_config(config, "config"))

@@ -1,0 +1,46 @@
+"""The standard candidate space (perfmodel.md), filtered by feasibility on the target."""
+
+from __future__ import annotations
+
+import itertools
+from functools import lru_cache
+
+from porter.targets import Target, get_target
+from porter.tune.config import DEFAULT_GROUP_M, GemmConfig
+from porter.tune.dtypes import resolve_dtype
+from porter.tune.model import Machine, infeasibility
+
+TILE_MN = (64, 128, 256)
+TILE_K = (32, 64, 128)
+WARPS = (4, 8)
+STAGES = (2, 3, 4, 5)
+SMALL_M = 64  # at or below this M the space adds BLOCK_M = 32 tiles
+SMALL_TILES = [(32, bn, bk, 4, s) for bn in (32, 64, 128) for bk in (64, 128) for s in (3, 4, 5)]
+AMD_KNOBS = {"waves_per_eu": (0, 2), "matrix_instr_nonkdim": (16, 32)}
+
+
+def _amd_variants(target: Target) -> list[dict[str, int]]:
+    knobs = [name for name in AMD_KNOBS if name in (target.triton.get("amd_options") or ())]
+    if not knobs:
+        return [{}]
+    return [dict(zip(knobs, values)) for values in itertools.product(*(AMD_KNOBS[name] for name in knobs))]
+
+
+def default_space(target: Target, dtype: str, m: int) -> list[GemmConfig]:
+    """Feasible configs of the standard space for `dtype` on `target`; small tiles when M is tiny."""
+    return list(_space(target.name, dtype, m <= SMALL_M))
+
+
+@lru_cache(maxsize=256)
+def _space(target_name: str, dtype: str, small_m: bool) -> tuple[GemmConfig, ...]:
+    target = get_target(target_name)
+    machine = Machine.build(target, resolve_dtype(dtype, target))
+    base = list(itertools.product(TILE_MN, TILE_MN, TILE_K, WARPS, STAGES))
+    if small_m:
+        base += SMALL_TILES
+    out = []
+    for (bm, bn, bk, warps, stages), extra in itertools.product(base, _amd_variants(target)):
+        cfg = GemmConfig(bm, bn, bk, warps, stages, GROUP_M=DEFAULT_GROUP_M, **extra)
+        if infeasibility(machine, cfg) is None:
+            out.append(cfg)
+    return tuple(out)
