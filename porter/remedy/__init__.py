@@ -1,0 +1,1 @@
+"""Remedies: turn findings into reviewable patches (codemods, shim module, agent hook, advice)."""

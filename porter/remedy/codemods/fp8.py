@@ -1,0 +1,128 @@
+"""FP8 codemods: Triton fp8 dtypes (PT115), torch fp8 dtypes (PT206), the 448 e4m3 max literal (PT207).
+
+Portable: the shim picks OCP (e4m3fn, max 448) or FNUZ (e4m3fnuz, max 240) at run time from the
+device; --exclusive writes the target's format directly.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from porter.remedy.codemods import CodemodResult, codemod
+from porter.remedy.codemods._cst import LineScoped, code, describe, ensure_shim_import, number_value, transform
+
+# Triton fp8 dtype per torch fp8 dtype name (idioms.md T15).
+_TL_FOR_TORCH = {
+    "float8_e4m3fn": "float8e4nv",
+    "float8_e4m3fnuz": "float8e4b8",
+    "float8_e5m2": "float8e5",
+    "float8_e5m2fnuz": "float8e5b16",
+}
+_TL_E4M3_OCP = "float8e4nv"
+_TL_E5M2_OCP = "float8e5"
+_TORCH_SHIM = {"float8_e4m3fn": "FP8_E4M3", "float8_e5m2": "FP8_E5M2"}
+_OCP_E4M3_MAX = 448.0  # the OCP e4m3 maximum that NVIDIA-first code hard-codes (pattern, not a target fact)
+
+
+def _finish(source, new, transformer, ctx, rationale, facts):
+    if new == source:
+        return None
+    if transformer.uses_shim:
+        new = ensure_shim_import(new, ctx)
+    return CodemodResult(
+        text=new,
+        rationale=rationale + " " + describe(transformer.changes),
+        notes=transformer.notes,
+        uses_shim=transformer.uses_shim,
+        facts=facts,
+    )
+
+
+class _TritonFp8(LineScoped):
+    def leave_Attribute(self, original, updated):
+        if updated.attr.value not in (_TL_E4M3_OCP, _TL_E5M2_OCP) or not self.in_scope(original):
+            return updated
+        if self.ctx.exclusive:
+            torch_name = self.target.fp8_formats["e4m3" if updated.attr.value == _TL_E4M3_OCP else "e5m2"]
+            new = updated.with_changes(attr=cst.Name(_TL_FOR_TORCH[torch_name]))
+            if code(new) == code(updated):
+                return updated
+        elif updated.attr.value == _TL_E4M3_OCP:
+            new = self.shim("TL_FP8_E4M3")
+        else:
+            self.notes.append(f"line {self.line_of(original)}: {code(updated)} kept (the shim exposes only TL_FP8_E4M3)")
+            return updated
+        self.changes.append(f"line {self.line_of(original)}: {code(updated)} -> {code(new)}")
+        return new
+
+
+@codemod("PT115")
+def triton_fp8_dtype(source, findings, target, ctx):
+    transformer = _TritonFp8(findings, ctx, target)
+    new = transform(source, transformer)
+    rationale = (
+        f"{target.name} uses {target.fp8_family.upper()} fp8 ({target.fp8_formats['e4m3']}); the Triton dtype must match "
+        "the tensors' format or values decode wrong (FNUZ bias 8 vs OCP 7) or fall back to emulation."
+    )
+    return _finish(source, new, transformer, ctx, rationale, target.facts("fp8_family", "fp8_formats"))
+
+
+class _TorchFp8(LineScoped):
+    def leave_Attribute(self, original, updated):
+        name = updated.attr.value
+        if name not in _TORCH_SHIM or not self.in_scope(original):
+            return updated
+        if self.ctx.exclusive:
+            wanted = self.target.fp8_formats["e4m3" if "e4m3" in name else "e5m2"]
+            if wanted == name:
+                return updated
+            new = updated.with_changes(attr=cst.Name(wanted))
+        else:
+            new = self.shim(_TORCH_SHIM[name])
+        self.changes.append(f"line {self.line_of(original)}: {code(updated)} -> {code(new)}")
+        return new
+
+
+@codemod("PT206")
+def torch_fp8_dtype(source, findings, target, ctx):
+    transformer = _TorchFp8(findings, ctx, target)
+    new = transform(source, transformer)
+    rationale = (
+        f"{target.name} ({target.arch}) computes fp8 in {target.fp8_family.upper()} format "
+        f"({target.fp8_formats['e4m3']}, {target.fp8_formats['e5m2']}); the dtype is chosen per device."
+    )
+    result = _finish(source, new, transformer, ctx, rationale, target.facts("fp8_family", "fp8_formats", "fp8_e4m3_max"))
+    if result is not None:
+        result.notes.append("Checkpoints stored in OCP e4m3fn must be converted (and scales doubled) to load as FNUZ.")
+    return result
+
+
+class _Fp8Max(LineScoped):
+    def leave_Float(self, original, updated):
+        return self._replace(original, updated)
+
+    def leave_Integer(self, original, updated):
+        return self._replace(original, updated)
+
+    def _replace(self, original, updated):
+        if number_value(updated) != _OCP_E4M3_MAX or not self.in_scope(original):
+            return updated
+        if self.ctx.exclusive:
+            if self.target.fp8_e4m3_max == _OCP_E4M3_MAX:
+                return updated
+            new = cst.Float(repr(float(self.target.fp8_e4m3_max)))
+        else:
+            new = self.shim("FP8_E4M3_MAX")
+        self.changes.append(f"line {self.line_of(original)}: {code(updated)} -> {code(new)}")
+        return new
+
+
+@codemod("PT207")
+def fp8_max_literal(source, findings, target, ctx):
+    transformer = _Fp8Max(findings, ctx, target)
+    new = transform(source, transformer)
+    rationale = (
+        f"e4m3 saturates at {target.fp8_e4m3_max} on {target.name} ({target.fp8_family.upper()}), not 448; "
+        "scales computed against 448 overflow. The maximum now follows the device's fp8 format."
+    )
+    return _finish(source, new, transformer, ctx, rationale, target.facts("fp8_family", "fp8_e4m3_max"))

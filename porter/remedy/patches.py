@@ -1,0 +1,182 @@
+"""Unified diffs that `git apply` accepts, and composition of several patches to one file.
+
+Each patch's diff is computed against the original tree. When several patches touch one file, the
+planner composes them by applying each patch's hunks to the text the earlier ones produced
+(`apply_hunks`); a hunk whose context no longer matches is a conflict, and the planner then chains
+the patch onto the earlier ones instead (Patch.depends_on).
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+from porter.records import FileEdit
+
+_NO_NEWLINE = "\\ No newline at end of file\n"
+
+
+def unified_diff(edit: FileEdit, context: int = 3) -> str:
+    """One file's diff with a/ b/ prefixes, new-file headers and missing-final-newline markers."""
+    before = edit.before or ""
+    old_lines = before.splitlines(keepends=True)
+    new_lines = edit.after.splitlines(keepends=True)
+    if old_lines == new_lines and edit.before is not None:
+        return ""
+    header = f"diff --git a/{edit.path} b/{edit.path}\n"
+    if edit.before is None:
+        header += "new file mode 100644\n"
+        from_file = "/dev/null"
+    else:
+        from_file = f"a/{edit.path}"
+    lines = list(
+        difflib.unified_diff(old_lines, new_lines, fromfile=from_file, tofile=f"b/{edit.path}", n=context, lineterm="\n")
+    )
+    out: list[str] = []
+    for line in lines:
+        if line.startswith(("---", "+++")):
+            out.append(line.rstrip("\n") + "\n")
+        elif line.endswith("\n"):
+            out.append(line)
+        else:  # the file's last line has no newline
+            out.append(line + "\n" + _NO_NEWLINE)
+    if edit.before is None and not out:  # an empty new file
+        return header + f"--- /dev/null\n+++ b/{edit.path}\n"
+    return header + "".join(out)
+
+
+def patch_diff(edits: list[FileEdit]) -> str:
+    return "".join(unified_diff(edit) for edit in edits)
+
+
+@dataclass
+class Hunk:
+    old: list[str]  # context + removed lines
+    new: list[str]  # context + added lines
+    old_start: int  # 0-based line index in the text the hunk was computed against
+
+
+def hunks(before: str, after: str, context: int = 3) -> list[Hunk]:
+    """The changed blocks of before -> after, each with `context` lines either side."""
+    old_lines = before.splitlines(keepends=True)
+    new_lines = after.splitlines(keepends=True)
+    matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
+    out = []
+    for group in matcher.get_grouped_opcodes(context):
+        i1, i2 = group[0][1], group[-1][2]
+        j1, j2 = group[0][3], group[-1][4]
+        out.append(Hunk(old=old_lines[i1:i2], new=new_lines[j1:j2], old_start=i1))
+    return out
+
+
+def apply_hunks(text: str, before: str, after: str) -> str | None:
+    """Apply the change before -> after onto `text` (which may hold other edits); None on conflict.
+
+    Hunks carry git's default 3 lines of context, so a patch that composes here also applies with
+    `git apply` after the earlier ones. A hunk whose new block is already present (the same import added
+    by an earlier patch) counts as applied.
+    """
+    lines = text.splitlines(keepends=True)
+    offset = 0
+    for hunk in hunks(before, after):
+        start = _find(lines, hunk.old, hunk.old_start + offset)
+        if start is None:
+            if _find(lines, hunk.new, hunk.old_start + offset) is not None:
+                continue
+            return None
+        lines[start : start + len(hunk.old)] = hunk.new
+        offset = start - hunk.old_start + len(hunk.new) - len(hunk.old)
+    return "".join(lines)
+
+
+def _find(lines: list[str], block: list[str], near: int) -> int | None:
+    """Index where `block` occurs in `lines`, the occurrence nearest to `near`."""
+    if not block:
+        return max(0, min(near, len(lines)))
+    size = len(block)
+    candidates = [i for i in range(len(lines) - size + 1) if lines[i : i + size] == block]
+    if not candidates:
+        return None
+    return min(candidates, key=lambda i: abs(i - near))
+
+
+def line_map(before: str, after: str) -> list[int]:
+    """For each 1-based line of `before`, the 1-based line of `after` it moved to (approximate for edits)."""
+    old_lines = before.splitlines(keepends=True)
+    new_lines = after.splitlines(keepends=True)
+    mapping = [0] * (len(old_lines) + 2)
+    matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        for k in range(i1, i2):
+            mapping[k + 1] = j1 + 1 + (min(k - i1, max(j2 - j1 - 1, 0)) if tag != "equal" else k - i1)
+    mapping[len(old_lines) + 1] = len(new_lines) + 1
+    return mapping
+
+
+# ---- applying accepted patches to the tree ------------------------------------------------------
+
+
+def compose(patches, originals: dict[str, str], accepted: set[str]) -> tuple[dict[str, str], dict[str, str]]:
+    """New text per path from the accepted patches, in plan order, and why any accepted one was left out."""
+    current: dict[str, str] = {}
+    applied: set[str] = set()
+    skipped: dict[str, str] = {}
+    for patch in patches:
+        if patch.id not in accepted:
+            continue
+        missing = [dep for dep in patch.depends_on if dep not in applied]
+        if missing:
+            skipped[patch.id] = f"depends on {', '.join(missing)}, which was not applied"
+            continue
+        staged = dict(current)
+        for edit in patch.edits:
+            if edit.before is None:
+                staged[edit.path] = edit.after
+                continue
+            base = staged.get(edit.path, originals.get(edit.path, edit.before))
+            new = apply_hunks(base, edit.before, edit.after)
+            if new is None:
+                skipped[patch.id] = f"{edit.path}: does not apply on top of the patches before it"
+                break
+            staged[edit.path] = new
+        else:
+            current = staged
+            applied.add(patch.id)
+    return current, skipped
+
+
+def write_files_atomically(root, texts: dict[str, str]) -> None:
+    """Write every file or none: temp files first, then os.replace each; restore all on any error."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    base = Path(root).resolve()
+    staged: list[tuple[Path, str, str | None]] = []  # (destination, temp file, previous text)
+    try:
+        for rel, text in sorted(texts.items()):
+            destination = (base / rel).resolve()
+            if base not in destination.parents:
+                raise ValueError(f"{rel}: outside the repository")
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            previous = destination.read_text(encoding="utf-8") if destination.exists() else None
+            handle, temp = tempfile.mkstemp(prefix=f".{destination.name}.", suffix=".porter-tmp", dir=destination.parent)
+            with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
+                stream.write(text)
+            staged.append((destination, temp, previous))
+        done: list[tuple[Path, str | None]] = []
+        try:
+            for destination, temp, previous in staged:
+                os.replace(temp, destination)
+                done.append((destination, previous))
+        except BaseException:
+            for destination, previous in reversed(done):
+                if previous is None:
+                    destination.unlink(missing_ok=True)
+                else:
+                    destination.write_text(previous, encoding="utf-8")
+            raise
+    finally:
+        for _, temp, _ in staged:
+            if os.path.exists(temp):
+                os.unlink(temp)
