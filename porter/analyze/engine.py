@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable
 
 import libcst as cst
 
+from porter.analyze.guards import only_on_cuda
 from porter.analyze.index import build_index, dotted_name, iter_strings, literal_value, qualified_names
 from porter.analyze.rules import Rule, RuleSet, lookup_fact
 from porter.analyze.visitors import Hit, ModuleContext, get_visitor
@@ -204,8 +205,23 @@ class _Patterns:
         return None
 
 
+def _tail_match(entry: dict[str, Any], names: Iterable[str]) -> str | None:
+    """`tail_only` call entries: the pattern must match the callee's own name, not its module path,
+    and a name matching `unless` (probes such as is_mxfp4_supported) is not a use."""
+    for name in names:
+        tail = name.rsplit(".", 1)[-1]
+        if entry["_patterns"].matches([tail]) and not (entry["_unless"] and entry["_unless"].search(tail)):
+            return name
+    return None
+
+
 def _compile_entry(entry: dict[str, Any]) -> dict[str, Any]:
     compiled = dict(entry)
+    if entry.get("aware_of"):
+        compiled["_aware"] = re.compile(entry["aware_of"])
+    if entry.get("tail_only"):
+        compiled["_tail_only"] = True
+        compiled["_unless"] = re.compile(entry["unless"]) if entry.get("unless") else None
     for key in ("call", "attribute", "import", "name", "env"):
         if key in entry:
             compiled["_patterns"] = _Patterns(entry[key])
@@ -330,7 +346,11 @@ class _Matcher:
     def hit(self, rule: Rule, entry: dict, node: cst.CSTNode, **data: Any) -> None:
         merged = dict(entry.get("data") or {})
         merged.update(data)
-        self.hits.append(_RawHit(rule, node, merged))
+        severity = None
+        if "_aware" in entry and entry["_aware"].search(self.ctx.text):
+            severity = "info"  # the module already handles the AMD side somewhere: worth a look, not an error
+            merged["module_handles"] = entry["aware_of"]
+        self.hits.append(_RawHit(rule, node, merged, severity))
 
     def run(self) -> None:
         kinds = self.by_kind
@@ -378,7 +398,10 @@ class _Matcher:
             if calls and (tails is None or tail in tails):
                 names = self.qnames(call)
                 for rule, entry in calls:
-                    matched = entry["_patterns"].matches(names)
+                    if "_tail_only" in entry:
+                        matched = _tail_match(entry, names)
+                    else:
+                        matched = entry["_patterns"].matches(names)
                     if matched:
                         self.hit(rule, entry, call, qualified_name=matched)
             if keywords:
@@ -417,6 +440,10 @@ class _Matcher:
                     matched = entry["_patterns"].matches(names)
                     if not matched:
                         continue
+                    if entry.get("probe_ok") and self._is_probe(node):
+                        continue
+                    if entry.get("checks_ok") and self._is_check(node):
+                        continue
                     data: dict[str, Any] = {"qualified_name": matched}
                     if id(node) in assigned:
                         value = literal_value(assigned[id(node)], default=_UNKNOWN)
@@ -425,6 +452,32 @@ class _Matcher:
                         if value is not _UNKNOWN:
                             data["value"] = value
                     self.hit(rule, entry, node, **data)
+
+    def _is_probe(self, node: cst.CSTNode) -> bool:
+        """`X is None`, `X is not None`, `if X:`, `not X`: testing a value (e.g. CUDA_HOME) handles its absence."""
+        parent = self.ctx.parent(node)
+        if isinstance(parent, cst.Comparison) or isinstance(parent, cst.ComparisonTarget):
+            comparison = parent if isinstance(parent, cst.Comparison) else self.ctx.parent(parent)
+            return all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in comparison.comparisons)
+        if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not):
+            return True
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+            name = re.escape(parent.targets[0].target.value)  # `home = CUDA_HOME` then `if home is None:`
+            return re.search(rf"\b{name}\s+is\s+(not\s+)?None\b|\bif\s+not\s+{name}\b", self.ctx.text) is not None
+        return isinstance(parent, (cst.If, cst.While, cst.IfExp)) and parent.test is node
+
+    def _is_check(self, node: cst.CSTNode) -> bool:
+        """`x.dtype == torch.float8_e4m3fn`, `dtype in (A, B)`, `{A: tl.float8e4nv}`: the value is only
+        compared with or looked up, never produced."""
+        parent = self.ctx.parent(node)
+        if isinstance(parent, cst.Element):  # one of a tuple/list/set: judge the container
+            node, parent = self.ctx.parent(parent), self.ctx.parent(self.ctx.parent(parent))
+        if isinstance(parent, cst.ComparisonTarget):
+            return isinstance(parent.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot, cst.In, cst.NotIn))
+        if isinstance(parent, cst.Comparison):
+            return all(isinstance(c.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot, cst.In, cst.NotIn))
+                       for c in parent.comparisons)
+        return isinstance(parent, cst.DictElement) and parent.key is node
 
     def _assignment_targets(self) -> dict[int, cst.CSTNode]:
         """id(assigned Name/Attribute) -> the value expression assigned to it."""
@@ -441,19 +494,38 @@ class _Matcher:
 
     def _imports(self, entries: list[tuple[Rule, dict]]) -> None:
         guarded = self.index.guarded_imports
+        own = _own_packages(self.ctx.path)
+        first: dict[tuple[str, str], dict] = {}  # (rule, library) -> first finding's data + statements counted
+        reported: set[tuple[str, int]] = set()
         for node, name in self.index.imports:
+            if name.split(".", 1)[0] in own:
+                continue  # the project imports itself (scanning xformers, bitsandbytes...): not a dependency
             for rule, entry in entries:
                 if id(node) in guarded and not entry.get("guarded"):
                     continue
                 matched = entry["_patterns"].matches_prefix([name])
-                if matched:
-                    self.hit(rule, entry, node, module=matched, qualified_name=matched)
+                if not matched:
+                    continue
+                key = (rule.id, matched.split(".", 1)[0])
+                if key in first and rule.fix_kind not in _PER_SITE_FIXES:
+                    counted = first[key]
+                    if id(node) not in counted:  # one finding per library per file; no per-site edit
+                        counted[id(node)] = None
+                        counted["data"]["imports_in_file"] += 1
+                    continue
+                if (rule.id, id(node)) in reported:
+                    continue  # `from x import a, b` lists x, x.a and x.b: one statement, one finding
+                reported.add((rule.id, id(node)))
+                self.hit(rule, entry, node, module=matched, qualified_name=matched, imports_in_file=1)
+                first.setdefault(key, {"data": self.hits[-1].data, id(node): None})
         for call in self.index.of(cst.Call):  # importlib.import_module("x") / __import__("x")
             if self._tail(call.func) not in ("import_module", "__import__") or not call.args:
                 continue
             module = literal_value(call.args[0].value)
-            if isinstance(module, str):
+            if isinstance(module, str) and module.split(".", 1)[0] not in own:
                 for rule, entry in entries:
+                    if id(call) in guarded and not entry.get("guarded"):
+                        continue
                     matched = entry["_patterns"].matches_prefix([module])
                     if matched:
                         self.hit(rule, entry, call, module=matched, qualified_name=matched)
@@ -484,6 +556,8 @@ class _Matcher:
     def _env(self, entries: list[tuple[Rule, dict]]) -> None:
         for ref in env_references(self.ctx):
             for rule, entry in entries:
+                if entry.get("sets") and not ref.sets:
+                    continue
                 if ref.inline:
                     match = entry["_env_inline"].search(ref.text)
                     if match:
@@ -529,6 +603,13 @@ class _Matcher:
 
 
 _UNKNOWN = object()
+_PER_SITE_FIXES = ("codemod", "shim")  # these rewrite every import, so every import is reported
+
+
+def _own_packages(path: str) -> set[str]:
+    """Folder names on the scanned file's (relative) path: imports of them are the project's own code."""
+    parts = path.replace("\\", "/").split("/")[:-1]
+    return {part for part in parts if part.isidentifier()}
 
 
 def _literal_ok(value: Any, constraint: dict[str, Any]) -> bool:
@@ -596,6 +677,7 @@ def _analyze(text: str, path: str, target: Target, ruleset: RuleSet) -> list[Fin
     ctx = ModuleContext(path, text, module, build_index(module), target)
     matcher = _Matcher(ctx, rules)
     matcher.run()
+    matcher.hits = [raw for raw in matcher.hits if not _behind_cuda_guard(raw, ctx)]
     suppressions = Suppressions.parse(text)
     findings = []
     seen: set[tuple[str, int, int]] = set()
@@ -611,6 +693,13 @@ def _analyze(text: str, path: str, target: Target, ruleset: RuleSet) -> list[Fin
         findings.append(_builtin_finding(ANALYZER_ERROR, path, target, f"rule {rule.id} ({rule.name}) failed: {error}", 1, 1))
     findings.sort(key=lambda f: (f.line, f.column, f.rule))
     return findings
+
+
+def _behind_cuda_guard(raw: _RawHit, ctx: ModuleContext) -> bool:
+    """Hits in a branch only a CUDA build runs (`if not is_rocm(): ...`) are fine on ROCm."""
+    if not raw.rule.get("platform_guards", raw.rule.category != "triton"):
+        return False
+    return only_on_cuda(ctx, raw.node)
 
 
 _MAX_NESTING = 400

@@ -9,6 +9,7 @@ when a finding needs one, by one code-generation pass that records token offsets
 from __future__ import annotations
 
 import dataclasses
+import re
 from bisect import bisect_right
 from itertools import accumulate
 from typing import Any, Iterator
@@ -59,6 +60,7 @@ class ModuleIndex:
     call_arg_of: dict[int, cst.Call]  # id(literal) -> the call it is a direct argument of
     docstrings: set[int]  # ids of string nodes that are bare expression statements
     guarded_imports: set[int] = dataclasses.field(default_factory=set)  # imports inside try/except ImportError
+    top_of: dict[int, int] = dataclasses.field(default_factory=dict)  # id(node) -> index of its module.body statement
 
     def of(self, node_type: type) -> list[cst.CSTNode]:
         return self.nodes.get(node_type, [])
@@ -67,6 +69,17 @@ class ModuleIndex:
 _TRACKED_CONTEXT = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString, cst.Integer,
                     cst.Float, cst.Call, cst.Attribute, cst.Name, cst.Subscript, cst.Dict, cst.Arg,
                     cst.Comparison)
+
+
+_STATEMENT, _TRACKED, _OTHER = "statement", "tracked", "other"
+_KINDS: dict[type, str] = {}  # node type -> its role in the walk (isinstance on libcst's ABCs is slow)
+_NODE_TYPES: dict[type, bool] = {}  # field value type -> is it a CSTNode
+
+
+def _kind_of(node_type: type) -> str:
+    if issubclass(node_type, _STATEMENT_TYPES):
+        return _STATEMENT
+    return _TRACKED if issubclass(node_type, _TRACKED_CONTEXT) else _OTHER
 
 
 def build_index(module: cst.Module) -> ModuleIndex:
@@ -78,26 +91,34 @@ def build_index(module: cst.Module) -> ModuleIndex:
     call_arg_of: dict[int, cst.Call] = {}
     docstrings: set[int] = set()
     guarded_imports: set[int] = set()
+    top_of: dict[int, int] = {}
+    top_index = {id(node): i for i, node in enumerate(module.body)}
+    top = -1
     statement: cst.CSTNode | None = None
     scope: tuple[str, ...] = ()
     guarded = False
     # Items are (node, call it is a direct argument of | None); reversed pushes keep source order.
     stack: list[Any] = [(module, None)]
     pop, push = stack.pop, stack.append
-    tracked = _TRACKED_CONTEXT
+    kinds, node_types = _KINDS, _NODE_TYPES
     while stack:
         node, in_call = pop()
         if node is _EXIT:
-            statement, scope, guarded = in_call
+            statement, scope, guarded, top = in_call
             continue
         node_type = type(node)
         bucket = nodes.get(node_type)
         if bucket is None:
             nodes[node_type] = bucket = []
+            if node_type not in kinds:
+                kinds[node_type] = _kind_of(node_type)
         bucket.append(node)
-        if isinstance(node, _STATEMENT_TYPES):
-            push((_EXIT, (statement, scope, guarded)))
+        kind = kinds[node_type]
+        if kind is _STATEMENT:
+            push((_EXIT, (statement, scope, guarded, top)))
             statement = node
+            top = top_index.get(id(node), top)
+            top_of[id(node)] = top
             if node_type is cst.SimpleStatementLine:
                 before = len(imports)
                 _note_statement(node, aliases, imports, docstrings)
@@ -107,14 +128,20 @@ def build_index(module: cst.Module) -> ModuleIndex:
                 scope = scope + (node.name.value,)
             elif node_type is cst.Try and _catches_import_error(node):
                 guarded = True
-        elif isinstance(node, tracked):
+            elif node_type is cst.If and _probes_availability(node.test):
+                guarded = True
+        elif kind is _TRACKED:
             statement_of[id(node)] = statement
+            top_of[id(node)] = top
             if scope:
                 scope_of[id(node)] = scope
             if in_call is not None:
                 call_arg_of[id(node)] = in_call
             if node_type is cst.Call:
+                if guarded:  # importlib.import_module("x") inside try/except ImportError: a probe
+                    guarded_imports.add(id(node))
                 for arg in reversed(node.args):
+                    top_of[id(arg)] = top
                     push((arg.value, node))
                 push((node.func, None))
                 continue
@@ -124,13 +151,50 @@ def build_index(module: cst.Module) -> ModuleIndex:
             continue
         for name in reversed(_child_fields(node_type)):
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                push((value, None))
-            elif type(value) in (list, tuple):
+            value_type = type(value)
+            if value_type is list or value_type is tuple:
                 for child in reversed(value):
-                    if isinstance(child, cst.CSTNode):
+                    child_type = type(child)
+                    is_node = node_types.get(child_type)
+                    if is_node is None:
+                        is_node = node_types[child_type] = issubclass(child_type, cst.CSTNode)
+                    if is_node:
                         push((child, None))
-    return ModuleIndex(nodes, aliases, imports, statement_of, scope_of, call_arg_of, docstrings, guarded_imports)
+            else:
+                is_node = node_types.get(value_type)
+                if is_node is None:
+                    is_node = node_types[value_type] = issubclass(value_type, cst.CSTNode)
+                if is_node:
+                    push((value, None))
+    for small_statements in nodes.get(cst.SimpleStatementLine, ()):
+        for small in small_statements.body:  # imports and other small statements are reported too
+            top_of[id(small)] = top_of[id(small_statements)]
+    return ModuleIndex(nodes, aliases, imports, statement_of, scope_of, call_arg_of, docstrings, guarded_imports,
+                       top_of)
+
+
+_AVAILABILITY_PROBE = re.compile(r"^(find_spec|find_loader|_?is_\w+_available|_?\w+_is_available|has_package)$")
+
+
+_AVAILABILITY_FLAG = re.compile(r"^_?(HAS_[A-Z0-9_]+|[A-Z0-9_]+_AVAILABLE)$")
+
+
+def _probes_availability(test: cst.BaseExpression) -> bool:
+    """`if importlib.util.find_spec("flash_attn"):` / `if is_flash_attn_available():` guard an optional import."""
+    stack = [test]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name) and _AVAILABILITY_FLAG.match(node.value):
+            return True  # HAS_FLASH_ATTN / FLASH_ATTN_AVAILABLE: set by an earlier probe
+        if isinstance(node, cst.Call):
+            func = node.func
+            tail = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+            if isinstance(tail, str) and _AVAILABILITY_PROBE.match(tail) and tail != "is_available":
+                return True
+        elif isinstance(node, (cst.BooleanOperation, cst.UnaryOperation, cst.Comparison)):
+            stack.extend(c for c in (getattr(node, "left", None), getattr(node, "right", None),
+                                     getattr(node, "expression", None)) if c is not None)
+    return False
 
 
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"}
@@ -249,9 +313,9 @@ class _SyntacticSpan:
 class Positions:
     """Node -> CodeRange (1-based lines, 0-based columns, like libcst), from one codegen pass."""
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, root: cst.CSTNode | None = None) -> None:
         state = _OffsetRecorder(module)
-        module._codegen(state)
+        (root or module)._codegen(state)
         self._spans = state.spans
         self._syntactic = state.syntactic
         tokens = state.tokens
@@ -292,6 +356,88 @@ class Positions:
         if line < 1 or line >= len(self._line_starts):
             return ""
         return self.code[self._line_starts[line - 1] : self._line_starts[line]].rstrip("\r\n")
+
+
+class LazyPositions:
+    """Positions that generate code only for the top-level statements holding the nodes asked about.
+
+    Code generation costs about half a parse, and a file with findings usually needs a handful of
+    statements. A top-level statement's first line comes from the stdlib `ast` (C, fast); its own
+    codegen gives the rest. Any doubt (ast cannot parse, counts differ, generated text does not sit
+    at that line) falls back to one whole-module pass.
+    """
+
+    def __init__(self, module: cst.Module, text: str, top_of: dict[int, int]) -> None:
+        self.module, self.text, self.top_of = module, text, top_of
+        self._lines = text.splitlines(keepends=True)
+        self._line_starts = [0, *accumulate(len(line) for line in self._lines)]
+        self._starts: list[int] | None = None
+        self._by_statement: dict[int, tuple[Positions, int] | None] = {}
+        self._whole: Positions | None = None
+
+    def __getitem__(self, node: cst.CSTNode) -> CodeRange:
+        top = self.top_of.get(id(node), -1)
+        found = self._statement(top) if top >= 0 else None
+        if found is None:
+            return self._module_positions()[node]
+        positions, first_line = found
+        where = positions[node]
+        return CodeRange(CodePosition(where.start.line + first_line - 1, where.start.column),
+                         CodePosition(where.end.line + first_line - 1, where.end.column))
+
+    def line_text(self, line: int) -> str:
+        if line < 1 or line > len(self._lines):
+            return ""
+        return self._lines[line - 1].rstrip("\r\n")
+
+    def _module_positions(self) -> Positions:
+        if self._whole is None:
+            self._whole = Positions(self.module)
+        return self._whole
+
+    def _statement(self, top: int) -> tuple[Positions, int] | None:
+        if top not in self._by_statement:
+            self._by_statement[top] = self._locate(top)
+        return self._by_statement[top]
+
+    def _locate(self, top: int) -> tuple[Positions, int] | None:
+        starts = self._statement_lines()
+        if starts is None or top >= len(starts):
+            return None
+        statement = self.module.body[top]
+        first_line = starts[top] - len(getattr(statement, "leading_lines", ()))
+        positions = Positions(self.module, statement)
+        offset = self._line_starts[first_line - 1] if 0 < first_line <= len(self._lines) else -1
+        if offset < 0 or not self.text.startswith(positions.code, offset):
+            return None
+        return positions, first_line
+
+    def _statement_lines(self) -> list[int] | None:
+        """First syntactic line (decorators included) of each module.body statement, from `ast`."""
+        if self._starts is None:
+            self._starts = _ast_statement_lines(self.module, self.text) or []
+        return self._starts or None
+
+
+def _ast_statement_lines(module: cst.Module, text: str) -> list[int] | None:
+    import ast
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            body = ast.parse(text).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    lines, index = [], 0
+    for statement in module.body:
+        if index >= len(body):
+            return None
+        node = body[index]
+        decorators = getattr(node, "decorator_list", None)
+        lines.append(decorators[0].lineno if decorators else node.lineno)
+        index += len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
+    return lines if index == len(body) else None
 
 
 def iter_strings(node: cst.CSTNode) -> Iterator[str]:
@@ -347,17 +493,36 @@ def _literal(node: Any) -> Any:
     return _NO_VALUE
 
 
+_PARENT_FIELDS: dict[type, tuple[str, ...]] = {}
+_IS_CHILD: dict[type, bool] = {}
+
+
 def parent_map(module: cst.Module) -> dict[int, cst.CSTNode]:
-    """id(child) -> parent for every node except whitespace (one field walk, no libcst visitor)."""
+    """id(child) -> parent for every node except whitespace (one field walk, no libcst visitor).
+
+    Field names and "is this a non-whitespace node" are cached per type: dataclasses.fields() and
+    isinstance() against libcst's ABCs dominate a naive walk.
+    """
     parents: dict[int, cst.CSTNode] = {}
     stack: list[cst.CSTNode] = [module]
+    pop, push = stack.pop, stack.append
+    fields_of, is_child = _PARENT_FIELDS, _IS_CHILD
     while stack:
-        node = stack.pop()
-        for f in dataclasses.fields(node):
-            value = getattr(node, f.name)
-            children = value if type(value) in (list, tuple) else (value,)
-            for child in children:
-                if isinstance(child, cst.CSTNode) and not isinstance(child, cst.BaseParenthesizableWhitespace):
+        node = pop()
+        node_type = type(node)
+        names = fields_of.get(node_type)
+        if names is None:
+            names = fields_of[node_type] = tuple(f.name for f in dataclasses.fields(node_type)
+                                                 if not f.name.startswith("whitespace"))
+        for name in names:
+            value = getattr(node, name)
+            for child in (value if type(value) in (list, tuple) else (value,)):
+                child_type = type(child)
+                ok = is_child.get(child_type)
+                if ok is None:
+                    ok = is_child[child_type] = (isinstance(child, cst.CSTNode)
+                                                 and not isinstance(child, cst.BaseParenthesizableWhitespace))
+                if ok:
                     parents[id(child)] = node
-                    stack.append(child)
+                    push(child)
     return parents

@@ -143,9 +143,9 @@ class ModuleContext:
     @property
     def positions(self) -> Any:
         if self._positions is None:
-            from porter.analyze.index import Positions
+            from porter.analyze.index import LazyPositions
 
-            self._positions = Positions(self.module)
+            self._positions = LazyPositions(self.module, self.text, getattr(self.index, "top_of", {}))
         return self._positions
 
     @cached_property

@@ -13,7 +13,6 @@ from porter.analyze.visitors import Hit, ModuleContext, register
 
 _COMPARE = {cst.GreaterThan: operator.gt, cst.GreaterThanEqual: operator.ge, cst.LessThan: operator.lt,
             cst.LessThanEqual: operator.le, cst.Equal: operator.eq, cst.NotEqual: operator.ne}
-_CUDA_GUARD = re.compile(r"version\.cuda|is_cuda|is_nvidia|not\s+\S*version\.hip|version\.hip\s+is\s+None")
 
 
 def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -24,20 +23,6 @@ def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         yield current
         for child in current.children:
             stack.append(child)
-
-
-def _is_cuda_guarded(ctx: ModuleContext, node: cst.CSTNode) -> bool:
-    """`is_cuda and cap >= (9, 0)`: the comparison only runs on NVIDIA, so it is ROCm-safe."""
-    child, parent = node, ctx.parent(node)
-    while parent is not None and not isinstance(parent, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-        if isinstance(parent, cst.BooleanOperation) and isinstance(parent.operator, cst.And):
-            other = parent.left if parent.right is child else parent.right
-            if _CUDA_GUARD.search(ctx.code_for(other)):
-                return True
-        child, parent = parent, ctx.parent(parent)
-    if isinstance(parent, (cst.If, cst.While)) and child is parent.test:
-        return False
-    return False
 
 
 # ---- PT201: torch.version.cuda used as a condition or parsed --------------------------------------
@@ -57,6 +42,14 @@ def torch_version_cuda_use(ctx: ModuleContext, rule: Any, target: Any) -> Iterab
 
 
 def _version_use(ctx: ModuleContext, node: cst.CSTNode) -> str | None:
+    use = _parse_or_compare(ctx, node)
+    if use is None and isinstance(ctx.parent(node), (cst.BooleanOperation, cst.UnaryOperation, cst.If, cst.While,
+                                                      cst.IfExp, cst.Assert)):
+        return "tested" if _gates_on_cuda_version(ctx, node) else None
+    return use
+
+
+def _parse_or_compare(ctx: ModuleContext, node: cst.CSTNode) -> str | None:
     parent = ctx.parent(node)
     if isinstance(parent, cst.Attribute) and parent.value is node:
         return "parsed"  # torch.version.cuda.split(".") raises on ROCm (None)
@@ -71,11 +64,25 @@ def _version_use(ctx: ModuleContext, node: cst.CSTNode) -> str | None:
         if all(op in (cst.Is, cst.IsNot) for op in ops):
             return None  # `torch.version.cuda is not None`: an explicit platform test, right on ROCm
         return "compared"
-    if isinstance(parent, (cst.BooleanOperation, cst.UnaryOperation)):
-        return "tested"
-    if isinstance(parent, (cst.If, cst.While, cst.IfExp, cst.Assert)) and getattr(parent, "test", None) is node:
-        return "tested"
     return None
+
+
+def _gates_on_cuda_version(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """`torch.version.cuda and Version(torch.version.cuda) >= ...`: a GPU fast path that ROCm silently skips.
+
+    A bare truthiness test (`x if torch.version.cuda else y`, `IS_CUDA = ... and torch.version.cuda`,
+    `torch.version.cuda or "n/a"`) is a platform test, the very thing to write on ROCm: no finding.
+    """
+    chain = node
+    parent = ctx.parent(chain)
+    while isinstance(parent, (cst.BooleanOperation, cst.UnaryOperation)):
+        chain, parent = parent, ctx.parent(parent)
+    for other in descendants(chain):
+        if other is node or not isinstance(other, cst.Attribute) or other.attr.value != "cuda":
+            continue
+        if "torch.version.cuda" in ctx.qualified_names(other) and _parse_or_compare(ctx, other):
+            return True
+    return False
 
 
 # ---- PT202: compute-capability comparisons -------------------------------------------------------
@@ -85,22 +92,53 @@ _CAPABILITY = "torch.cuda.get_device_capability"
 
 @register("capability_comparison")
 def capability_comparison(ctx: ModuleContext, rule: Any, target: Any) -> Iterable[Hit]:
+    """Capability gates that send `target` down a branch meant for NVIDIA parts with features it lacks.
+
+    The gate is evaluated on the target (ROCm's synthetic capability) and on every capability an NVIDIA
+    part could report. When all NVIDIA parts that take the target's branch are at or above the first
+    NVIDIA target (porter.targets) having a feature the AMD target lacks (TMA, wgmma... on Hopper), the
+    branch may use those features: a finding. `major >= 8` (Ampere: bf16, true on Instinct too),
+    `cap == (9, 0)` (false on gfx942/gfx950) or `cap >= (10, 0)` send the target where pre-Hopper NVIDIA
+    parts go as well, which is fine.
+    """
+    floor, missing, nvidia = _feature_floor(target)
+    if floor is None:
+        return
     aliases = _capability_names(ctx)
     for comparison in ctx.nodes(cst.Comparison):
         left = comparison.left
         for item in comparison.comparisons:
             op = _COMPARE.get(type(item.operator))
-            sides = ((left, item.comparator, op), (item.comparator, left, _flip(op)))
-            for side, other, side_op in sides:
+            for side, other, side_op in ((left, item.comparator, op), (item.comparator, left, _flip(op))):
                 part = _capability_part(ctx, side, aliases)
                 value = literal_value(other)
                 if part is None or side_op is None or value is None:
                     continue
-                if _is_cuda_guarded(ctx, comparison):
-                    break
-                yield _capability_hit(comparison, part, side_op, item.operator, value, target)
+                hit = _capability_hit(comparison, part, side_op, value, target, floor, missing, nvidia)
+                if hit is not None and not _only_logs(ctx, comparison):
+                    yield hit
                 break
             left = item.comparator
+
+
+_LOG_CALLS = {"info", "info_once", "warning", "warning_once", "warn", "warn_once", "debug", "print", "log"}
+
+
+def _only_logs(ctx: ModuleContext, comparison: cst.Comparison) -> bool:
+    """`if cap[0] < 9 and dtype == bf16: logger.info_once(...)`: the gate picks a message, not a code path."""
+    node, parent = comparison, ctx.parent(comparison)
+    while isinstance(parent, (cst.BooleanOperation, cst.UnaryOperation)):
+        node, parent = parent, ctx.parent(parent)
+    if not isinstance(parent, cst.If) or parent.test is not node or parent.orelse is not None:
+        return False
+    for line in parent.body.body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            return False
+        for small in line.body:
+            call = small.value if isinstance(small, cst.Expr) else None
+            if not isinstance(call, cst.Call) or _tail(call.func) not in _LOG_CALLS:
+                return False
+    return True
 
 
 def _flip(op):
@@ -108,17 +146,53 @@ def _flip(op):
     return flips.get(op, op)
 
 
-def _capability_hit(node, part, op, op_node, value, target) -> Hit:
-    capability = tuple(target.capability)
-    actual = capability if part == "capability" else capability[0 if part == "major" else 1]
+def _feature_floor(target: Any) -> tuple[tuple | None, list[str], list[Any]]:
+    """Lowest NVIDIA capability with a feature `target` lacks, those features, and the NVIDIA targets."""
+    from porter.targets import all_targets, get_target
+
+    nvidia = [t for t in map(get_target, all_targets()) if t.vendor == "nvidia" and t.capability]
+    lacking = [(tuple(t.capability), t) for t in nvidia
+               if any(on and not target.features.get(name) for name, on in t.features.items())]
+    if not lacking:
+        return None, [], nvidia
+    floor, first = min(lacking, key=lambda pair: pair[0])
+    missing = sorted(name for name, on in first.features.items() if on and not target.features.get(name))
+    return floor, missing, nvidia
+
+
+def _part_of(capability: tuple, part: str) -> Any:
+    if part == "capability":
+        return capability
+    if part == "sm":
+        return capability[0] * 10 + capability[1]
+    return capability[0 if part == "major" else 1]
+
+
+def _outcome(op, actual: Any, value: Any) -> bool | None:
     try:
-        outcome = op(actual, tuple(value) if isinstance(value, list) else value)
+        return bool(op(actual, tuple(value) if isinstance(value, list) else value))
     except TypeError:
-        outcome = None
+        return None
+
+
+def _probe_capabilities(floor: tuple) -> list[tuple[int, int]]:
+    """Every (major, minor) an NVIDIA part below `floor` could report, and a few above."""
+    return [(major, minor) for major in range(floor[0] + 4) for minor in range(10)]
+
+
+def _capability_hit(node, part, op, value, target, floor, missing, nvidia) -> Hit | None:
+    outcome = _outcome(op, _part_of(tuple(target.capability), part), value)
+    if outcome is None:
+        return None
+    same_branch = [c for c in _probe_capabilities(floor) if _outcome(op, _part_of(c, part), value) == outcome]
+    if not same_branch or min(same_branch) < floor:
+        return None  # pre-Hopper NVIDIA parts take this branch too: it needs nothing the target lacks
+    meant_for = [t.name for t in nvidia if _outcome(op, _part_of(tuple(t.capability), part), value) == outcome]
     symbol = {operator.gt: ">", operator.ge: ">=", operator.lt: "<", operator.le: "<=", operator.eq: "==",
               operator.ne: "!="}[op]
-    data = {"part": part, "compared_to": value, "op": symbol, "actual": actual,
-            "outcome": {True: "true", False: "false", None: "undecidable"}[outcome]}
+    data = {"part": part, "compared_to": value, "op": symbol, "actual": _part_of(tuple(target.capability), part),
+            "outcome": "true" if outcome else "false", "meant_for": ", ".join(meant_for) or "newer NVIDIA parts",
+            "missing": ", ".join(missing)}
     return Hit(node, data)
 
 
@@ -126,6 +200,9 @@ def _capability_names(ctx: ModuleContext) -> dict[str, str]:
     """Names assigned from get_device_capability(): `cap = ...` -> capability, `major, minor = ...`."""
     names: dict[str, str] = {}
     for assign in ctx.nodes(cst.Assign):
+        if isinstance(assign.value, cst.BinaryOperation) and _sm_number(ctx, assign.value, names):
+            names.update({t.target.value: "sm" for t in assign.targets if isinstance(t.target, cst.Name)})
+            continue
         if _CAPABILITY not in ctx.qualified_names(assign.value) or not isinstance(assign.value, cst.Call):
             continue
         for target in assign.targets:
@@ -138,7 +215,19 @@ def _capability_names(ctx: ModuleContext) -> dict[str, str]:
     return names
 
 
+def _sm_number(ctx: ModuleContext, node: cst.BinaryOperation, aliases: dict[str, str]) -> bool:
+    """`major * 10 + minor` (also `cap[0] * 10 + cap[1]`): the "sm" number NVIDIA code compares with 90."""
+    if not isinstance(node.operator, cst.Add) or not isinstance(node.left, cst.BinaryOperation):
+        return False
+    scaled = node.left
+    return (isinstance(scaled.operator, cst.Multiply) and literal_value(scaled.right) == 10
+            and _capability_part(ctx, scaled.left, aliases) == "major"
+            and _capability_part(ctx, node.right, aliases) == "minor")
+
+
 def _capability_part(ctx: ModuleContext, node: cst.CSTNode, aliases: dict[str, str]) -> str | None:
+    if isinstance(node, cst.BinaryOperation):
+        return "sm" if _sm_number(ctx, node, aliases) else None
     if isinstance(node, cst.Call) and _CAPABILITY in ctx.qualified_names(node):
         return "capability"
     if isinstance(node, cst.Name):
@@ -188,12 +277,27 @@ def sdpa_single_backend(ctx: ModuleContext, rule: Any, target: Any) -> Iterable[
     for call in ctx.nodes(cst.Call):
         names = ctx.qualified_names(call)
         if "torch.backends.cuda.sdp_kernel" in names:
+            if _math_only_flags(call):
+                continue  # the math backend exists on every platform
             yield Hit(call, {"api": "torch.backends.cuda.sdp_kernel", "backend": "the enable_* flags"})
         elif "torch.nn.attention.sdpa_kernel" in names and call.args:
             first = call.args[0].value
             if isinstance(first, (cst.List, cst.Tuple)) and len(first.elements) > 1:
                 continue  # a priority list lets ROCm fall through to a backend it has
+            if isinstance(first, (cst.Attribute, cst.Name)) and (_tail(first) == "MATH"):
+                continue
             yield Hit(call, {"api": "torch.nn.attention.sdpa_kernel", "backend": ctx.code_for(first)})
+
+
+def _tail(node: cst.CSTNode) -> str | None:
+    return node.attr.value if isinstance(node, cst.Attribute) else getattr(node, "value", None)
+
+
+def _math_only_flags(call: cst.Call) -> bool:
+    """sdp_kernel(enable_flash=False, enable_mem_efficient=False, enable_math=True): only math, always there."""
+    flags = {a.keyword.value: literal_value(a.value, default="?") for a in call.args if a.keyword is not None}
+    others = [v for k, v in flags.items() if k.startswith("enable_") and k != "enable_math"]
+    return flags.get("enable_math") is True and bool(others) and all(v is False for v in others)
 
 
 # ---- PT212: host syncs and collectives inside CUDA-graph capture -----------------------------------
