@@ -233,3 +233,40 @@ def test_config_helper_function_arguments_are_bound():
 ])
 def test_vendor_guards(test, branch, guard):
     assert guard_of_test(test, branch) == guard
+
+
+SCOPES_MODULE = '''\
+import triton
+import triton.language as tl
+NW = 4
+NW: int = 8
+if big:
+    NW = 32
+ITEMS = []
+(lambda: ITEMS.append(1))()
+def host(x, cb=lambda y: y.append(1)):
+    if x: W = 16
+    else: W = 32
+    try:
+        S = 2
+    except ImportError:
+        S = 3
+    kern[(1,)](x, num_warps=NW, num_stages=S, BLOCK=W)
+@triton.jit
+def kern(X, BLOCK: tl.constexpr):
+    pass
+'''
+
+
+def test_scope_tables_follow_statement_structure():
+    """Bindings found through the engine's node index (no walk of the inventory's own): source order
+    across `x = ` and `x: T = `, one-line suites, try/except branches, mutation inside a lambda ignored."""
+    inv = inventory_for_source(SCOPES_MODULE, "scopes.py")
+    (launch,) = inv.launches
+    assert launch.kernel == "kern" and launch.kernel_known
+    assert launch.options["num_warps"].values == [4, 8, 32]
+    assert launch.options["num_stages"].values == [2, 3]
+    assert launch.meta["BLOCK"].values == [16, 32]
+    items = next(n for n in inv.references() if inv.code(n[0]) == "ITEMS")[0]
+    assert inv.fold(items).values == [[]]  # the lambda's append runs in the lambda, not at module level
+    assert inv.enclosing_function(launch.node).name.value == "host"

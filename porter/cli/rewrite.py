@@ -48,13 +48,15 @@ def rewrite_command(
     ignore: list[str] = typer.Option(None, "--ignore", help="Rule ids/prefixes to skip (comma list, repeatable)."),
     no_verify: bool = typer.Option(False, "--no-verify", help="Skip verification; patches are marked unverified."),
     tune: str = typer.Option(None, "--tune", help="topk=N: keep the N best model-ranked configs per shape bucket."),
+    agent: str = typer.Option(None, "--agent", help="none (default) | openai | replay: who proposes fixes no codemod can make."),
+    agent_replay: Path = typer.Option(None, "--agent-replay", help="With --agent replay: a saved report's agent/ directory."),
 ) -> None:
     """Rewrite CUDA-flavoured code for the target: codemods, the porter shim, and a report of the rest."""
     try:
         code = run_rewrite(
             path, target=target, out=out, apply=apply, allow_dirty=allow_dirty, exclusive=exclusive,
             output_format=output_format, select=_split(select), ignore=_split(ignore), verify=not no_verify,
-            tune_topk=parse_tune(tune),
+            tune_topk=parse_tune(tune), agent=agent, agent_replay=agent_replay,
         )
     except PorterError:
         raise
@@ -90,7 +92,7 @@ def git_dirty(root: Path, exclude: Path | None = None) -> bool | None:
 
 def run_rewrite(path: Path, *, target=None, out: Path = Path("porter-report"), apply=False, allow_dirty=False,
                 exclusive=False, output_format="text", select=None, ignore=None, verify=True, tune_topk=None,
-                echo=typer.echo) -> int:
+                agent=None, agent_replay=None, echo=typer.echo) -> int:
     """The rewrite command without Typer: returns the exit code (raises PorterError for exit 2)."""
     from porter.analyze import load_rules
     from porter.analyze.scan import scan_tree
@@ -115,9 +117,10 @@ def run_rewrite(path: Path, *, target=None, out: Path = Path("porter-report"), a
     root = Path(result.root)
     docs = {rule_id: dict(info.docs) for rule_id, info in result.rules.items()}
     safety = {rule_id: info.safety or "safe" for rule_id, info in result.rules.items()}
+    agent_run = _agent_run(root, result, resolved, ruleset, config, docs, exclusive, verify, agent, agent_replay)
     plan = plan_patches(root, result.findings, resolved, PlanOptions(
         exclusive=exclusive, shim_module=config.shim_module, config_source=config.source, tune_topk=tune_topk,
-        rule_docs=docs, rule_safety=safety))
+        rule_docs=docs, rule_safety=safety, agent=agent_run.hook if agent_run else None))
 
     verdicts, verification = _verify(root, plan, resolved, verify, config)
     accepted = {p.id for p in plan.patches if p.id not in verdicts or verdicts[p.id].accepted}
@@ -132,6 +135,8 @@ def run_rewrite(path: Path, *, target=None, out: Path = Path("porter-report"), a
     options = {"exclusive": exclusive, "apply": apply, "verification": verification, "tune_topk": tune_topk,
                "root": str(root)}
     out_dir = write_report_dir(out, plan, verdicts, applied, skipped, options, scan_result=result)
+    if agent_run:
+        agent_run.save(out_dir)
     if output_format == "json":
         echo(patch_report.render_json(plan, verdicts, applied, skipped, options), nl=False)
     elif output_format == "github":
@@ -140,6 +145,28 @@ def run_rewrite(path: Path, *, target=None, out: Path = Path("porter-report"), a
         echo(patch_report.render_text(plan, verdicts, applied, skipped, str(out_dir)), nl=False)
     rejected = any(not v.accepted for v in verdicts.values())
     return 1 if rejected else 0
+
+
+def _agent_run(root: Path, result, target, ruleset, config, docs, exclusive, verify, mode, replay_dir):
+    """The agent's part of the run, or None when no model is configured (offline, the default)."""
+    from porter.discover import DiscoverOptions, discover
+    from porter.remedy.agent import AgentSettings, client_for
+    from porter.remedy.agent.hook import start_agent_run
+    from porter.remedy.agent.loop import load_python_files
+
+    settings = AgentSettings.from_config(config.table("agent"), f"{config.source or 'pyproject.toml'}: [tool.porter.agent]")
+    client = client_for(mode, settings, replay_dir)
+    if client is None:
+        return None
+    files = load_python_files(root, [f.path for f in discover(root, DiscoverOptions()).files])
+    check = None
+    if verify:
+        from porter.verify import VerifyOptions, verify_patches
+
+        options = VerifyOptions().with_config(config.table("verify"), config.source or "pyproject.toml")
+        check = lambda patch: verify_patches(root, [patch], target, options)[0]  # noqa: E731
+    return start_agent_run(root, result.findings, files, target, ruleset, client, settings, docs, exclusive,
+                           verify=check, config=config)
 
 
 def _verify(root: Path, plan, target, verify: bool, config) -> tuple[dict, str]:

@@ -1,7 +1,163 @@
-"""`porter verify` (being built: registers nothing yet)."""
+"""`porter verify PATH --target T [--patch FILE ...]`: replay the tests on the CPU under the Triton
+interpreter (or on the real GPU with --device cuda) and cross-compile every kernel launch for the
+target; with patches, judge each one (baseline, batch, bisection).
+
+Patch files are a series, applied in the order given: each depends on the ones before it.
+Exit codes: 0 accepted, 1 a patch rejected (or, without patches, a failing test or kernel), 2 usage,
+configuration or internal error. `--format json` puts only the verdicts on stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
 
 import typer
+from rich.console import Console
+
+from porter.errors import PorterError, UsageError
+from porter.records import Verdict
+
+FORMATS = ("text", "json")
+HINT = "this is a bug in porter; rerun with PORTER_DEBUG=1 for the traceback and please report it"
+
+
+def verify_command(
+    path: Path = typer.Argument(..., help="Repository (directory) to verify.", show_default=False),
+    target: str = typer.Option(None, "--target", "-t", help="Target name or gfx arch (default: config, else mi350x)."),
+    patch: list[Path] = typer.Option(None, "--patch", "-p", help="Patch file (git diff) to judge; repeatable, a series."),
+    device: str = typer.Option("cpu", "--device", help="cpu: interpreter replay + cross-compile; cuda: the real GPU."),
+    test_cmd: str = typer.Option(None, "--test-cmd", help='Test command (default: config, else "python -m pytest").'),
+    timeout: float = typer.Option(None, "--timeout", help="Seconds allowed per test-command run (default 600)."),
+    jobs: str = typer.Option(None, "--jobs", "-j", help='pytest-xdist workers: "auto", a number, or 0 for none.'),
+    no_compile: bool = typer.Option(False, "--no-compile", help="Skip cross-compilation for the target."),
+    full_suite: bool = typer.Option(False, "--full-suite", help="Run every test, not only those the patches can affect."),
+    output_format: str = typer.Option("text", "--format", help="text | json."),
+    output: Path = typer.Option(None, "--output", "-o", help="Write the JSON verdicts to this file (atomically)."),
+) -> None:
+    """Replay tests on the CPU, cross-compile kernels for the target and judge patches."""
+    try:
+        code = run_verify(path, target=target, patch_files=patch or [], device=device, test_cmd=test_cmd,
+                          timeout=timeout, jobs=jobs, cross_compile=not no_compile, full_suite=full_suite,
+                          output_format=output_format, output=output)
+    except PorterError:
+        raise
+    except Exception as error:  # porter's bug: one line and a hint, not a traceback
+        if os.environ.get("PORTER_DEBUG"):
+            traceback.print_exc()
+        typer.secho(f"porter: internal error: {type(error).__name__}: {error}", err=True, fg="red")
+        typer.secho(f"porter: {HINT}", err=True)
+        raise typer.Exit(2) from None
+    raise typer.Exit(code)
+
+
+def _options(device, test_cmd, timeout, jobs, cross_compile, full_suite):
+    from porter.verify.options import DEVICES, VerifyOptions, parse_test_cmd
+
+    if device not in DEVICES:
+        raise UsageError(f"--device: expected one of {', '.join(DEVICES)}, got {device!r}")
+    if timeout is not None and timeout <= 0:
+        raise UsageError("--timeout: expected a positive number of seconds")
+    values: dict = {"device": device, "cross_compile": cross_compile and device == "cpu",
+                    "select_tests": not full_suite}
+    if test_cmd is not None:
+        values["test_cmd"] = parse_test_cmd(test_cmd, "--test-cmd")
+    if timeout is not None:
+        values["timeout_s"] = float(timeout)
+    if jobs is not None:
+        if jobs != "auto" and not jobs.isdigit():
+            raise UsageError(f'--jobs: expected "auto" or a number, got {jobs!r}')
+        values["jobs"] = jobs if jobs == "auto" else int(jobs)
+    return VerifyOptions(**values)
+
+
+def run_verify(path: Path, *, target=None, patch_files=(), device="cpu", test_cmd=None, timeout=None, jobs=None,
+               cross_compile=True, full_suite=False, output_format="text", output=None) -> int:
+    from porter.config import load_config
+    from porter.targets import get_target
+    from porter.verify.core import verify_patches, verify_tree
+    from porter.verify.workspace import patch_from_file
+
+    if output_format not in FORMATS:
+        raise UsageError(f"--format: expected one of {', '.join(FORMATS)}, got {output_format!r}")
+    if not path.is_dir():
+        raise UsageError(f"{path}: not a directory")
+    config = load_config(path)
+    target_record = get_target(target or config.target_name)
+    options = _options(device, test_cmd, timeout, jobs, cross_compile, full_suite)
+    if patch_files:
+        patches, files = [], {}
+        for file in patch_files:
+            record = patch_from_file(file)
+            if record.id in files:
+                raise UsageError(f"{file}: two patch files named {record.id}")
+            record.depends_on = [patches[-1].id] if patches else []
+            patches.append(record)
+            files[record.id] = file.resolve()
+        verdicts = verify_patches(path, patches, target_record, options, patch_files=files)
+    else:
+        verdicts = [verify_tree(path, target_record, options)]
+    payload = {"target": target_record.name, "arch": target_record.arch, "device": device,
+               "verdicts": [v.to_dict() for v in verdicts]}
+    if output is not None:
+        _write_atomically(output, json.dumps(payload, indent=2, default=str) + "\n")
+    if output_format == "json":
+        sys.stdout.write(json.dumps(payload, indent=2, default=str) + "\n")
+    else:
+        print_verdicts(verdicts, target_record)
+    return 0 if all(v.accepted for v in verdicts) else 1
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def print_verdicts(verdicts: list[Verdict], target) -> None:
+    console = Console(highlight=False, soft_wrap=True)
+    for verdict in verdicts:
+        mark = "[green]accepted[/green]" if verdict.accepted else "[red]rejected[/red]"
+        console.print(f"[bold]{verdict.patch_id}[/bold]: {mark} on {target.name} ({target.arch})")
+        if verdict.tests is not None:
+            run = verdict.tests
+            console.print(f"  tests: {len(run.passed)} passed, {len(run.failed)} failed, {len(run.errors)} errors, "
+                          f"{len(run.skipped)} skipped, {len(run.not_replayed)} not replayed "
+                          f"({run.duration_s:.1f} s)")
+        for reason in verdict.reasons:
+            console.print(f"  - {reason}", markup=False)
+        for test in verdict.newly_passing:
+            console.print(f"  + newly passing: {test}", markup=False)
+        for warning in verdict.warnings:
+            console.print(f"  ! {warning}", markup=False)
+        if verdict.compiles:
+            for line in _compile_lines(verdict):
+                console.print(line, markup=False)
+
+
+def _compile_lines(verdict: Verdict) -> list[str]:
+    """One line per compiled (kernel, config): status, then the figures read from the kernel."""
+    from porter.verify.crosscompile import pointer_dtypes
+
+    lines = [f"  kernels compiled for {verdict.compiles[0].arch}:"]
+    for record in verdict.compiles:
+        config = ",".join(f"{k}={v}" for k, v in record.config.items())
+        dtypes = pointer_dtypes(record)
+        config = f"{dtypes}: {config}" if dtypes else config
+        if not record.ok:
+            lines.append(f"    FAIL {record.source}::{record.kernel} [{config}]: {record.error}")
+            continue
+        status = "ok  " if record.launchable else "FAIL"
+        figures = (f"vgpr {record.vgprs} sgpr {record.sgprs} spills {record.spills} lds {record.lds_bytes}/"
+                   f"{record.lds_limit} threads {record.threads}/{record.thread_limit} occupancy {record.occupancy}")
+        lines.append(f"    {status} {record.source}::{record.kernel} [{config}]: {figures}")
+        lines += [f"         {note}" for note in record.notes]
+    return lines
 
 
 def register(app: typer.Typer) -> None:
     """Add the command to the app."""
+    app.command("verify")(verify_command)

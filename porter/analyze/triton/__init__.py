@@ -23,9 +23,9 @@ __all__ = [
 
 
 def build_inventory(ctx) -> TritonInventory:
-    """What ModuleContext.triton calls: the inventory over the engine's cheap name/position/parent
-    indexes (porter.analyze.index)."""
-    return TritonInventory(ctx.path, ctx.module, ctx.qualified_names, ctx.position)
+    """What ModuleContext.triton calls: the inventory over the engine's node index, parent map, names
+    and positions (porter.analyze.index); no walk of its own."""
+    return TritonInventory(ctx)
 
 
 def inventory_for_source(text: str, path: str = "<string>") -> TritonInventory:

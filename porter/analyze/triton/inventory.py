@@ -24,159 +24,337 @@ _ALIASES = {"tl": "triton.language"}  # fallback for snippets that use `tl.` wit
 
 class _Scopes:
     """Assignments per scope (module = None, else the FunctionDef). A name bound in a way the folder
-    cannot follow (loop target, import, augmented assignment, parameter) maps to None: unknown."""
+    cannot follow (loop target, import, augmented assignment, parameter) maps to None: unknown.
 
-    def __init__(self) -> None:
+    Built from the engine's node index (no walk of its own): each binding node finds its scope through
+    the parent map, memoised along the way. Lambda bodies bind nothing in the enclosing scope."""
+
+    def __init__(self, nodes: Callable[[type], list], structure: "_Structure") -> None:
         self.tables: dict[Any, dict[str, list[cst.BaseExpression] | None]] = {None: {}}
         self.mutated: set[tuple[Any, str]] = set()
         self.functions: dict[str, cst.FunctionDef] = {}
-        self.by_type: dict[type, list[cst.CSTNode]] = {}  # every node of the module, in source order
-        self.parents: dict[int, cst.CSTNode] = {}
-        self._stack: list[Any] = [None]
+        self._nodes = nodes
+        self._structure = structure
+        self._kinds: dict[tuple[Any, str], set[type]] = {}
+        self._mixed: set[tuple[Any, str]] = set()  # (scope, name) bound by both Assign and AnnAssign
 
-    def collect(self, root: cst.CSTNode) -> None:
-        """Walk once, calling visit_<Type> / leave_FunctionDef like a libcst visitor would."""
-        stack: list[Any] = [root]
-        while stack:
-            node = stack.pop()
-            if node is _LEAVE:
-                self._stack.pop()
-                continue
-            self.by_type.setdefault(type(node), []).append(node)
-            visit = getattr(self, f"visit_{type(node).__name__}", None)
-            if visit is not None and visit(node) is False:
-                self._index_only(node, stack)
-                continue
-            if isinstance(node, cst.FunctionDef):
-                stack.append(_LEAVE)
-            children = _children(node)
-            for child in children:
-                self.parents[id(child)] = node
-            stack.extend(reversed(children))
+    def collect(self) -> None:
+        for node in self._nodes(cst.FunctionDef):
+            self._function(node)
+        for node_type, visit in ((cst.ClassDef, self._class), (cst.AugAssign, self._aug_assign),
+                                 (cst.For, self._for), (cst.With, self._with),
+                                 (cst.NamedExpr, self._named_expr), (cst.Import, self._import),
+                                 (cst.ImportFrom, self._import), (cst.Call, self._call)):
+            for node in self._nodes(node_type):
+                if node_type is cst.Call and not _mutates(node):
+                    continue
+                scope = self._owner(node)
+                if scope is not _IN_LAMBDA:
+                    visit(scope, node)
+        values = {}
+        for node_type in (cst.Assign, cst.AnnAssign):
+            for node in self._nodes(node_type):
+                values[id(node)] = node
+                self._assignment(self._owner(node), node)
+        if self._mixed:
+            self._reorder(values)
 
-    def _index_only(self, node: cst.CSTNode, stack: list) -> None:
-        """A subtree the scope tables skip (a lambda) still goes into the node index."""
-        pending = [node]
-        while pending:
-            current = pending.pop()
-            children = _children(current)
-            for child in children:
-                self.parents[id(child)] = current
-                self.by_type.setdefault(type(child), []).append(child)
-            pending.extend(reversed(children))
+    def _owner(self, node: cst.CSTNode) -> Any:
+        """The FunctionDef whose scope the node binds in (None: module; _IN_LAMBDA: nowhere)."""
+        structure = self._structure
+        if isinstance(node, cst.NamedExpr):
+            node = node.target  # a Name: the engine knows its statement
+        if structure.in_lambda(node):
+            return _IN_LAMBDA
+        owner = structure.enclosing_function(node)
+        return owner if owner is not _UNSET else self._owner_by_parents(node)
 
-    @property
-    def _table(self) -> dict:
-        return self.tables[self._stack[-1]]
+    def _owner_by_parents(self, node: cst.CSTNode) -> Any:
+        current = self._structure.parent(node)
+        while current is not None:
+            if isinstance(current, cst.FunctionDef):
+                return current
+            if isinstance(current, cst.Lambda):
+                return _IN_LAMBDA
+            current = self._structure.parent(current)
+        return None
 
-    def _bind(self, name: str, value: cst.BaseExpression | None) -> None:
-        table = self._table
+    def _bind(self, scope: Any, name: str, value: cst.BaseExpression | None, kind: type | None = None) -> None:
+        table = self.tables.setdefault(scope, {})
         if value is None or (name in table and table[name] is None):
             table[name] = None
         else:
             table.setdefault(name, []).append(value)
+            if kind is not None:
+                kinds = self._kinds.setdefault((scope, name), set())
+                kinds.add(kind)
+                if len(kinds) > 1:
+                    self._mixed.add((scope, name))
 
-    def _bind_target(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+    def _bind_target(self, scope: Any, target: cst.BaseExpression, value: cst.BaseExpression | None,
+                     kind: type | None = None) -> None:
         if isinstance(target, cst.Name):
-            self._bind(target.value, value)
+            self._bind(scope, target.value, value, kind)
         elif isinstance(target, (cst.Tuple, cst.List)):
             values = value.elements if isinstance(value, (cst.Tuple, cst.List)) else None
             paired = values is not None and len(values) == len(target.elements)
             for i, element in enumerate(target.elements):
-                self._bind_target(element.value, values[i].value if paired else None)
+                self._bind_target(scope, element.value, values[i].value if paired else None, kind)
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if self._stack[-1] is None:
+    def _function(self, node: cst.FunctionDef) -> None:
+        scope = self._owner(node)
+        if scope is None:
             self.functions.setdefault(node.name.value, node)
-        self._bind(node.name.value, None)
-        self._stack.append(node)
-        self.tables[node] = {}
+        self._bind(scope, node.name.value, None)
+        self.tables.setdefault(node, {})
         params = node.params
         for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
-            self._bind(param.name.value, None)
+            self._bind(node, param.name.value, None)
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
-                self._bind(star.name.value, None)
+                self._bind(node, star.name.value, None)
 
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False  # lambda parameters and bodies bind nothing in the enclosing scope
+    def _class(self, scope: Any, node: cst.ClassDef) -> None:
+        self._bind(scope, node.name.value, None)
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._bind(node.name.value, None)
+    def _assignment(self, scope: Any, node: cst.Assign | cst.AnnAssign) -> None:
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                self._bind_target(scope, target.target, node.value, cst.Assign)
+        elif node.value is not None:
+            self._bind_target(scope, node.target, node.value, cst.AnnAssign)
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            self._bind_target(target.target, node.value)
+    def _reorder(self, statements: dict[int, cst.CSTNode]) -> None:
+        """Values of a name bound by both `x = ...` and `x: T = ...` go back into source order."""
+        order = {id(line): i for i, line in enumerate(self._nodes(cst.SimpleStatementLine))}
+        for scope, name in self._mixed:
+            values = self.tables[scope].get(name)
+            if not values:
+                continue
+            where = {}
+            for statement in statements.values():
+                line = self._structure.parents.get(id(statement))
+                key = (order.get(id(line), -1), line.body.index(statement) if line is not None else 0)
+                for value in _assigned_values(statement):
+                    where.setdefault(id(value), key)
+            values.sort(key=lambda value: where.get(id(value), (-1, 0)))
 
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None:
-            self._bind_target(node.target, node.value)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._bind_target(node.target, None)
+    def _aug_assign(self, scope: Any, node: cst.AugAssign) -> None:
+        self._bind_target(scope, node.target, None)
         if isinstance(node.target, cst.Name):
-            self.mutated.add((self._stack[-1], node.target.value))
+            self.mutated.add((scope, node.target.value))
 
-    def visit_For(self, node: cst.For) -> None:
-        self._bind_target(node.target, None)
+    def _for(self, scope: Any, node: cst.For) -> None:
+        self._bind_target(scope, node.target, None)
 
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            self._bind_target(node.asname.name, None)
+    def _with(self, scope: Any, node: cst.With) -> None:
+        for item in node.items:
+            if item.asname is not None:
+                self._bind_target(scope, item.asname.name, None)
 
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._bind_target(node.target, None)
+    def _named_expr(self, scope: Any, node: cst.NamedExpr) -> None:
+        self._bind_target(scope, node.target, None)
 
-    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
-        bound = node.asname.name if node.asname else node.name
-        while isinstance(bound, cst.Attribute):
-            bound = bound.value
-        if isinstance(bound, cst.Name):
-            self._bind(bound.value, None)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
-                and func.attr.value in ("append", "extend", "insert", "pop", "remove", "clear")):
-            self.mutated.add((self._stack[-1], func.value.value))
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if not isinstance(node.names, cst.ImportStar):
-            for alias in node.names:
-                self.visit_ImportAlias(alias)
-
-    def visit_Import(self, node: cst.Import) -> None:
+    def _import(self, scope: Any, node: cst.Import | cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            return
         for alias in node.names:
-            self.visit_ImportAlias(alias)
+            bound = alias.asname.name if alias.asname else alias.name
+            while isinstance(bound, cst.Attribute):
+                bound = bound.value
+            if isinstance(bound, cst.Name):
+                self._bind(scope, bound.value, None)
+
+    def _call(self, scope: Any, node: cst.Call) -> None:
+        self.mutated.add((scope, node.func.value.value))
 
 
-_LEAVE = object()  # stack marker: leave the current function scope
+def _mutates(call: cst.Call) -> bool:
+    func = call.func
+    return (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+            and func.attr.value in ("append", "extend", "insert", "pop", "remove", "clear"))
+
+
+class _Structure:
+    """The statement skeleton of a module (statements, suites, handlers: no expressions), walked once.
+
+    It knows the parent of every statement-level node and the function each statement runs in. Parents
+    of expressions are filled in per statement, on demand (a few statements per module need them),
+    instead of one parent map over every node."""
+
+    _FIELDS = ("body", "orelse", "handlers", "finalbody", "cases")
+
+    def __init__(self, ctx: Any) -> None:
+        self.ctx = ctx
+        self.module = ctx.module
+        self.parents: dict[int, cst.CSTNode] = {}
+        self.function_of: dict[int, cst.FunctionDef | None] = {}  # statement -> function strictly around it
+        self._walked: set[int] = set()
+        self._lambda_ids: set[int] | None = None
+        stack: list[tuple[cst.CSTNode, Any]] = []
+        for statement in self.module.body:
+            self.parents[id(statement)] = self.module
+            stack.append((statement, None))
+        while stack:
+            node, function = stack.pop()
+            self.function_of[id(node)] = function
+            if isinstance(node, cst.SimpleStatementLine):
+                for small in node.body:
+                    self.parents[id(small)] = node
+                    self.function_of[id(small)] = function
+                continue
+            inner = node if isinstance(node, cst.FunctionDef) else function
+            self._enter(node, inner, stack)
+
+    def _enter(self, node: cst.CSTNode, function: Any, stack: list) -> None:
+        for name in self._FIELDS:
+            value = getattr(node, name, None)
+            if value is None:
+                continue
+            for child in (value if isinstance(value, (list, tuple)) else (value,)):
+                if not isinstance(child, cst.CSTNode):
+                    continue  # a suite's body of statements is handled below; `body` of a Name... never
+                self.parents[id(child)] = node
+                if isinstance(child, cst.BaseStatement):
+                    stack.append((child, function))
+                elif isinstance(child, cst.BaseSmallStatement):  # `if x: y = 1`
+                    self.function_of[id(child)] = function
+                else:  # suite, Else, Finally, ExceptHandler, MatchCase: statements below
+                    self._enter(child, function, stack)
+
+    def enclosing_function(self, node: cst.CSTNode) -> Any:
+        """Innermost FunctionDef strictly around the node (lambdas looked through); _UNSET: not known here."""
+        if isinstance(node, (cst.BaseStatement, cst.BaseSmallStatement)):
+            return self.function_of.get(id(node), _UNSET)
+        statement = self.statement_of(node)
+        if statement is None:
+            return _UNSET
+        if isinstance(statement, cst.FunctionDef):
+            return statement  # decorators, parameters, annotations: inside the def, as in the tree
+        return self.function_of.get(id(statement), _UNSET)
+
+    def statement_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """Innermost statement around an expression: the engine's for the node or a node below it."""
+        found = self.ctx.statement_of(node)
+        if found is not None:
+            return found
+        stack, budget = [node], 64
+        while stack and budget:
+            budget -= 1
+            current = stack.pop()
+            if isinstance(current, (cst.BaseStatement, cst.BaseSmallStatement, cst.BaseSuite)):
+                return None
+            found = self.ctx.statement_of(current)
+            if found is not None:
+                return found
+            stack.extend(_children(current))
+        return None
+
+    def in_lambda(self, node: cst.CSTNode) -> bool:
+        if not self.ctx.nodes(cst.Lambda):
+            return False
+        if self._lambda_ids is None:
+            self._lambda_ids = {id(n) for lam in self.ctx.nodes(cst.Lambda) for n in _walk(lam.body)}
+            self._lambda_ids.update(id(n) for lam in self.ctx.nodes(cst.Lambda) for n in _walk(lam.params))
+        return id(node) in self._lambda_ids
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        found = self.parents.get(id(node), _UNSET)
+        if found is not _UNSET:
+            return found
+        if node is self.module:
+            return None
+        statement = self.statement_of(node)
+        if statement is not None and id(statement) not in self._walked:
+            self._walk_statement(statement)
+            found = self.parents.get(id(node), _UNSET)
+            if found is not _UNSET:
+                return found
+        return self.ctx.parent(node)  # anything else: the engine's whole-module parent map
+
+    def _walk_statement(self, statement: cst.CSTNode) -> None:
+        """Parents of the statement's own expressions (nested statements have their own walk)."""
+        self._walked.add(id(statement))
+        parents = self.parents
+        stack = [statement]
+        while stack:
+            node = stack.pop()
+            for child in _children(node):
+                parents[id(child)] = node
+                if not isinstance(child, cst.BaseStatement):
+                    stack.append(child)
+
+
+def _assigned_values(statement: cst.CSTNode) -> list[cst.BaseExpression]:
+    """The value expressions an Assign/AnnAssign binds (tuple targets pair element-wise)."""
+    value = getattr(statement, "value", None)
+    if value is None:
+        return []
+    out, pending = [], [value]
+    while pending:
+        current = pending.pop()
+        out.append(current)
+        if isinstance(current, (cst.Tuple, cst.List)):
+            pending += [element.value for element in current.elements]
+    return out
+
+
+_UNSET = object()
+_IN_LAMBDA = object()  # owner marker: inside a lambda, binds nothing
 
 
 class TritonInventory:
-    """The Triton view of one module plus the helpers visitors share (names, folding, guards)."""
+    """The Triton view of one module plus the helpers visitors share (names, folding, guards).
 
-    def __init__(self, path: str, module: cst.Module, qualified_names: Callable[[cst.CSTNode], set[str]],
-                 position: Callable[[cst.CSTNode], Any]):
-        self.path = path
-        self.module = module
-        self._qualified_names = qualified_names
-        self._position = position
-        self._scopes = _Scopes()
-        self._scopes.collect(self.module)
-        parents = self._scopes.parents  # our own walk already knows every parent, by id
-        self._parent = lambda node: parents.get(id(node))
+    Reads the engine's one walk (ctx.nodes, ctx.parent, ctx.qualified_names, ctx.position): the
+    scope tables are built on the first name lookup, kernels only when the module mentions triton."""
+
+    def __init__(self, ctx: Any):
+        self.path = ctx.path
+        self.module = ctx.module
+        self._ctx = ctx
+        self._qualified_names = ctx.qualified_names
+        self._position = ctx.position
+        self._structure_built: _Structure | None = None
+        self._scopes_built: _Scopes | None = None
+        self._qnames: dict[int, set[str]] = {}
+        self._codes: dict[int, str] = {}
+        self._args: list[cst.Arg] | None = None
+        self._references: list[tuple[cst.CSTNode, list[str]]] | None = None
         self._resolving: set[tuple[int, str]] = set()
         self.folder = Folder(self._lookup, self.qnames)
         self.kernels: list[KernelInfo] = []
         self.launches: list[LaunchSite] = []
         self.orphan_configs: list[ConfigInfo] = []  # triton.Config lists no autotune here consumes
-        _Builder(self).run()
+        # Kernels, autotune and Config calls all need a `triton.` qualified name: no "triton", none of them.
+        _Builder(self).run(kernels="triton" in ctx.text)
+
+    @property
+    def _structure(self) -> _Structure:
+        if self._structure_built is None:
+            self._structure_built = _Structure(self._ctx)
+        return self._structure_built
+
+    def _parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self._structure.parent(node)
+
+    @property
+    def _scopes(self) -> _Scopes:
+        if self._scopes_built is None:
+            self._scopes_built = _Scopes(self.nodes, self._structure)
+            self._scopes_built.collect()
+        return self._scopes_built
 
     # toolbox ------------------------------------------------------------------------------------
     def qnames(self, node: cst.CSTNode) -> set[str]:
         """Qualified names of a Name/Attribute; falls back to the dotted source text, and reads an
-        unimported `tl.` as triton.language."""
+        unimported `tl.` as triton.language. Memoised per node (callers must not mutate the set)."""
+        found = self._qnames.get(id(node))
+        if found is None:
+            found = self._qnames[id(node)] = self._resolve_qnames(node)
+        return found
+
+    def _resolve_qnames(self, node: cst.CSTNode) -> set[str]:
         found = set(self._qualified_names(node)) if isinstance(node, (cst.Name, cst.Attribute)) else set()
         if not found:
             dotted = _dotted(node)
@@ -189,8 +367,17 @@ class TritonInventory:
         return found
 
     def nodes(self, node_type: type) -> list[cst.CSTNode]:
-        """Every node of exactly this type, in source order (one walk, shared by all visitors)."""
-        return self._scopes.by_type.get(node_type, [])
+        """Every node of exactly this type, in source order, from the engine's one walk (nodes inside
+        import statements excluded; the Import/ImportFrom statements themselves are there)."""
+        if node_type is cst.Arg:
+            return self._all_args()
+        return self._ctx.nodes(node_type)
+
+    def _all_args(self) -> list[cst.Arg]:
+        """The engine indexes a call's arguments as their values; the Arg nodes come from the calls."""
+        if self._args is None:
+            self._args = [*self._ctx.nodes(cst.Arg), *(arg for call in self._ctx.nodes(cst.Call) for arg in call.args)]
+        return self._args
 
     def nodes_of(self, *node_types: type) -> list[cst.CSTNode]:
         return [node for node_type in node_types for node in self.nodes(node_type)]
@@ -199,7 +386,16 @@ class TritonInventory:
         return [c for c in self.nodes(cst.Call) if self.matches(c.func, wanted)]
 
     def matches(self, node: cst.CSTNode, wanted: set[str]) -> bool:
-        return bool(self.qnames(node) & wanted)
+        return not self.qnames(node).isdisjoint(wanted)
+
+    def references(self) -> list[tuple[cst.CSTNode, list[str]]]:
+        """Outermost Name/Attribute expressions outside imports, with their sorted qualified names."""
+        if self._references is None:
+            inner = {id(a.value) for a in self.nodes(cst.Attribute)}
+            inner.update(id(a.name) for a in self.nodes(cst.AsName))
+            self._references = [(node, sorted(self.qnames(node))) for node_type in (cst.Name, cst.Attribute)
+                                for node in self.nodes(node_type) if id(node) not in inner]
+        return self._references
 
     def span(self, node: cst.CSTNode) -> Span:
         code_range = self._position(node)
@@ -207,7 +403,10 @@ class TritonInventory:
                     code_range.end.column + 1)
 
     def code(self, node: cst.CSTNode) -> str:
-        return self.module.code_for_node(node)
+        code = self._codes.get(id(node))
+        if code is None:
+            code = self._codes[id(node)] = self.module.code_for_node(node)
+        return code
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self._parent(node)
@@ -219,6 +418,10 @@ class TritonInventory:
             current = self._parent(current)
 
     def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        """Innermost FunctionDef around the node (lambdas looked through)."""
+        found = self._structure.enclosing_function(node)
+        if found is not _UNSET:
+            return found
         return next((a for a in self.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
 
     def kernel_at(self, node: cst.CSTNode) -> KernelInfo | None:
@@ -334,18 +537,20 @@ class _Builder:
     def __init__(self, inv: TritonInventory):
         self.inv = inv
 
-    def run(self) -> None:
-        for node in self.inv.nodes(cst.FunctionDef):
-            if node.decorators:
-                kernel = self._kernel(node)
-                if kernel is not None:
-                    self.inv.kernels.append(kernel)
+    def run(self, kernels: bool = True) -> None:
+        if kernels:
+            for node in self.inv.nodes(cst.FunctionDef):
+                if node.decorators:
+                    kernel = self._kernel(node)
+                    if kernel is not None:
+                        self.inv.kernels.append(kernel)
         for node in self.inv.nodes(cst.Call):
             if isinstance(node.func, cst.Subscript):
                 launch = self._launch(node)
                 if launch is not None:
                     self.inv.launches.append(launch)
-        self._orphans()
+        if kernels:
+            self._orphans()
 
     def _orphans(self) -> None:
         """Config lists built here but tuned elsewhere (a configs module): expand the outermost
@@ -385,8 +590,16 @@ class _Builder:
             decorators.append((kind or next(iter(sorted(qualified)), inv.code(callee)), decorator))
         if not any(kind == "triton.jit" for kind, _ in decorators):
             return None
-        dots = [n for n in _walk(node.body) if isinstance(n, cst.Call) and inv.matches(n.func, names.DOT)]
-        dtypes, elem_bytes, source = self._dtypes(node, dots)
+        dots: list[cst.Call] = []
+        named: list[cst.CSTNode] = []  # Names and Attributes of the body: where dtypes are written
+        for n in _walk(node.body):
+            node_type = type(n)
+            if node_type is cst.Call:
+                if inv.matches(n.func, names.DOT):
+                    dots.append(n)
+            elif node_type is cst.Name or node_type is cst.Attribute:
+                named.append(n)
+        dtypes, elem_bytes, source = self._dtypes(named, dots)
         kernel = KernelInfo(
             name=node.name.value, node=node, spanner=inv.span, decorators=[k for k, _ in decorators],
             params=self._params(node), gemm_like=bool(dots), dot_nodes=dots, dtypes=dtypes,
@@ -411,14 +624,14 @@ class _Builder:
             ))
         return out
 
-    def _dtypes(self, node: cst.FunctionDef, dots: list[cst.Call]) -> tuple[list[str], int, str]:
+    def _dtypes(self, named: list[cst.CSTNode], dots: list[cst.Call]) -> tuple[list[str], int, str]:
         """Triton dtypes the kernel names (accumulator dtypes of tl.zeros/out_dtype left out), and the
         GEMM operand size: from the dot operands' visible casts, else assumed 2 bytes."""
         found: list[str] = []
-        for n in _walk(node.body):
-            if isinstance(n, (cst.Attribute, cst.Name)):
-                dtype = self._dtype_name(n)
-                if dtype and not self._is_accumulator_dtype(n) and dtype not in found:
+        for n in named:
+            dtype = self._dtype_name(n)
+            if dtype:
+                if dtype not in found and not self._is_accumulator_dtype(n):
                     found.append(dtype)
         operands = [self._operand_dtype(arg.value, 0) for dot in dots for arg in dot.args[:2]]
         operands = [d for d in operands if d]
@@ -428,6 +641,10 @@ class _Builder:
         return found, names.ASSUMED_ELEM_BYTES, f"assumed ({names.ASSUMED_ELEM_BYTES} bytes: dot operand dtype not visible)"
 
     def _dtype_name(self, node: cst.CSTNode) -> str | None:
+        if type(node) is cst.Attribute and node.attr.value not in names.DTYPE_BYTES:
+            return None  # aliases rewrite only the head of a dotted name: the last part decides
+        if type(node) is cst.Name and node.value not in self.inv._ctx.index.aliases:
+            return None  # a bare name that no import binds is never triton.language.<dtype>
         return next((q.rsplit(".", 1)[1] for q in self.inv.qnames(node)
                      if q.startswith("triton.language.") and q.rsplit(".", 1)[1] in names.DTYPE_BYTES), None)
 
@@ -485,11 +702,11 @@ class _Builder:
         subscript = node.func
         assert isinstance(subscript, cst.Subscript)
         kernel_expr = subscript.value
-        name = inv.code(kernel_expr)
         local = inv.kernel(kernel_expr.value) if isinstance(kernel_expr, cst.Name) else None
         keywords = {arg.keyword.value: arg.value for arg in node.args if arg.keyword is not None}
         if local is None and not (set(keywords) & names.LAUNCH_OPTIONS):
             return None
+        name = inv.code(kernel_expr)
         options = {k: v for k, v in keywords.items() if k in names.LAUNCH_OPTIONS}
         meta = {k: v for k, v in keywords.items() if k not in names.LAUNCH_OPTIONS}
         grid = subscript.slice[0].slice.value if isinstance(subscript.slice[0].slice, cst.Index) else subscript
@@ -532,22 +749,34 @@ def _keep(node_type: type) -> bool:
 def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """Child nodes in field order, punctuation and whitespace left out (libcst's .children is slow)."""
     out: list[cst.CSTNode] = []
-    for name in _fields(type(node)):
+    fields = _FIELDS.get(type(node)) or _fields(type(node))
+    keep = _KEEP
+    for name in fields:
         value = getattr(node, name)
-        if type(value) in (list, tuple):
-            out.extend(child for child in value if _keep(type(child)))
-        elif _keep(type(value)):
-            out.append(value)
+        value_type = type(value)
+        if value_type is list or value_type is tuple:
+            for child in value:
+                ok = keep.get(type(child))
+                if ok or (ok is None and _keep(type(child))):
+                    out.append(child)
+        else:
+            ok = keep.get(value_type)
+            if ok or (ok is None and _keep(value_type)):
+                out.append(value)
     return out
 
 
 def _walk(node: cst.CSTNode | Any) -> Iterator[cst.CSTNode]:
     """Pre-order walk over a node (or a sequence of nodes)."""
     stack = list(reversed(node)) if isinstance(node, (list, tuple)) else [node]
+    pop, extend = stack.pop, stack.extend
     while stack:
-        current = stack.pop()
+        current = pop()
         yield current
-        stack.extend(reversed(_children(current)))
+        children = _children(current)
+        if children:
+            children.reverse()
+            extend(children)
 
 
 def _argument(call: cst.Call, keyword: str, position: int) -> cst.BaseExpression | None:

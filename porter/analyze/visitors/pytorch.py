@@ -42,6 +42,8 @@ def torch_version_cuda_use(ctx: ModuleContext, rule: Any, target: Any) -> Iterab
 
 
 def _version_use(ctx: ModuleContext, node: cst.CSTNode) -> str | None:
+    if _rejects_rocm(ctx, node):
+        return "required (None raises)"
     use = _parse_or_compare(ctx, node)
     if use is None and isinstance(ctx.parent(node), (cst.BooleanOperation, cst.UnaryOperation, cst.If, cst.While,
                                                       cst.IfExp, cst.Assert)):
@@ -65,6 +67,39 @@ def _parse_or_compare(ctx: ModuleContext, node: cst.CSTNode) -> str | None:
             return None  # `torch.version.cuda is not None`: an explicit platform test, right on ROCm
         return "compared"
     return None
+
+
+_CONDITION_PARTS = (cst.Comparison, cst.ComparisonTarget, cst.BooleanOperation, cst.UnaryOperation)
+
+
+def _rejects_rocm(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """`if ... torch.version.cuda is None: raise` / `assert torch.version.cuda`: ROCm builds refused.
+
+    The check that refuses to import on ROCm (torch.version.cuda is None there while the GPU works);
+    a test whose branch only skips or logs is a platform test and stays unflagged.
+    """
+    part, parent = node, ctx.parent(node)
+    while isinstance(parent, _CONDITION_PARTS):
+        part, parent = parent, ctx.parent(parent)
+    if isinstance(parent, cst.Assert) and parent.test is part:
+        return True
+    if not (isinstance(parent, cst.If) and parent.test is part):
+        return False
+    if not _none_means_true(ctx, node):
+        return False
+    body = parent.body.body if isinstance(parent.body, cst.IndentedBlock) else [parent.body]
+    return any(isinstance(small, cst.Raise) for statement in body for small in getattr(statement, "body", ()))
+
+
+def _none_means_true(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """True when the test holds for a missing CUDA version: `cuda is None`, `not cuda`."""
+    parent = ctx.parent(node)
+    if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not):
+        return True
+    if isinstance(parent, cst.Comparison) and parent.left is node:
+        return any(isinstance(c.operator, cst.Is) and isinstance(c.comparator, cst.Name)
+                   and c.comparator.value == "None" for c in parent.comparisons)
+    return False
 
 
 def _gates_on_cuda_version(ctx: ModuleContext, node: cst.CSTNode) -> bool:

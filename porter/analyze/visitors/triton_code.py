@@ -34,12 +34,22 @@ def _int_literal(node: cst.CSTNode, value: int) -> bool:
     return isinstance(node, cst.Integer) and node.evaluated_value == value
 
 
+_NVIDIA_DSLS = ("cutlass",)  # CuTe DSL (cutlass.cute): NVIDIA-only by construction, never runs on AMD
+
+
+def _nvidia_dsl_module(ctx: ModuleContext) -> bool:
+    """The module imports an NVIDIA-only kernel DSL outside a try/except ImportError: its warp-size
+    arithmetic is about NVIDIA warps, and the file needs a rewrite, not a 32 -> wave-size fix."""
+    guarded = ctx.index.guarded_imports
+    return any(name.split(".", 1)[0] in _NVIDIA_DSLS and id(node) not in guarded for node, name in ctx.index.imports)
+
+
 @register("triton_warp_size_32")
 def warp_size_32(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     """PT102: 32-lane arithmetic: `WARP_SIZE = 32`, `num_warps * 32`, `lane % 32`, `lane = tl.arange(0, 32)`.
     Conservative: the 32 must sit next to a warp/lane name."""
     inv = ctx.triton
-    if inv is None:
+    if inv is None or _nvidia_dsl_module(ctx):
         return
     for node in inv.nodes_of(cst.Assign, cst.AnnAssign, cst.Param, cst.Arg, cst.BinaryOperation):
         hit = None
@@ -57,9 +67,9 @@ def warp_size_32(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
                 hit = (node.value, "keyword")
         elif isinstance(node, cst.BinaryOperation) and type(node.operator) in _LANE_OPS:
             literal = _LANE_OPS[type(node.operator)]
-            assigned = _assigned_name(inv, node)
             for number, other in ((node.right, node.left), (node.left, node.right)):
-                if _int_literal(number, literal) and (_mentions_warp(other) or _WARPISH.search(assigned)):
+                if _int_literal(number, literal) and (
+                        _mentions_warp(other) or _WARPISH.search(_assigned_name(inv, node))):
                     hit = (number, "binop")
                     break
         elif isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and \
@@ -192,12 +202,36 @@ def tma_descriptors(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     inv = ctx.triton
     if inv is None or target.features.get("tma"):
         return
+    # The tensor-descriptor API compiles on AMD: one warning per function (its first use) says what a
+    # person needs to know; the experimental API breaks at every use, so each one is an error.
+    first_use: dict[int, Hit] = {}
     for node, qualified in references(inv, _TMA_OLD + _TMA_NEW):
         if skip_for_target(inv.guard_at(node), target):
             continue
-        old = qualified.startswith(_TMA_OLD)
-        yield Hit(node, {"api": "experimental" if old else "tensor-descriptor", "name": qualified},
-                  severity="error" if old else "warning")
+        if _probe_or_fallback(inv, node):
+            continue
+        if qualified.startswith(_TMA_OLD):
+            yield Hit(node, {"api": "experimental", "name": qualified}, severity="error")
+            continue
+        function = inv.enclosing_function(node)
+        hit = first_use.get(id(function))
+        if hit is None:
+            first_use[id(function)] = Hit(node, {"api": "tensor-descriptor", "name": qualified, "uses": 1,
+                                                 "function": function.name.value if function else None},
+                                          severity="warning")
+        else:
+            hit.data["uses"] += 1
+    yield from first_use.values()
+
+
+def _probe_or_fallback(inv, node: cst.CSTNode) -> bool:
+    """`TensorDescriptor = None` (import fallback) and `if TensorDescriptor is None:` are not uses."""
+    parent = inv.parent(node)
+    if isinstance(parent, cst.AssignTarget):
+        return True
+    return isinstance(parent, cst.Comparison) and parent.left is node and all(
+        isinstance(c.operator, (cst.Is, cst.IsNot)) and isinstance(c.comparator, cst.Name)
+        and c.comparator.value == "None" for c in parent.comparisons)
 
 
 @register("triton_warp_specialization")

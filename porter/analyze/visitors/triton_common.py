@@ -100,20 +100,11 @@ def is_int(value: Any) -> bool:
 def references(inv, prefixes: tuple[str, ...]) -> Iterator[tuple[cst.CSTNode, str]]:
     """Outermost Name/Attribute expressions whose qualified name starts with one of `prefixes`
     (imports themselves excluded), with the matching qualified name."""
-    for node in inv.nodes_of(cst.Name, cst.Attribute):
-        parent = inv.parent(node)
-        if isinstance(parent, cst.Attribute) and (parent.value is node or parent.attr is node):
-            continue
-        if isinstance(parent, (cst.ImportAlias, cst.ImportFrom, cst.Import, cst.AsName)) or _in_import(inv, node):
-            continue
-        for qualified in sorted(inv.qnames(node)):
+    for node, qualified_names in inv.references():
+        for qualified in qualified_names:
             if qualified.startswith(prefixes):
                 yield node, qualified
                 break
-
-
-def _in_import(inv, node: cst.CSTNode) -> bool:
-    return any(isinstance(a, (cst.Import, cst.ImportFrom)) for a in inv.ancestors(node))
 
 
 def keyword_arg(call: cst.Call, name: str) -> cst.Arg | None:

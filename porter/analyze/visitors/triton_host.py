@@ -14,9 +14,9 @@ from porter.targets import all_targets
 _SMEM_NAME = re.compile(r"smem|shared_?mem|shared_?memory|lds", re.IGNORECASE)
 
 
-def _bound_name(inv, node: cst.CSTNode) -> str | None:
-    """The name an expression is assigned / passed / defaulted to (x = v, f(x=v), def f(x=v))."""
-    parent = inv.parent(node)
+def _bound_name(inv, node: cst.CSTNode, parent: cst.CSTNode | None) -> str | None:
+    """The name an expression is assigned / passed / defaulted to (x = v, f(x=v), def f(x=v));
+    `parent` is the node holding it (the caller knows it: no parent-map lookup)."""
     if isinstance(parent, (cst.Assign, cst.AnnAssign)):
         targets = [t.target for t in parent.targets] if isinstance(parent, cst.Assign) else [parent.target]
         for target in targets:
@@ -60,7 +60,7 @@ def _bound_values(inv):
             value = node.value
         if value is None:
             continue
-        name = _bound_name(inv, value)
+        name = _bound_name(inv, value, node)
         if name:
             yield name, value
 

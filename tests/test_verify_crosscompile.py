@@ -1,0 +1,78 @@
+"""Cross-compilation of recorded launches for AMD targets with Triton's own backend, on the CPU."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from porter.targets import get_target
+from porter.verify.crosscompile import compile_jobs, jobs_from_launches, record_failure
+
+KERNELS = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+@triton.jit
+def tf32_dot_kernel(a_ptr, b_ptr, c_ptr, N: tl.constexpr):
+    r = tl.arange(0, N)
+    a = tl.load(a_ptr + r[:, None] * N + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * N + r[None, :])
+    tl.store(c_ptr + r[:, None] * N + r[None, :], tl.dot(a, b, input_precision="tf32"))
+'''
+
+ADD = {"kernel": "add_kernel", "module": "kernels", "qualname": "add_kernel", "file": "kernels.py",
+       "signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
+       "constexprs": {"BLOCK": 1024}, "options": {"num_warps": 4, "num_stages": 3}}
+DOT = {"kernel": "tf32_dot_kernel", "module": "kernels", "qualname": "tf32_dot_kernel", "file": "kernels.py",
+       "signature": {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "N": "constexpr"},
+       "constexprs": {"N": 32}, "options": {"num_warps": 4, "num_stages": 2}}
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("cc")
+    (root / "kernels.py").write_text(KERNELS, encoding="utf-8")
+    return root
+
+
+def test_autotune_configs_become_compile_jobs() -> None:
+    launch = ADD | {"autotune_configs": [{"BLOCK": 64, "num_warps": 2, "num_stages": 1, "num_ctas": 1},
+                                         {"BLOCK": 128, "num_warps": 32, "num_stages": 1, "num_ctas": 1}]}
+    jobs = jobs_from_launches([launch])
+    assert [(j["constexprs"]["BLOCK"], j["options"]["num_warps"]) for j in jobs] == [(1024, 4), (64, 2), (128, 32)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["mi350x", "mi300x"])
+def test_small_kernel_and_tf32_dot_per_arch(repo: Path, tmp_path: Path, name: str) -> None:
+    target = get_target(name)
+    wide = ADD | {"options": {"num_warps": 32, "num_stages": 3}}
+    add, dot, too_wide = compile_jobs(repo, [ADD, DOT, wide], target, jobs=2, cache_dir=tmp_path / "cache")
+    assert add.ok and add.launchable and add.arch == target.arch
+    assert add.vgprs > 0 and add.sgprs > 0 and add.spills == 0 and add.occupancy > 0
+    assert (add.threads, add.thread_limit, add.lds_limit) == (256, 1024, target.lds_bytes)
+    assert too_wide.ok and not too_wide.launchable
+    assert "2048 threads, over the" in record_failure(too_wide)
+    if name == "mi350x":  # gfx950 has no tf32: the compiler refuses the precision
+        assert not dot.ok
+        assert "input_precision must be one of ('ieee', 'bf16x3', 'bf16x6'). Got tf32" in dot.error
+    else:  # gfx942 runs tf32 on its xf32 MFMA
+        assert dot.ok and dot.lds_bytes is not None
+    again = compile_jobs(repo, [ADD], target, jobs=1, cache_dir=tmp_path / "cache")[0]
+    assert again.cached and again.vgprs == add.vgprs
+
+
+@pytest.mark.slow
+def test_import_failure_is_a_record_not_a_crash(repo: Path) -> None:
+    broken = ADD | {"module": "no_such_module_porter"}
+    [record] = compile_jobs(repo, [broken], get_target("mi350x"), jobs=1)
+    assert not record.ok and record.error.startswith("cannot import no_such_module_porter")
