@@ -69,19 +69,20 @@ def hunks(before: str, after: str, context: int = 3) -> list[Hunk]:
     return out
 
 
-def apply_hunks(text: str, before: str, after: str) -> str | None:
+def apply_hunks(text: str, before: str, after: str, allow_present: bool = True) -> str | None:
     """Apply the change before -> after onto `text` (which may hold other edits); None on conflict.
 
     Hunks carry git's default 3 lines of context, so a patch that composes here also applies with
-    `git apply` after the earlier ones. A hunk whose new block is already present (the same import added
-    by an earlier patch) counts as applied.
+    `git apply` after the earlier ones. With `allow_present`, a hunk whose new block is already there
+    (the same import added by an earlier patch) counts as applied; the planner passes False, since
+    such a patch file would no longer `git apply` after the earlier one.
     """
     lines = text.splitlines(keepends=True)
     offset = 0
     for hunk in hunks(before, after):
         start = _find(lines, hunk.old, hunk.old_start + offset)
         if start is None:
-            if _find(lines, hunk.new, hunk.old_start + offset) is not None:
+            if allow_present and _find(lines, hunk.new, hunk.old_start + offset) is not None:
                 continue
             return None
         lines[start : start + len(hunk.old)] = hunk.new

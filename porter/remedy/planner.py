@@ -166,7 +166,7 @@ class _Planner:
             return
         before, after, depends = original, result.text, []
         shifted = group
-        composed = apply_hunks(self.current[path], original, result.text)
+        composed = apply_hunks(self.current[path], original, result.text, allow_present=False)
         if composed is None:  # overlaps an earlier patch to this file: chain onto it
             mapping = line_map(original, self.current[path])
             shifted = [_shift(f, mapping) for f in group]

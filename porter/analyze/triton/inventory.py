@@ -22,6 +22,8 @@ from porter.analyze.triton.records import (
 _ALIASES = {"tl": "triton.language"}  # fallback for snippets that use `tl.` without importing it
 
 
+_FP32_DOT_KEYWORDS = frozenset({"input_precision", "allow_tf32"})
+
 class _Scopes:
     """Assignments per scope (module = None, else the FunctionDef). A name bound in a way the folder
     cannot follow (loop target, import, augmented assignment, parameter) maps to None: unknown.
@@ -638,6 +640,9 @@ class _Builder:
         if operands:
             smallest = min(operands, key=lambda d: names.DTYPE_BYTES[d])
             return found, names.DTYPE_BYTES[smallest], f"dot operands ({smallest})"
+        if any(arg.keyword and arg.keyword.value in _FP32_DOT_KEYWORDS for dot in dots for arg in dot.args):
+            # a TF32 precision knob only matters for fp32 operands: size the tiles for 4-byte elements
+            return found, names.DTYPE_BYTES["float32"], "fp32 operands (the dot sets a TF32 precision)"
         return found, names.ASSUMED_ELEM_BYTES, f"assumed ({names.ASSUMED_ELEM_BYTES} bytes: dot operand dtype not visible)"
 
     def _dtype_name(self, node: cst.CSTNode) -> str | None:
