@@ -82,9 +82,11 @@ def _rejects_rocm(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     while isinstance(parent, _CONDITION_PARTS):
         part, parent = parent, ctx.parent(parent)
     if isinstance(parent, cst.Assert) and parent.test is part:
-        return True
+        return "version.hip" not in ctx.code_for(part)
     if not (isinstance(parent, cst.If) and parent.test is part):
         return False
+    if "version.hip" in ctx.code_for(part):
+        return False  # `cuda is None and hip is None`: refuses only builds with no GPU runtime at all
     if not _none_means_true(ctx, node):
         return False
     body = parent.body.body if isinstance(parent.body, cst.IndentedBlock) else [parent.body]
