@@ -7,17 +7,15 @@ Exit codes: 0 every patch accepted (or unverified), 1 any patch rejected, 2 usag
 
 from __future__ import annotations
 
-import os
 import subprocess
-import traceback
 from pathlib import Path
 
 import typer
 
+from porter.cli.errors import report_internal_error
 from porter.errors import PorterError, UsageError
 
 FORMATS = ("text", "json", "github")
-HINT = "this is a bug in porter; rerun with PORTER_DEBUG=1 for the traceback and please report it"
 
 
 def _split(values: list[str] | None) -> tuple[str, ...] | None:
@@ -61,11 +59,7 @@ def rewrite_command(
     except PorterError:
         raise
     except Exception as error:
-        if os.environ.get("PORTER_DEBUG"):
-            traceback.print_exc()
-        typer.secho(f"porter: internal error: {type(error).__name__}: {error}", err=True, fg="red")
-        typer.secho(f"porter: {HINT}", err=True)
-        raise typer.Exit(2) from None
+        report_internal_error(error)
     raise typer.Exit(code)
 
 

@@ -6,20 +6,18 @@ internal error. Machine formats put only their payload on stdout; notes go to st
 
 from __future__ import annotations
 
-import os
 import sys
-import traceback
 from contextlib import contextmanager
 from pathlib import Path
 
 import typer
 from rich.console import Console
 
+from porter.cli.errors import report_internal_error
 from porter.errors import PorterError, UsageError
 from porter.report import FINDINGS_FORMATS
 
 KERNEL_FORMATS = ("table", "json")
-HINT = "this is a bug in porter; rerun with PORTER_DEBUG=1 for the traceback and please report it"
 
 
 def _split(values: list[str] | None) -> tuple[str, ...] | None:
@@ -55,11 +53,7 @@ def scan_command(
     except PorterError:
         raise
     except Exception as error:  # anything else is porter's bug: one line and a hint, not a traceback
-        if os.environ.get("PORTER_DEBUG"):
-            traceback.print_exc()
-        typer.secho(f"porter: internal error: {type(error).__name__}: {error}", err=True, fg="red")
-        typer.secho(f"porter: {HINT}", err=True)
-        raise typer.Exit(2) from None
+        report_internal_error(error)
     raise typer.Exit(code)
 
 

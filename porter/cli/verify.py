@@ -12,17 +12,16 @@ from __future__ import annotations
 import json
 import os
 import sys
-import traceback
 from pathlib import Path
 
 import typer
 from rich.console import Console
 
+from porter.cli.errors import report_internal_error
 from porter.errors import PorterError, UsageError
 from porter.records import Verdict
 
 FORMATS = ("text", "json")
-HINT = "this is a bug in porter; rerun with PORTER_DEBUG=1 for the traceback and please report it"
 
 
 def verify_command(
@@ -46,11 +45,7 @@ def verify_command(
     except PorterError:
         raise
     except Exception as error:  # porter's bug: one line and a hint, not a traceback
-        if os.environ.get("PORTER_DEBUG"):
-            traceback.print_exc()
-        typer.secho(f"porter: internal error: {type(error).__name__}: {error}", err=True, fg="red")
-        typer.secho(f"porter: {HINT}", err=True)
-        raise typer.Exit(2) from None
+        report_internal_error(error)
     raise typer.Exit(code)
 
 

@@ -9,7 +9,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from porter.records import Finding
-from porter.remedy.codemods import CodemodContext
+from porter.remedy.codemods import CodemodContext, CodemodResult
 
 _EMPTY = cst.Module(body=[])
 
@@ -167,3 +167,21 @@ def ensure_shim_import(source: str, ctx: CodemodContext) -> str:
 def describe(changes: Iterable[str]) -> str:
     items = list(dict.fromkeys(changes))
     return "; ".join(items)
+
+
+def finish(source: str, new: str, transformer: LineScoped, ctx: CodemodContext, rationale: str, facts,
+           safety: str = "safe") -> CodemodResult | None:
+    """A line-scoped codemod's result: None when the text is unchanged, else the new text (with the shim
+    import when an edit uses the shim), the rationale followed by the edits, and the transformer's notes."""
+    if new == source:
+        return None
+    if transformer.uses_shim:
+        new = ensure_shim_import(new, ctx)
+    return CodemodResult(
+        text=new,
+        rationale=(rationale + " " + describe(transformer.changes)).strip(),
+        notes=transformer.notes,
+        uses_shim=transformer.uses_shim,
+        facts=facts,
+        safety=safety,
+    )

@@ -8,7 +8,7 @@ import re
 import libcst as cst
 
 from porter.remedy.codemods import CodemodResult, codemod
-from porter.remedy.codemods._cst import LineScoped, code, describe, ensure_import, expr, string_value, transform
+from porter.remedy.codemods._cst import LineScoped, code, describe, ensure_import, expr, finish, string_value, transform
 from porter.targets import all_targets
 
 # ---- PT215 nvcc-only flags -----------------------------------------------------------------------
@@ -165,17 +165,12 @@ class _Sdpa(LineScoped):
 def sdpa_backends(source, findings, target, ctx):
     transformer = _Sdpa(findings, ctx, target)
     new = transform(source, transformer)
-    if new == source:
-        return None
-    return CodemodResult(
-        text=new,
-        rationale=(
-            "cuDNN attention does not exist on ROCm and ROCm's flash/mem-efficient kernels (AOTriton/CK) cover fewer "
-            "shapes, so forcing one backend fails where CUDA works; the preferred backend stays allowed and slower "
-            "fallbacks are allowed after it. " + describe(transformer.changes)
-        ),
-        facts=target.facts("arch"),
+    rationale = (
+        "cuDNN attention does not exist on ROCm and ROCm's flash/mem-efficient kernels (AOTriton/CK) cover fewer "
+        "shapes, so forcing one backend fails where CUDA works; the preferred backend stays allowed and slower "
+        "fallbacks are allowed after it."
     )
+    return finish(source, new, transformer, ctx, rationale, target.facts("arch"))
 
 
 # ---- Environment knobs with an AMD twin -------------------------------------------------------------
@@ -286,14 +281,9 @@ def env_twins(source, findings, target, ctx):
     _ACTIVE.clear()
     _ACTIVE.update(*(_RULE_VARIABLES.get(f.rule, set()) for f in findings))
     new = transform(source, transformer)
-    if new == source:
-        return None
-    return CodemodResult(
-        text=new,
-        rationale=(
-            "The HIP runtime reads its own names for these knobs (AMD_SERIALIZE_KERNEL for launch blocking, "
-            "PYTORCH_ROCM_ARCH for build arches, PYTORCH_HIP_ALLOC_CONF, HIPBLAS_WORKSPACE_CONFIG); the AMD variable "
-            "is set beside the CUDA one, which keeps working on NVIDIA. " + describe(transformer.changes)
-        ),
-        facts=target.facts("arch"),
+    rationale = (
+        "The HIP runtime reads its own names for these knobs (AMD_SERIALIZE_KERNEL for launch blocking, "
+        "PYTORCH_ROCM_ARCH for build arches, PYTORCH_HIP_ALLOC_CONF, HIPBLAS_WORKSPACE_CONFIG); the AMD variable "
+        "is set beside the CUDA one, which keeps working on NVIDIA."
     )
+    return finish(source, new, transformer, ctx, rationale, target.facts("arch"))

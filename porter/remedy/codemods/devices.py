@@ -7,24 +7,9 @@ import re
 
 import libcst as cst
 
-from porter.remedy.codemods import CodemodResult, codemod
-from porter.remedy.codemods._cst import LineScoped, code, describe, ensure_shim_import, expr, int_value, transform
+from porter.remedy.codemods import codemod
+from porter.remedy.codemods._cst import LineScoped, code, expr, finish, int_value, transform
 from porter.targets import all_targets
-
-
-def _result(source, new, transformer, ctx, rationale, facts, safety="safe"):
-    if new == source:
-        return None
-    if transformer.uses_shim:
-        new = ensure_shim_import(new, ctx)
-    return CodemodResult(
-        text=new,
-        rationale=(rationale + " " + describe(transformer.changes)).strip(),
-        notes=transformer.notes,
-        uses_shim=transformer.uses_shim,
-        facts=facts,
-        safety=safety,
-    )
 
 
 # ---- PT116 hard-coded SM counts -------------------------------------------------------------------
@@ -56,7 +41,7 @@ def sm_count(source, findings, target, ctx):
         f"{target.name} has {target.units} compute units (other parts of the same arch differ), so the count is read "
         "from the device at run time (torch multi_processor_count through porter_shim), on NVIDIA too."
     )
-    return _result(source, new, transformer, ctx, rationale, target.facts("units"))
+    return finish(source, new, transformer, ctx, rationale, target.facts("units"))
 
 
 # ---- PT201 torch.version.cuda checks that reject ROCm ------------------------------------------
@@ -149,7 +134,7 @@ def version_cuda(source, findings, target, ctx):
         "torch.version.cuda is None on ROCm builds while the GPU works through the same torch.cuda API; checks that "
         "refuse to run without CUDA now also accept torch.version.hip."
     )
-    result = _result(source, new, transformer, ctx, rationale, target.facts("vendor"))
+    result = finish(source, new, transformer, ctx, rationale, target.facts("vendor"))
     result.notes.append("Version comparisons against torch.version.cuda (parsing its number) are left for review.")
     return result
 
@@ -241,7 +226,7 @@ def capability_gate(source, findings, target, ctx):
         f"ROCm reports a synthetic compute capability ({target.name}: {tuple(target.capability)}) that passes NVIDIA "
         f"architecture gates; gates now ask for the feature itself (porter_shim.has_feature; {target.name}: {features})."
     )
-    return _result(source, new, transformer, ctx, rationale, target.facts("capability", "features"),
+    return finish(source, new, transformer, ctx, rationale, target.facts("capability", "features"),
                    safety="unsafe" if transformer.notes else "safe")
 
 
@@ -266,7 +251,7 @@ def smem_optin(source, findings, target, ctx):
         f"ROCm device properties have no shared_memory_per_block_optin; shared_memory_per_block is the LDS a block "
         f"may use ({target.name}: {target.lds_bytes} bytes)."
     )
-    return _result(source, new, transformer, ctx, rationale, target.facts("lds_bytes"))
+    return finish(source, new, transformer, ctx, rationale, target.facts("lds_bytes"))
 
 
 # ---- PT220 "hip" / "rocm" device strings -------------------------------------------------------------
@@ -287,4 +272,4 @@ def device_string(source, findings, target, ctx):
     transformer = _DeviceString(findings, ctx, target)
     new = transform(source, transformer)
     rationale = "PyTorch on ROCm keeps the \"cuda\" device type; \"hip\" and \"rocm\" are not valid device strings."
-    return _result(source, new, transformer, ctx, rationale, target.facts("vendor"))
+    return finish(source, new, transformer, ctx, rationale, target.facts("vendor"))

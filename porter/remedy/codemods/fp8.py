@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from porter.remedy.codemods import CodemodResult, codemod
-from porter.remedy.codemods._cst import LineScoped, code, describe, ensure_shim_import, number_value, transform
+from porter.remedy.codemods import codemod
+from porter.remedy.codemods._cst import LineScoped, code, finish, number_value, transform
 
 # Triton fp8 dtype per torch fp8 dtype name (idioms.md T15).
 _TL_FOR_TORCH = {
@@ -22,20 +22,6 @@ _TL_E4M3_OCP = "float8e4nv"
 _TL_E5M2_OCP = "float8e5"
 _TORCH_SHIM = {"float8_e4m3fn": "FP8_E4M3", "float8_e5m2": "FP8_E5M2"}
 _OCP_E4M3_MAX = 448.0  # the OCP e4m3 maximum that NVIDIA-first code hard-codes (pattern, not a target fact)
-
-
-def _finish(source, new, transformer, ctx, rationale, facts):
-    if new == source:
-        return None
-    if transformer.uses_shim:
-        new = ensure_shim_import(new, ctx)
-    return CodemodResult(
-        text=new,
-        rationale=rationale + " " + describe(transformer.changes),
-        notes=transformer.notes,
-        uses_shim=transformer.uses_shim,
-        facts=facts,
-    )
 
 
 class _TritonFp8(LineScoped):
@@ -64,7 +50,7 @@ def triton_fp8_dtype(source, findings, target, ctx):
         f"{target.name} uses {target.fp8_family.upper()} fp8 ({target.fp8_formats['e4m3']}); the Triton dtype must match "
         "the tensors' format or values decode wrong (FNUZ bias 8 vs OCP 7) or fall back to emulation."
     )
-    return _finish(source, new, transformer, ctx, rationale, target.facts("fp8_family", "fp8_formats"))
+    return finish(source, new, transformer, ctx, rationale, target.facts("fp8_family", "fp8_formats"))
 
 
 class _TorchFp8(LineScoped):
@@ -91,7 +77,7 @@ def torch_fp8_dtype(source, findings, target, ctx):
         f"{target.name} ({target.arch}) computes fp8 in {target.fp8_family.upper()} format "
         f"({target.fp8_formats['e4m3']}, {target.fp8_formats['e5m2']}); the dtype is chosen per device."
     )
-    result = _finish(source, new, transformer, ctx, rationale, target.facts("fp8_family", "fp8_formats", "fp8_e4m3_max"))
+    result = finish(source, new, transformer, ctx, rationale, target.facts("fp8_family", "fp8_formats", "fp8_e4m3_max"))
     if result is not None:
         result.notes.append("Checkpoints stored in OCP e4m3fn must be converted (and scales doubled) to load as FNUZ.")
     return result
@@ -125,4 +111,4 @@ def fp8_max_literal(source, findings, target, ctx):
         f"e4m3 saturates at {target.fp8_e4m3_max} on {target.name} ({target.fp8_family.upper()}), not 448; "
         "scales computed against 448 overflow. The maximum now follows the device's fp8 format."
     )
-    return _finish(source, new, transformer, ctx, rationale, target.facts("fp8_family", "fp8_e4m3_max"))
+    return finish(source, new, transformer, ctx, rationale, target.facts("fp8_family", "fp8_e4m3_max"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from porter.remedy.codemods import CodemodResult, codemod
-from porter.remedy.codemods._cst import LineScoped, code, describe, ensure_shim_import, expr, int_value, transform
+from porter.remedy.codemods._cst import LineScoped, code, describe, ensure_shim_import, expr, finish, int_value, transform
 
 # Options in Triton's CUDAOptions and not HIPOptions (rules/triton/PT105); num_ctas only above 1.
 _NVIDIA_ONLY = {"maxnreg", "launch_pdl", "ptx_version", "ptx_options", "sched4reg", "enable_reflect_ftz", "clc",
@@ -122,17 +122,10 @@ def nvtx_markers(source, findings, target, ctx):
     if not bound:
         return None
     transformer = _Nvtx([type(f)(**{**f.__dict__, "line": 1, "end_line": 10**9}) for f in findings[:1]], ctx, target, bound)
-    new = transform(source, transformer)
-    if new == source:
-        return None
-    new = ensure_shim_import(new, ctx)
-    return CodemodResult(
-        text=new,
-        rationale=("NVIDIA's nvtx package only reaches Nsight; porter_shim.nvtx_range emits NVTX on CUDA and ROCTx on "
-                   "ROCm (visible to rocprofv3 --marker-trace). " + describe(transformer.changes)),
-        uses_shim=True,
-        facts=target.facts("vendor"),
-    )
+    new = transform(source, transformer)  # every edit uses the shim
+    rationale = ("NVIDIA's nvtx package only reaches Nsight; porter_shim.nvtx_range emits NVTX on CUDA and ROCTx on "
+                 "ROCm (visible to rocprofv3 --marker-trace).")
+    return finish(source, new, transformer, ctx, rationale, target.facts("vendor"))
 
 
 # ---- PT301 flash_attn import ---------------------------------------------------------------------------
@@ -174,17 +167,11 @@ class _FlashAttn(LineScoped):
 @codemod("PT301")
 def flash_attn_import(source, findings, target, ctx):
     transformer = _FlashAttn(findings, ctx, target)
-    new = transform(source, transformer)
-    if new == source:
-        return None
-    new = ensure_shim_import(new, ctx)
-    return CodemodResult(
-        text=new,
-        rationale=("Upstream flash_attn wheels are CUDA-only; without one the import now falls back to "
-                   "porter_shim.flash_attn_func, the same call ([batch, seqlen, heads, head_dim]) over torch SDPA "
-                   "(AOTriton/CK kernels on ROCm). " + describe(transformer.changes)),
-        notes=transformer.notes + ["Features beyond (q, k, v, dropout_p, softmax_scale, causal) are not covered by the shim."],
-        uses_shim=True,
-        facts=target.facts("arch"),
-        safety="unsafe",
-    )
+    new = transform(source, transformer)  # every edit uses the shim
+    rationale = ("Upstream flash_attn wheels are CUDA-only; without one the import now falls back to "
+                 "porter_shim.flash_attn_func, the same call ([batch, seqlen, heads, head_dim]) over torch SDPA "
+                 "(AOTriton/CK kernels on ROCm).")
+    result = finish(source, new, transformer, ctx, rationale, target.facts("arch"), safety="unsafe")
+    if result is not None:
+        result.notes.append("Features beyond (q, k, v, dropout_p, softmax_scale, causal) are not covered by the shim.")
+    return result

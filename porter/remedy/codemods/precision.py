@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from porter.remedy.codemods import CodemodResult, codemod
-from porter.remedy.codemods._cst import LineScoped, code, describe, ensure_shim_import, string_value, transform
+from porter.remedy.codemods import codemod
+from porter.remedy.codemods._cst import LineScoped, code, finish, string_value, transform
 
 
 class _DotPrecision(LineScoped):
@@ -48,21 +48,11 @@ def _more_precise(allowed: tuple[str, ...]) -> str:
 def dot_precision(source, findings, target, ctx):
     transformer = _DotPrecision(findings, ctx, target)
     new = transform(source, transformer)
-    if new == source:
-        return None
-    if transformer.uses_shim:
-        new = ensure_shim_import(new, ctx)
     rationale = (
         f"{target.name} ({target.arch}) accepts fp32 dot precisions {', '.join(target.fp32_dot_precisions)} "
-        f"(TF32: {target.tf32}); the closest to tf32 is {target.best_fp32_dot_precision}. "
-        + ("porter_shim.DOT_PRECISION keeps tf32 on NVIDIA and picks the target's precision on AMD. " if transformer.uses_shim else "")
-        + describe(transformer.changes)
+        f"(TF32: {target.tf32}); the closest to tf32 is {target.best_fp32_dot_precision}."
+        + (" porter_shim.DOT_PRECISION keeps tf32 on NVIDIA and picks the target's precision on AMD." if transformer.uses_shim else "")
     )
-    return CodemodResult(
-        text=new,
-        rationale=rationale,
-        notes=transformer.notes,
-        uses_shim=transformer.uses_shim,
-        facts=target.facts("tf32", "fp32_dot_precisions", "best_fp32_dot_precision"),
-        safety="unsafe" if target.best_fp32_dot_precision != "tf32" else "safe",
-    )
+    return finish(source, new, transformer, ctx, rationale,
+                  target.facts("tf32", "fp32_dot_precisions", "best_fp32_dot_precision"),
+                  safety="unsafe" if target.best_fp32_dot_precision != "tf32" else "safe")

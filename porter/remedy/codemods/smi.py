@@ -7,8 +7,8 @@ import re
 
 import libcst as cst
 
-from porter.remedy.codemods import CodemodResult, codemod
-from porter.remedy.codemods._cst import LineScoped, code, describe, ensure_shim_import, string_value, transform
+from porter.remedy.codemods import codemod
+from porter.remedy.codemods._cst import LineScoped, code, finish, string_value, transform
 
 _FIELDS = {  # nvidia-smi query field -> expression over the shim's (free, total) bytes
     "memory.used": "(_porter_total - _porter_free)",
@@ -91,16 +91,8 @@ class _Smi(LineScoped):
 @codemod("PT402")
 def nvidia_smi_memory(source, findings, target, ctx):
     transformer = _Smi(findings, ctx, target)
-    new = transform(source, transformer)
-    if new == source:
-        return None
-    new = ensure_shim_import(new, ctx)
-    return CodemodResult(
-        text=new,
-        rationale=("nvidia-smi does not exist on AMD nodes (FileNotFoundError); on ROCm the memory figures come from "
-                   "porter_shim.gpu_memory_info() (amdsmi, else torch.cuda.mem_get_info), formatted as the CSV the "
-                   "code already parses. " + describe(transformer.changes)),
-        notes=transformer.notes,
-        uses_shim=True,
-        facts=target.facts("hbm_bytes"),
-    )
+    new = transform(source, transformer)  # every edit uses the shim
+    rationale = ("nvidia-smi does not exist on AMD nodes (FileNotFoundError); on ROCm the memory figures come from "
+                 "porter_shim.gpu_memory_info() (amdsmi, else torch.cuda.mem_get_info), formatted as the CSV the "
+                 "code already parses.")
+    return finish(source, new, transformer, ctx, rationale, target.facts("hbm_bytes"))

@@ -11,7 +11,7 @@ import re
 import libcst as cst
 
 from porter.remedy.codemods import CodemodResult, codemod
-from porter.remedy.codemods._cst import LineScoped, code, describe, expr, string_value, transform
+from porter.remedy.codemods._cst import LineScoped, code, describe, expr, finish, string_value, transform
 
 # ---- PT110 tl.extra.cuda.libdevice -> triton.language.extra.libdevice ------------------------------
 
@@ -197,16 +197,9 @@ class _InlinePtx(LineScoped):
 def inline_ptx(source, findings, target, ctx):
     transformer = _InlinePtx(findings, ctx, target)
     new = transform(source, transformer)
-    if new == source:
-        return None
-    return CodemodResult(
-        text=new,
-        rationale=(
-            f"PTX text and NVPTX constraints mean nothing to the AMDGPU backend ({target.arch}); these instructions "
-            "have Triton ops every backend lowers (approximate PTX -> IEEE-accurate or near: results may differ in "
-            "the last bits). " + describe(transformer.changes)
-        ),
-        notes=transformer.notes,
-        facts=target.facts("arch"),
-        safety="unsafe",
+    rationale = (
+        f"PTX text and NVPTX constraints mean nothing to the AMDGPU backend ({target.arch}); these instructions "
+        "have Triton ops every backend lowers (approximate PTX -> IEEE-accurate or near: results may differ in "
+        "the last bits)."
     )
+    return finish(source, new, transformer, ctx, rationale, target.facts("arch"), safety="unsafe")

@@ -7,7 +7,7 @@ import re
 import libcst as cst
 
 from porter.remedy.codemods import CodemodResult, codemod
-from porter.remedy.codemods._cst import LineScoped, code, describe, ensure_shim_import, expr, int_value, transform
+from porter.remedy.codemods._cst import LineScoped, code, describe, ensure_shim_import, expr, finish, int_value, transform
 
 _WARPS_NAME = re.compile(r"warps", re.IGNORECASE)
 _WARP_SIZE_NAME = re.compile(r"warp_?size|lanes?_per_warp|threads_per_warp", re.IGNORECASE)
@@ -164,13 +164,8 @@ class _WarpSize(LineScoped):
 def warp_size(source, findings, target, ctx):
     transformer = _WarpSize(findings, ctx, target)
     new = transform(source, transformer)
-    if new == source:
-        return None
-    if transformer.uses_shim:
-        new = ensure_shim_import(new, ctx)
     rationale = (
         f"{target.name} waves are {target.wave_size} lanes wide, not 32; "
-        + ("the width is read at run time from porter_shim.WARP_SIZE. " if transformer.uses_shim else "written directly (--exclusive). ")
-        + describe(transformer.changes)
+        + ("the width is read at run time from porter_shim.WARP_SIZE." if transformer.uses_shim else "written directly (--exclusive).")
     )
-    return CodemodResult(text=new, rationale=rationale, uses_shim=transformer.uses_shim, facts=target.facts("wave_size"))
+    return finish(source, new, transformer, ctx, rationale, target.facts("wave_size"))

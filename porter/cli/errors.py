@@ -1,0 +1,24 @@
+"""What every subcommand does with an exception porter did not expect: one line and a hint
+instead of a traceback (the traceback too with PORTER_DEBUG set), then exit code 2.
+
+Kept apart from porter/cli/__init__.py, which imports the command modules that use it.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+from typing import NoReturn
+
+import typer
+
+HINT = "this is a bug in porter; rerun with PORTER_DEBUG=1 for the traceback and please report it"
+
+
+def report_internal_error(error: Exception) -> NoReturn:
+    """Print `error` as porter's bug and raise typer.Exit(2); call it from the `except` block."""
+    if os.environ.get("PORTER_DEBUG"):
+        traceback.print_exception(type(error), error, error.__traceback__)
+    typer.secho(f"porter: internal error: {type(error).__name__}: {error}", err=True, fg="red")
+    typer.secho(f"porter: {HINT}", err=True)
+    raise typer.Exit(2) from None
