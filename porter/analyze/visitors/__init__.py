@@ -15,7 +15,6 @@ node to report; its `data` fills the rule message's {placeholders} and travels t
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable, Iterable
@@ -23,9 +22,11 @@ from typing import Any, Callable, Iterable
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper
 
+from porter.registry import Registry
+
 VisitorFn = Callable[["ModuleContext", dict, Any], Iterable["Hit"]]
 
-_REGISTRY: dict[str, VisitorFn] = {}
+_VISITORS: Registry[VisitorFn] = Registry("visitor", ("porter.analyze.visitors", "porter.analyze.triton"))
 
 
 @dataclass
@@ -42,45 +43,18 @@ def register(name: str) -> Callable[[VisitorFn], VisitorFn]:
     """Register `fn` as the visitor called `name` (names are unique across the project)."""
 
     def decorator(fn: VisitorFn) -> VisitorFn:
-        existing = _REGISTRY.get(name)
-        if existing is not None and existing is not fn and _qualname(existing) != _qualname(fn):
-            raise ValueError(f"visitor {name!r} registered twice ({_qualname(existing)}, {_qualname(fn)})")
-        _REGISTRY[name] = fn
+        _VISITORS.add(name, fn)
         return fn
 
     return decorator
 
 
-def _qualname(fn: Callable) -> str:
-    return f"{fn.__module__}.{fn.__qualname__}"
-
-
-_LOADED = False
-
-
-def load_all() -> None:
-    """Import every module of this package and of porter.analyze.triton so their visitors register."""
-    global _LOADED
-    if _LOADED:
-        return
-    _LOADED = True
-    for package_name in ("porter.analyze.visitors", "porter.analyze.triton"):
-        try:
-            package = importlib.import_module(package_name)
-        except ImportError:
-            continue
-        for info in pkgutil.walk_packages(getattr(package, "__path__", []), package_name + "."):
-            importlib.import_module(info.name)
-
-
 def get_visitor(name: str) -> VisitorFn | None:
-    load_all()
-    return _REGISTRY.get(name)
+    return _VISITORS.get(name)
 
 
 def registered_names() -> list[str]:
-    load_all()
-    return sorted(_REGISTRY)
+    return _VISITORS.names()
 
 
 class ModuleContext:

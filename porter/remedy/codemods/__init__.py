@@ -13,16 +13,15 @@ needs-review. Codemods re-locate their nodes by line (libcst positions), never b
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from porter.records import Finding
+from porter.registry import Registry
 
 CodemodFn = Callable[[str, list[Finding], Any, "CodemodContext"], "CodemodResult | None"]
 
-_REGISTRY: dict[str, CodemodFn] = {}
+_CODEMODS: Registry[CodemodFn] = Registry("codemod", (__name__,), skip_private=True)
 
 
 @dataclass
@@ -52,38 +51,15 @@ def codemod(*rule_ids: str) -> Callable[[CodemodFn], CodemodFn]:
 
     def decorator(fn: CodemodFn) -> CodemodFn:
         for rule_id in rule_ids:
-            existing = _REGISTRY.get(rule_id)
-            if existing is not None and _qualname(existing) != _qualname(fn):
-                raise ValueError(f"codemod for {rule_id} registered twice ({_qualname(existing)}, {_qualname(fn)})")
-            _REGISTRY[rule_id] = fn
+            _CODEMODS.add(rule_id, fn)
         return fn
 
     return decorator
 
 
-def _qualname(fn: Callable) -> str:
-    return f"{fn.__module__}.{fn.__qualname__}"
-
-
-_LOADED = False
-
-
-def load_all() -> None:
-    """Import every topic module of this package so their codemods register."""
-    global _LOADED
-    if _LOADED:
-        return
-    _LOADED = True
-    for info in pkgutil.iter_modules(__path__, __name__ + "."):
-        if not info.name.rsplit(".", 1)[-1].startswith("_"):
-            importlib.import_module(info.name)
-
-
 def get_codemod(rule_id: str) -> CodemodFn | None:
-    load_all()
-    return _REGISTRY.get(rule_id)
+    return _CODEMODS.get(rule_id)
 
 
 def registered_rules() -> list[str]:
-    load_all()
-    return sorted(_REGISTRY)
+    return _CODEMODS.names()
