@@ -6,7 +6,8 @@ and the GEMM model they were fitted with always travel together):
   units, each wave bound by matrix throughput or HBM traffic (the default);
 - "tune": porter's Triton GEMM model (`porter.tune.predict_gemm_ms`, H7), where it prices the
   dtype; TF32 (which it does not price) and anything it refuses fall back to the roofline.
-The step model divides the answer by the target's calibrated `gemm_efficiency`.
+A roofline answer is divided by the target's calibrated `gemm_efficiency` (the measured share of peak);
+porter.tune's answer already carries its own fitted efficiencies.
 """
 
 from __future__ import annotations
@@ -59,16 +60,20 @@ def roofline_gemm_ms(target: Target, precision: str, m: int, n: int, k: int) -> 
     return max(compute_s, memory_s) * 1e3
 
 
-def gemm_ms(target: Target, precision: str, m: int, n: int, k: int, source: str = "roofline") -> float:
-    """Ideal GEMM time in ms from the chosen source (see the module docstring)."""
-    return _cached_gemm_ms(target.name, precision, m, n, k, source)
+def gemm_ms(target: Target, precision: str, m: int, n: int, k: int, source: str = "roofline",
+            roofline_efficiency: float = 1.0) -> float:
+    """GEMM time in ms from the chosen source (see the module docstring)."""
+    return _cached_gemm_ms(target.name, precision, m, n, k, source, roofline_efficiency)
 
 
 @lru_cache(maxsize=8192)
-def _cached_gemm_ms(target_name: str, precision: str, m: int, n: int, k: int, source: str) -> float:
+def _cached_gemm_ms(target_name: str, precision: str, m: int, n: int, k: int, source: str,
+                    roofline_efficiency: float) -> float:
     target = get_target(target_name)
     predicted = _from_tune(target, precision, m, n, k) if source == "tune" else None
-    return predicted if predicted is not None else roofline_gemm_ms(target, precision, m, n, k)
+    if predicted is not None:
+        return predicted
+    return roofline_gemm_ms(target, precision, m, n, k) / roofline_efficiency
 
 
 def _from_tune(target: Target, precision: str, m: int, n: int, k: int) -> float | None:
@@ -77,6 +82,12 @@ def _from_tune(target: Target, precision: str, m: int, n: int, k: int) -> float 
     except ImportError:
         return None
     dtype, repeats = ("bf16", 3) if precision == "bf16x3" else (precision, 1)
+    if precision in ("tf32", "fp32"):
+        # porter.tune's "fp32" is the target's best fp32 dot: TF32 where native. It prices a TF32 GEMM
+        # there; a true fp32 GEMM (or TF32 where the target has none) is left to the roofline.
+        if precision == "fp32" or target.tf32 != "native":
+            return None
+        dtype = "fp32"
     if dtype == "fp8":
         dtype = "fp8e4m3fnuz" if target.fp8_family == "fnuz" else "fp8e4m3"
     if dtype not in ("bf16", "fp16", "fp32", "fp8e4m3", "fp8e4m3fnuz"):
@@ -96,4 +107,4 @@ def gemm_source(source: str) -> str:
         from porter.tune import predict_gemm_ms  # noqa: F401
     except ImportError:
         return "porter.plan tile roofline (porter.tune unavailable)"
-    return "porter.tune.predict_gemm_ms (TF32 via the roofline)"
+    return "porter.tune.predict_gemm_ms (full fp32 via the roofline)"

@@ -85,16 +85,16 @@ def matmul_precision(model: ModelDesc, target: Target, layer: str) -> str:
 
 def dense_gemm_ms(model: ModelDesc, target: Target, constants: dict) -> tuple[float, float]:
     """(total, backward) ms of the MLP GEMMs: forward, dgrad and wgrad of every Linear."""
-    batch, source = model.batch_size_per_gpu, constants["gemm_source"]
+    batch = model.batch_size_per_gpu
+    price = {"source": constants["gemm_source"], "roofline_efficiency": constants["gemm_efficiency"]}
     forward = backward = 0.0
     for name, fan_in, fan_out in model.mlp_layers():
         precision = matmul_precision(model, target, name)
-        forward += gemm_ms(target, precision, batch, fan_out, fan_in, source)
-        backward += gemm_ms(target, precision, fan_in, fan_out, batch, source)  # weight gradient
+        forward += gemm_ms(target, precision, batch, fan_out, fan_in, **price)
+        backward += gemm_ms(target, precision, fan_in, fan_out, batch, **price)  # weight gradient
         if name != "bottom0":  # the dense input needs no gradient
-            backward += gemm_ms(target, precision, batch, fan_in, fan_out, source)
-    scale = 1 / constants["gemm_efficiency"]
-    return (forward + backward) * scale, backward * scale
+            backward += gemm_ms(target, precision, batch, fan_in, fan_out, **price)
+    return forward + backward, backward
 
 
 def dense_memory_bytes(model: ModelDesc) -> float:
