@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from porter.plan.model import DTYPE_BYTES, ModelDesc, Table
+from porter.plan.model import DTYPE_BYTES, ModelDesc, Table, hbm_hit_rate
 from porter.targets import Target
 
 # Sharder heuristics (choices, not hardware facts).
@@ -38,12 +38,9 @@ class Shard:
 
     @property
     def hit_rate(self) -> float:
-        if self.placement == "hbm":
-            return 1.0
-        if self.placement == "host":
-            return 0.0
-        rate = self.table.cache_hit_rate
-        return self.cache_fraction if rate is None or self.table.placement != "uvm" else rate
+        # the table's measured hit rate describes its UVM cache; a shard placed otherwise has none
+        measured = self.table.cache_hit_rate if self.table.placement == "uvm" else None
+        return hbm_hit_rate(self.placement, self.cache_fraction, measured)
 
 
 @dataclass

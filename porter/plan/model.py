@@ -26,6 +26,16 @@ INTERACTIONS = ("dot", "cat")
 EMBEDDING_BACKWARDS = ("fused", "sparse")
 
 
+def hbm_hit_rate(placement: str, cache_fraction: float, measured: float | None) -> float:
+    """Share of lookups served from HBM: all in HBM, none on the host, and for a UVM cache the
+    measured hit rate when known, else the cached share of the rows."""
+    if placement == "hbm":
+        return 1.0
+    if placement == "host":
+        return 0.0
+    return cache_fraction if measured is None else measured
+
+
 @dataclass(frozen=True)
 class Table:
     name: str
@@ -65,11 +75,7 @@ class Table:
 
     @property
     def hit_rate(self) -> float:
-        if self.placement == "hbm":
-            return 1.0
-        if self.placement == "host":
-            return 0.0
-        return self.cache_fraction if self.cache_hit_rate is None else self.cache_hit_rate
+        return hbm_hit_rate(self.placement, self.cache_fraction, self.cache_hit_rate)
 
 
 @dataclass(frozen=True)

@@ -127,11 +127,17 @@ def render_markdown(plan, verdicts, applied, skipped, options) -> str:
         md += ["Nothing.", ""]
     for item in plan.needs_review:
         f = item.finding
-        md.append(f"- `{f.path}:{f.line}` **{f.rule}** {f.name} ({f.severity}, {item.kind}): {f.message}")
-        md.append(f"  - why not patched: {item.reason}")
-        if item.guidance:
-            md.append(f"  - use instead: {' '.join(item.guidance.split())}")
+        head = f"- `{f.path}:{f.line}` **{f.rule}** {f.name} ({f.severity}, {item.kind}): {f.message}"
+        md += review_item_lines(item, head, reason_label="why not patched: ")
     return "\n".join(md) + "\n"
+
+
+def review_item_lines(item, head: str, reason_label: str = "") -> list[str]:
+    """A needs-review entry: its headline, why porter did not patch it, and the rule's guidance."""
+    lines = [head, f"  - {reason_label}{item.reason}"]
+    if item.guidance:
+        lines.append(f"  - use instead: {' '.join(item.guidance.split())}")
+    return lines
 
 
 def _patch_section(patch, verdict, state: str, skip_reason: str | None) -> list[str]:

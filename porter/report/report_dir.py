@@ -32,10 +32,8 @@ def _needs_review(plan) -> str:
     lines = [f"# Needs review ({plan.target.name})", ""]
     for item in plan.needs_review:
         f = item.finding
-        lines.append(f"- [ ] `{f.path}:{f.line}:{f.column}` {f.rule} {f.name} ({item.kind}): {f.message}")
-        lines.append(f"  - {item.reason}")
-        if item.guidance:
-            lines.append(f"  - use instead: {' '.join(item.guidance.split())}")
+        head = f"- [ ] `{f.path}:{f.line}:{f.column}` {f.rule} {f.name} ({item.kind}): {f.message}"
+        lines += patch_report.review_item_lines(item, head)
     if not plan.needs_review:
         lines.append("Nothing: every finding has a patch.")
     return "\n".join(lines) + "\n"
