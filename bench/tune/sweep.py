@@ -13,7 +13,7 @@ with CUDA events, flushing L2 before every timed launch, and writes one JSON fil
 `ms[i]` belongs to `configs[i]`; null means not timed (failed to compile or launch, e.g. shared
 memory over the limit, or a small-tile config on a large-M shape).
 
-Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full] [--budget-s 480] [--workers 16]
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind] [--budget-s 480] [--workers 16]
 """
 
 from __future__ import annotations
@@ -153,8 +153,59 @@ FRESH = [  # a second, later suite: shapes never used to fit or design the model
     ("f_rec_49152", 49152, 512, 2048, "fresh"),
     ("f_rec_odd_24576", 24576, 1000, 1000, "fresh"),
 ]
+CAL2 = [  # a third suite, more calibration shapes (split "cal"): more M buckets, small N, small or
+    # unaligned K and N, square GEMMs
+    ("c2_m2_qkv", 2, 5120, 4096, "cal"),
+    ("c2_m12_o", 12, 8192, 8192, "cal"),
+    ("c2_m40_gate", 40, 11008, 4096, "cal"),
+    ("c2_m80_down", 80, 4096, 11008, "cal"),
+    ("c2_m160_qkv", 160, 12288, 4096, "cal"),
+    ("c2_m320_o", 320, 4096, 4096, "cal"),
+    ("c2_m640_up", 640, 11008, 4096, "cal"),
+    ("c2_m1280_down", 1280, 4096, 11008, "cal"),
+    ("c2_m1920_qkv", 1920, 9216, 3072, "cal"),
+    ("c2_m5000_o", 5000, 3072, 3072, "cal"),
+    ("c2_m10240_up", 10240, 8192, 3072, "cal"),
+    ("c2_m32768_down", 32768, 2048, 8192, "cal"),
+    ("c2_sq_2k", 2048, 2048, 2048, "cal"),
+    ("c2_sq_8k", 8192, 8192, 8192, "cal"),
+    ("c2_bigk", 512, 512, 65536, "cal"),
+    ("c2_rec_n128", 32768, 128, 1024, "cal"),
+    ("c2_rec_k128", 131072, 512, 128, "cal"),
+    ("c2_rec_n64", 65536, 64, 2048, "cal"),
+    ("c2_rec_4k", 4096, 2048, 2048, "cal"),
+    ("c2_odd_m", 12345, 4096, 4096, "cal"),
+    ("c2_odd_n", 4096, 4100, 4096, "cal"),
+    ("c2_odd_k", 8192, 3072, 1030, "cal"),
+    ("c2_odd_rec", 16384, 1000, 2000, "cal"),
+    ("c2_odd_small", 512, 1000, 1000, "cal"),
+]
+BLIND = [  # taken with CAL2, kept aside (split "blind"): scored once, after the model is final
+    ("b_decode_7k", 1, 7168, 7168, "blind"),
+    ("b_m3_up", 3, 18944, 3584, "blind"),
+    ("b_m20_qkv", 20, 4608, 3584, "blind"),
+    ("b_m56_down", 56, 3584, 18944, "blind"),
+    ("b_m112_o", 112, 7168, 7168, "blind"),
+    ("b_m224_up", 224, 18944, 3584, "blind"),
+    ("b_m448_qkv", 448, 9216, 7168, "blind"),
+    ("b_m896_down", 896, 3584, 18944, "blind"),
+    ("b_m1792_o", 1792, 3584, 3584, "blind"),
+    ("b_m3584_up", 3584, 18944, 3584, "blind"),
+    ("b_m7168_qkv", 7168, 4608, 3584, "blind"),
+    ("b_m14336_o", 14336, 7168, 7168, "blind"),
+    ("b_sq_3k", 3072, 3072, 3072, "blind"),
+    ("b_rec_98304", 98304, 384, 768, "blind"),
+    ("b_rec_12288", 12288, 2048, 512, "blind"),
+    ("b_rec_40960", 40960, 256, 1536, "blind"),
+    ("b_rec_n96", 65536, 96, 4096, "blind"),
+    ("b_odd_k", 6144, 2048, 1500, "blind"),
+    ("b_odd_n", 20000, 1500, 1024, "blind"),
+    ("b_odd_all", 3333, 999, 777, "blind"),
+]
+SUITES = {"full": SHAPES, "fresh": FRESH, "cal2": CAL2, "blind": BLIND}
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")
+RETIME = 8  # fastest configs timed a second time per shape
 
 
 def spec_class(m: int, n: int, k: int) -> str:
@@ -287,10 +338,16 @@ def time_shape(dtype, name, m, n, k, split, configs, deadline, stride):
             msg = str(exc)
             if "out of resource" not in msg.lower() and "OutOfResources" not in type(exc).__name__:
                 print(f"  {dtype} {name} cfg {configs[i]}: {type(exc).__name__}: {msg[:120]}", flush=True)
+    # the fastest configs once more, in reverse order: how far a second timing moves them (noise)
+    fastest = sorted((i for i in idx if ms[i] is not None), key=lambda i: ms[i])[:RETIME]
+    retime = {}
+    for i in reversed(fastest):
+        if time.time() < deadline:
+            retime[str(i)] = time_launch(lambda: launch(a, b, c, configs[i]), budget_ms=8.0)
     ref = cublas_ms(a, b, dtype)
     del a, b, c
     return {"name": name, "split": split, "dtype": dtype, "m": m, "n": n, "k": k, "ms": ms,
-            "cublas_ms": ref, "rel_err": err}
+            "retime_ms": retime, "cublas_ms": ref, "rel_err": err}
 
 
 # ---------------------------------------------------------------- main
@@ -298,7 +355,7 @@ def time_shape(dtype, name, m, n, k, split, configs, deadline, stride):
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", required=True)
-    parser.add_argument("--suite", choices=("smoke", "full", "fresh"), default="full")
+    parser.add_argument("--suite", choices=("smoke", *SUITES), default="full")
     parser.add_argument("--budget-s", type=float, default=480)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 8)
     parser.add_argument("--dtypes", default=",".join(DTYPES))
@@ -308,7 +365,7 @@ def main() -> int:
     deadline = t0 + args.budget_s
     configs = all_configs()
     dtypes = args.dtypes.split(",")
-    shapes = FRESH if args.suite == "fresh" else [s for s in SHAPES if args.suite == "full" or s[0] in SMOKE]
+    shapes = [s for s in SHAPES if s[0] in SMOKE] if args.suite == "smoke" else SUITES[args.suite]
 
     # one compile per (dtype, class, config) that some shape of that class will time
     tasks, keys = [], []
