@@ -156,3 +156,35 @@ def test_selecting_among_200_candidates_is_fast():
         rank_gemm("h200", "bf16", 4096, 4096, 4096, candidates=candidates)
         runs.append(time.perf_counter() - start)
     assert min(runs) < 0.05
+
+
+def test_warpgroup_mma_reads_less_shared_memory_with_wide_tiles():
+    # a warpgroup MMA re-reads B for each 64-row slice: 128x256 moves fewer bytes than 256x128
+    from porter.tune.model import lds_step_bytes
+
+    machine = Machine.build(get_target("h200"), resolve_dtype("bf16", get_target("h200")))
+    wide = GemmConfig(128, 256, 64, 8, 3)
+    tall = GemmConfig(256, 128, 64, 8, 3)
+    assert lds_step_bytes(machine, wide) < lds_step_bytes(machine, tall)
+    # rows narrower than the 128-byte swizzle cost more per byte (fp8 with BLOCK_K = 32)
+    fp8 = Machine.build(get_target("h200"), resolve_dtype("fp8e4m3", get_target("h200")))
+    narrow, full = GemmConfig(128, 128, 32, 8, 3), GemmConfig(128, 128, 128, 8, 3)
+    assert lds_step_bytes(fp8, narrow) / 32 > lds_step_bytes(fp8, full) / 128
+
+
+def test_unaligned_sizes_load_and_store_element_wise():
+    from porter.tune.model import unaligned_loads
+
+    target = get_target("h200")
+    bf16 = Machine.build(target, resolve_dtype("bf16", target))
+    fp8 = Machine.build(target, resolve_dtype("fp8e4m3", target))
+    cfg = GemmConfig(128, 64, 32, 4, 3)
+    assert not unaligned_loads(bf16, 4096, 4096, cfg)
+    # row-major B with an odd N: B goes element by element along N, and so do C's stores
+    odd_n = unaligned_loads(bf16, 4100, 4096, cfg)
+    assert (odd_n.along_k, odd_n.along_n, odd_n.store) == (0, 64 * 32, True)
+    # fp8's B is column-major: an odd K makes both operands element-wise along K
+    odd_k = unaligned_loads(fp8, 4096, 1030, cfg)
+    assert (odd_k.along_k, odd_k.along_n, odd_k.store) == ((128 + 64) * 32, 0, False)
+    aligned = predict_gemm_ms("h200", "bf16", 4096, 4096, 4096, cfg.to_dict())
+    assert predict_gemm_ms("h200", "bf16", 4096, 4100, 4096, cfg.to_dict()) > 1.5 * aligned

@@ -18,6 +18,9 @@ class ModelConstants:
     # efficiency: steady-state fraction of the matrix peak one tile reaches, per rate key
     compute_eff: dict[str, float] = field(default_factory=lambda: {"default": 0.8})
     mma_fallback_eff: float = 0.5  # NVIDIA: rate of mma.sync tiles (no warpgroup MMA) relative to peak
+    lds_eff: float = 1.0  # achievable fraction of the spec's shared memory / LDS bandwidth
+    lds_row_exponent: float = 0.5  # bank-conflict cost of rows narrower than 128 bytes (see lds_step_bytes)
+    wide_mma_eff: dict[str, float] = field(default_factory=dict)  # rate of 256-wide warpgroup MMAs, per rate key
     hbm_eff: float = 0.85  # achievable fraction of the HBM bandwidth
     l2_bytes_per_unit_clk: float = 64.0  # L2 -> one unit bandwidth (bytes per unit per clock)
     l2_device_bytes_per_clk: float | None = None  # aggregate L2 -> units bandwidth (None: units x per-unit)
@@ -34,9 +37,12 @@ class ModelConstants:
     l2_fraction: float = 0.5  # share of L2 a re-read operand may occupy and still hit across waves
     # operands whose contiguous size is not a multiple of 16 elements: Triton cannot prove alignment,
     # so loads are element-wise through registers and the async copy pipeline is off
-    unaligned_elems_per_unit_clk: float = 4.0  # element-wise load throughput per unit
+    unaligned_bytes_per_unit_clk: float = 5.0  # element-wise loads along K (coalesced) per unit
+    uncoalesced_bytes_per_unit_clk: float = 3.0  # element-wise loads along N (a line per lane) per unit
+    unaligned_store_elems_per_unit_clk: float = 2.0  # element-wise C stores per unit
     unaligned_regs_per_elem: float = 3.0  # registers per staged element (value + 64-bit address)
     spill_cost: float = 4.0  # slowdown per register-file's worth of spilled registers
+    spill_cost_by_dtype: dict[str, float] = field(default_factory=dict)  # per rate key, where it differs
     async_mma_buffers: int | None = None  # stage buffers an in-flight async MMA (wgmma) holds; None: 1 where wgmma
     specialize_divisor: int = 16  # Triton proves alignment from integer arguments divisible by this
     # feasibility

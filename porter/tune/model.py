@@ -51,6 +51,7 @@ class Machine:
     latency_s: float  # L2 miss
     l2_latency_s: float  # L2 hit
     mma_buffers: int  # stage buffers held by an in-flight async MMA
+    lds_bps: float | None  # shared memory / LDS bytes/s of one unit (None: not in the spec)
 
     @classmethod
     def build(cls, target: Target, dtype: GemmDtype, const: ModelConstants | None = None) -> "Machine":
@@ -72,6 +73,8 @@ class Machine:
             l2_latency_s=const.l2_latency_ns * 1e-9,
             mma_buffers=(const.async_mma_buffers if const.async_mma_buffers is not None
                          else int(bool(target.features.get("wgmma")))),
+            lds_bps=(target.extra["lds_bytes_per_clk"] * clock * const.lds_eff
+                     if target.extra.get("lds_bytes_per_clk") else None),
         )
 
 
@@ -162,9 +165,45 @@ def unit_flops_clk(machine: Machine, cfg: GemmConfig) -> tuple[float, int, int]:
         return rate, -(-bm // m_i) * m_i, -(-bn // n_i) * n_i
     rate = machine.peak_flops_clk * eff
     # warpgroup MMA needs whole warpgroups and 64 rows per warpgroup; else mma.sync
-    if target.features.get("wgmma") and (cfg.num_warps % 4 or bm < 64):
+    if target.features.get("wgmma") and not _uses_wgmma(machine, cfg):
         rate *= const.mma_fallback_eff
+    elif target.features.get("wgmma") and bn // _wgmma_grid(cfg)[1] >= 256:
+        rate *= const.wide_mma_eff.get(machine.dtype.rate_key, 1.0)
     return rate, bm, bn
+
+
+def _uses_wgmma(machine: Machine, cfg: GemmConfig) -> bool:
+    return bool(machine.target.features.get("wgmma")) and cfg.num_warps % 4 == 0 and cfg.BLOCK_M >= 64
+
+
+def _wgmma_grid(cfg: GemmConfig) -> tuple[int, int]:
+    """Warpgroups along M and along N: along M first, 64 rows each at least."""
+    groups = cfg.num_warps // 4
+    along_m = max(1, min(groups, cfg.BLOCK_M // 64))
+    return along_m, groups // along_m
+
+
+def lds_step_bytes(machine: Machine, cfg: GemmConfig) -> float:
+    """Shared memory / LDS bytes one tile moves per K step: the A and B tiles written once, then
+    read by the matrix instructions. A warpgroup MMA (Hopper) reads its A rows and, per 64-row
+    slice, the whole B tile; warps on mma.sync and MFMA read the A rows and B columns of their
+    place in the warp grid (the split that reads least). Rows narrower than the 128-byte
+    swizzle pattern conflict on banks: their bytes count (128 / row bytes) ** lds_row_exponent."""
+    bm, bn, bk, warps = cfg.BLOCK_M, cfg.BLOCK_N, cfg.BLOCK_K, cfg.num_warps
+    if _uses_wgmma(machine, cfg):
+        along_m, along_n = _wgmma_grid(cfg)
+        a_reads, b_reads = along_n * bm, bm * bn / 64
+    else:
+        splits = [(wm, warps // wm) for wm in (1, 2, 4, 8, 16) if wm <= warps and warps % wm == 0
+                  and wm <= max(1, bm // 16) and warps // wm <= max(1, bn // 16)]
+        wm, wn = min(splits, key=lambda s: s[1] * bm + s[0] * bn, default=(warps, warps))
+        a_reads, b_reads = wn * bm, wm * bn
+    elem = machine.dtype.in_bytes
+    b_row = bk if machine.dtype.b_k_contiguous else bn  # B's contiguous extent in the tile
+    exponent = machine.const.lds_row_exponent
+    a_cost = (128 / min(128, bk * elem)) ** exponent
+    b_cost = (128 / min(128, b_row * elem)) ** exponent
+    return ((bm + a_reads) * a_cost + (bn + b_reads) * b_cost) * bk * elem
 
 
 def blocks_per_unit(machine: Machine, cfg: GemmConfig) -> int:
@@ -239,15 +278,35 @@ def time_seconds(machine: Machine, m: int, n: int, k: int, cfg: GemmConfig) -> f
     return total * ctx.spill_factor + const.launch_us * 1e-6
 
 
-def unaligned_elements(machine: Machine, n: int, k: int, cfg: GemmConfig) -> int:
-    """Elements per tile and K step loaded element-wise: an operand whose contiguous extent (and
-    row stride) Triton cannot prove divisible by 16 gets no vector loads and no async copies."""
+@dataclass(frozen=True)
+class Unaligned:
+    """Per tile and K step, the operand elements Triton loads one by one: an operand whose
+    contiguous extent (and row stride) it cannot prove divisible by 16 gets no vector loads and
+    no async copies. Along K (A; B when column-major) a warp still reads consecutive addresses;
+    along N (row-major B) the lanes are spread over K rows, one cache line each (uncoalesced).
+    `store` is set when C's rows are unaligned: the epilogue stores element by element."""
+
+    along_k: int = 0
+    along_n: int = 0
+    store: bool = False
+
+    @property
+    def elements(self) -> int:
+        return self.along_k + self.along_n
+
+    def __bool__(self) -> bool:
+        return bool(self.elements)
+
+
+def unaligned_loads(machine: Machine, n: int, k: int, cfg: GemmConfig) -> Unaligned:
     div = machine.const.specialize_divisor
-    elems = cfg.BLOCK_M * cfg.BLOCK_K if k % div else 0  # A is row-major: contiguous along K
-    b_contiguous = k if machine.dtype.b_k_contiguous else n
-    if b_contiguous % div:
-        elems += cfg.BLOCK_N * cfg.BLOCK_K
-    return elems
+    along_k = cfg.BLOCK_M * cfg.BLOCK_K if k % div else 0  # A is row-major: contiguous along K
+    along_n = 0
+    if machine.dtype.b_k_contiguous:
+        along_k += cfg.BLOCK_N * cfg.BLOCK_K if k % div else 0
+    elif n % div:
+        along_n = cfg.BLOCK_N * cfg.BLOCK_K
+    return Unaligned(along_k, along_n, bool(n % div))
 
 
 def _register_limit(target: Target) -> int:
@@ -259,7 +318,7 @@ class _StepContext:
     """Per-config quantities shared by the (at most two) distinct waves of one launch."""
 
     __slots__ = ("mc", "m", "n", "cfg", "tiles_m", "tiles_n", "k_steps", "step_flops", "rate",
-                 "a_cross_wave", "b_cross_wave", "elem", "unaligned", "spill_factor")
+                 "a_cross_wave", "b_cross_wave", "elem", "unaligned", "spill_factor", "lds_bytes")
 
     def __init__(self, mc, m, n, k, cfg, tiles_m, tiles_n, waves, k_steps, rate, pad_m, pad_n):
         self.mc, self.m, self.n, self.cfg = mc, m, n, cfg
@@ -272,7 +331,8 @@ class _StepContext:
         per_step = max(1, waves * k_steps)
         self.a_cross_wave = a_total / per_step if a_total <= mc.l2_reuse_bytes else None
         self.b_cross_wave = b_total / per_step if b_total <= mc.l2_reuse_bytes else None
-        self.unaligned = unaligned_elements(mc, n, k, cfg)
+        self.unaligned = unaligned_loads(mc, n, k, cfg)
+        self.lds_bytes = lds_step_bytes(mc, cfg)
         self.spill_factor = self._spill_factor()
 
     def _spill_factor(self) -> float:
@@ -282,9 +342,10 @@ class _StepContext:
         mc, cfg = self.mc, self.cfg
         threads = cfg.num_warps * mc.wave
         need = (acc_regs(mc, cfg) + mc.const.reg_overhead
-                + mc.const.unaligned_regs_per_elem * self.unaligned / threads)
+                + mc.const.unaligned_regs_per_elem * self.unaligned.elements / threads)
         limit = _register_limit(mc.target)
-        return 1.0 + mc.const.spill_cost * max(0.0, need - limit) / limit
+        cost = mc.const.spill_cost_by_dtype.get(mc.dtype.rate_key, mc.const.spill_cost)
+        return 1.0 + cost * max(0.0, need - limit) / limit
 
     def wave_time(self, tiles: int) -> float:
         mc, const, cfg = self.mc, self.mc.const, self.cfg
@@ -292,6 +353,8 @@ class _StepContext:
         per_unit = -(-tiles // mc.units)
         row_a, col_b = min(bm, self.m), min(bn, self.n)
         compute = per_unit * self.step_flops / self.rate
+        if mc.lds_bps:  # the matrix instructions wait on shared memory / LDS reads
+            compute = max(compute, per_unit * self.lds_bytes / mc.lds_bps)
         # wrapped rows/columns (offs % M) are still loaded: L2 -> unit traffic is the full tile
         tile_bytes = (bm + bn) * bk * self.elem
         l2 = max(per_unit * tile_bytes / mc.l2_unit_bps, tiles * tile_bytes / mc.l2_device_bps)
@@ -303,15 +366,24 @@ class _StepContext:
         if self.unaligned:
             # element-wise loads through registers, issued by the same warps that run the MMAs;
             # the other warps hide their latency, so no stage pipeline is needed (or used)
-            scalar = per_unit * self.unaligned / (const.unaligned_elems_per_unit_clk * mc.clock_hz)
-            step = max(compute + scalar, l2, dram) + overhead
+            step = max(compute + per_unit * self._scalar_load_s(), l2, dram) + overhead
         else:
             step = self._pipelined_step(per_unit, compute, max(l2, dram), latency) + overhead
         store = tiles * row_a * col_b * mc.dtype.out_bytes / mc.hbm_bps
+        if self.unaligned.store:  # element-wise C stores, per unit
+            store += per_unit * bm * bn / (const.unaligned_store_elems_per_unit_clk * mc.clock_hz)
         # prologue (pipeline fill) and epilogue; co-resident tiles overlap theirs with each other's loops
         epilogue = const.epilogue_cycles_per_elem * bm * bn / (cfg.num_warps * mc.wave)
         fixed = mc.latency_s + (const.tile_cycles + epilogue) / mc.clock_hz
         return self.k_steps * step + store + fixed
+
+    def _scalar_load_s(self) -> float:
+        """Seconds one tile's element-wise loads of a K step occupy its unit: coalesced ones (along
+        K) and uncoalesced ones (along N) go through different limits and overlap each other."""
+        const, clock = self.mc.const, self.mc.clock_hz
+        along_k = self.unaligned.along_k * self.elem / (const.unaligned_bytes_per_unit_clk * clock)
+        along_n = self.unaligned.along_n * self.elem / (const.uncoalesced_bytes_per_unit_clk * clock)
+        return max(along_k, along_n)
 
     def _pipelined_step(self, per_unit: int, compute: float, memory: float, latency: float) -> float:
         """One K step of `per_unit` co-resident tiles. Loads run `depth` steps ahead: stages - 1,
