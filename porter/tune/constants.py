@@ -38,7 +38,7 @@ class ModelConstants:
     # operands whose contiguous size is not a multiple of 16 elements: Triton cannot prove alignment,
     # so loads are element-wise through registers and the async copy pipeline is off
     unaligned_bytes_per_unit_clk: float = 5.0  # element-wise loads along K (coalesced) per unit
-    uncoalesced_bytes_per_unit_clk: float = 3.0  # element-wise loads along N (a line per lane) per unit
+    uncoalesced_bytes_per_unit_clk: float = 3.0  # element-wise loads along N (row-major B) per unit
     unaligned_store_elems_per_unit_clk: float = 2.0  # element-wise C stores per unit
     unaligned_regs_per_elem: float = 3.0  # registers per staged element (value + 64-bit address)
     spill_cost: float = 4.0  # slowdown per register-file's worth of spilled registers
