@@ -13,7 +13,7 @@ with CUDA events, flushing L2 before every timed launch, and writes one JSON fil
 `ms[i]` belongs to `configs[i]`; null means not timed (failed to compile or launch, e.g. shared
 memory over the limit, or a small-tile config on a large-M shape).
 
-Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind] [--budget-s 480] [--workers 16]
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2] [--budget-s 480] [--workers 16]
 """
 
 from __future__ import annotations
@@ -202,7 +202,62 @@ BLIND = [  # taken with CAL2, kept aside (split "blind"): scored once, after the
     ("b_odd_n", 20000, 1500, 1024, "blind"),
     ("b_odd_all", 3333, 999, 777, "blind"),
 ]
-SUITES = {"full": SHAPES, "fresh": FRESH, "cal2": CAL2, "blind": BLIND}
+CAL3 = [  # a fourth suite (split "cal"), taken at stop 10: more mid-M shapes with large N and K,
+    # small M, and sizes off the 16-element grid along one or all dimensions
+    ("c3_m6_o", 6, 8192, 8192, "cal"),
+    ("c3_m28_down", 28, 4096, 14336, "cal"),
+    ("c3_m72_up", 72, 14336, 4096, "cal"),
+    ("c3_m200_up70b", 200, 28672, 8192, "cal"),
+    ("c3_m300_qkv70b", 300, 10240, 8192, "cal"),
+    ("c3_m384_down70b", 384, 8192, 28672, "cal"),
+    ("c3_m600_o70b", 600, 8192, 8192, "cal"),
+    ("c3_m700_gate", 700, 14336, 4096, "cal"),
+    ("c3_m1000_o", 1000, 5120, 5120, "cal"),
+    ("c3_m20000_up", 20000, 14336, 4096, "cal"),
+    ("c3_rec_k256", 65536, 512, 256, "cal"),
+    ("c3_rec_1536", 16384, 1536, 1536, "cal"),
+    ("c3_rec_n64", 131072, 64, 512, "cal"),
+    ("c3_odd_k_big", 4096, 4096, 1000, "cal"),
+    ("c3_odd_n_mid", 2048, 1000, 4096, "cal"),
+    ("c3_odd_all", 5000, 3000, 1500, "cal"),
+    ("c3_odd_m", 777, 4096, 4096, "cal"),
+    ("c3_odd_nk", 1024, 2500, 2500, "cal"),
+    ("c3_odd_k_small", 16384, 512, 300, "cal"),
+    ("c3_odd_rec", 32768, 479, 1023, "cal"),
+]
+BLIND2 = [  # taken with CAL3 and committed before any model change (split "blind2"): scored once,
+    # after the model is final
+    ("b2_decode_o70b", 1, 8192, 8192, "blind2"),
+    ("b2_m2_down70b", 2, 8192, 28672, "blind2"),
+    ("b2_m10_qkv", 10, 4096, 3584, "blind2"),
+    ("b2_m36_up", 36, 14336, 3584, "blind2"),
+    ("b2_m64_gate", 64, 13824, 5120, "blind2"),
+    ("b2_m100_down", 100, 5120, 13824, "blind2"),
+    ("b2_m176_o", 176, 6144, 6144, "blind2"),
+    ("b2_m256_qkv", 256, 7168, 5120, "blind2"),
+    ("b2_m512_down", 512, 5120, 27648, "blind2"),
+    ("b2_m1000_up", 1000, 8192, 3072, "blind2"),
+    ("b2_m2304_o", 2304, 4096, 4096, "blind2"),
+    ("b2_m4000_qkv", 4000, 12288, 4096, "blind2"),
+    ("b2_m8000_down", 8000, 3072, 8192, "blind2"),
+    ("b2_m16000_o", 16000, 5120, 5120, "blind2"),
+    ("b2_m32768_qkv", 32768, 2560, 2560, "blind2"),
+    ("b2_m65536_up", 65536, 1024, 4096, "blind2"),
+    ("b2_sq_1k", 1024, 1024, 1024, "blind2"),
+    ("b2_sq_6k", 6144, 6144, 6144, "blind2"),
+    ("b2_rec_bot", 131072, 128, 256, "blind2"),
+    ("b2_rec_top", 49152, 768, 384, "blind2"),
+    ("b2_rec_wide", 16384, 2048, 1024, "blind2"),
+    ("b2_rec_dcn", 24576, 1280, 1280, "blind2"),
+    ("b2_rec_n48", 65536, 48, 1024, "blind2"),
+    ("b2_odd_m", 5555, 4096, 2048, "blind2"),
+    ("b2_odd_n", 8192, 1234, 2048, "blind2"),
+    ("b2_odd_k", 2048, 4096, 999, "blind2"),
+    ("b2_odd_all", 9999, 1111, 555, "blind2"),
+    ("b2_odd_vocab", 512, 50257, 1024, "blind2"),
+    ("b2_odd_small", 7, 3000, 5000, "blind2"),
+]
+SUITES = {"full": SHAPES, "fresh": FRESH, "cal2": CAL2, "blind": BLIND, "cal3": CAL3, "blind2": BLIND2}
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")
 RETIME = 8  # fastest configs timed a second time per shape
