@@ -188,3 +188,34 @@ def test_unaligned_sizes_load_and_store_element_wise():
     assert (odd_k.along_k, odd_k.along_n, odd_k.store) == ((128 + 64) * 32, 0, False)
     aligned = predict_gemm_ms("h200", "bf16", 4096, 4096, 4096, cfg.to_dict())
     assert predict_gemm_ms("h200", "bf16", 4096, 4100, 4096, cfg.to_dict()) > 1.5 * aligned
+
+
+def test_shared_memory_matches_the_compiled_kernels():
+    # the sweeps store ptxas's shared-memory figure for every compiled (dtype, alignment class,
+    # config): async-copied operands get one buffer per stage on warpgroup MMA configs and one
+    # fewer on mma.sync ones; element-wise operands a single buffer (none for A on mma.sync).
+    # The model leaves out the epilogue's layout-conversion scratch, which only adds.
+    import json
+    from pathlib import Path
+
+    from porter.tune.model import lds_bytes, unaligned_loads
+    from porter.tune.scoring import SWEEP_DTYPES, to_config
+
+    target = get_target("h200")
+    exact = total = 0
+    for path in sorted((Path(__file__).resolve().parent.parent / "bench" / "tune" / "data").glob("h200_*.json")):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        for dtype, classes in doc["compile"].items():
+            machine = Machine.build(target, resolve_dtype(SWEEP_DTYPES[dtype], target))
+            for cls, records in classes.items():
+                n, k = (17 if cls[1] == "x" else 16), (17 if cls[2] == "x" else 16)  # x: not a multiple of 16
+                for raw, record in zip(doc["configs"], records):
+                    if not isinstance(record, list):
+                        continue
+                    cfg = to_config(tuple(raw))
+                    unaligned = unaligned_loads(machine, n, k, cfg)
+                    model = lds_bytes(machine, cfg, unaligned)
+                    assert model <= record[2], (path.name, dtype, cls, raw, model, record)
+                    exact += model == record[2]
+                    total += 1
+    assert total > 5000 and exact >= 0.85 * total, (exact, total)

@@ -19,25 +19,25 @@ import pytest
 from porter.tune.scoring import evaluate, load_rows
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "bench" / "tune" / "data"
-SWEEPS = {"h200_sweep.json": ({"cal", "val"}, 48), "h200_cal2.json": ({"cal"}, 48),
+SWEEPS = {"h200_sweep.json": ({"cal", "val"}, 48), "h200_cal2.json": ({"cal"}, 48), "h200_cal3.json": ({"cal"}, 40),
           "h200_fresh.json": ({"fresh"}, 36), "h200_blind.json": ({"blind"}, 40)}
 TOL = 0.005
 # selector -> (geomean, min) per split and dtype group, as measured
 MEASURED = {
     "val": {
-        "all": {"model": (0.956, 0.704), "model_top4": (0.972, 0.706), "model_top8": (0.991, 0.948)},
-        "bf16": {"model": (0.970, 0.914)},
-        "fp8": {"model": (0.942, 0.704)},
+        "all": {"model": (0.960, 0.886), "model_top4": (0.981, 0.906), "model_top8": (0.995, 0.962)},
+        "bf16": {"model": (0.967, 0.906)},
+        "fp8": {"model": (0.954, 0.886)},
     },
     "fresh": {
-        "all": {"model": (0.972, 0.851), "model_top4": (0.990, 0.919), "model_top8": (0.993, 0.923)},
-        "bf16": {"model": (0.979, 0.922)},
-        "fp8": {"model": (0.966, 0.851)},
+        "all": {"model": (0.964, 0.851), "model_top4": (0.988, 0.913), "model_top8": (0.993, 0.923)},
+        "bf16": {"model": (0.968, 0.895)},
+        "fp8": {"model": (0.959, 0.851)},
     },
     "blind": {
-        "all": {"model": (0.913, 0.627), "model_top4": (0.958, 0.665), "model_top8": (0.978, 0.764)},
-        "bf16": {"model": (0.915, 0.627)},
-        "fp8": {"model": (0.910, 0.633)},
+        "all": {"model": (0.944, 0.725), "model_top4": (0.978, 0.727), "model_top8": (0.992, 0.910)},
+        "bf16": {"model": (0.952, 0.825)},
+        "fp8": {"model": (0.936, 0.725)},
     },
 }
 

@@ -2,16 +2,21 @@
 
     /work/venv/bin/python bench/tune/fit.py [--data SWEEP.json ...] [--passes 3] [--start FILE] [--save FILE]
 
-By default the calibration rows of h200_sweep.json and h200_cal2.json (36 shapes x bf16/fp8); the
-held-out (val) rows only appear in the table printed at the end; fresh and blind are not read.
+By default the calibration rows of h200_sweep.json, h200_cal2.json and h200_cal3.json (56 shapes x
+bf16/fp8); the held-out (val) rows only appear in the table printed at the end; the fresh and blind
+sweeps are not read.
 
 Coordinate descent over multiplicative steps of each constant, starting from the constants in
 specs.yaml (or --scratch: rough physical guesses; --start FILE: a --save'd JSON). The objective
 rewards the model's pick and top-4 on the calibration shapes and the accuracy of its predicted
 time on the fastest configs. Prints the constants and the cal/val tables; --save writes JSON.
 The shipped constants came from a few such runs chained while terms were added to the model.
-`unaligned_regs_per_elem` is not fit on times: 3.3 registers per element-wise loaded element is the
-slope of registers + spills over staged elements in the sweeps' compile records (ptxas output).
+Three register constants are not fit on times but read off the sweeps' compile records (ptxas's
+registers and spills per config): `reg_overhead` 48, the mean of registers less accumulators over
+the configs with aligned sizes that do not spill; with element-wise loads, `unaligned_regs_per_elem`
+3.3 per element a thread loads (the slope of registers + spills) and `unaligned_reg_overhead` 16
+(the intercept that leaves no bias on the configs that do not spill; their spills then come out
+as the estimate past 255, with no slack).
 """
 
 from __future__ import annotations
@@ -30,9 +35,9 @@ from porter.targets import get_target  # noqa: E402
 from porter.tune.constants import constants_for  # noqa: E402
 from porter.tune.scoring import evaluate, format_table, load_rows, model_predictions  # noqa: E402
 
-DATA = [ROOT / "bench" / "tune" / "data" / name for name in ("h200_sweep.json", "h200_cal2.json")]
-SCALAR = ["lds_eff", "lds_row_exponent", "latency_exposed", "l2_latency_ns", "mma_fallback_eff", "hbm_eff", "l2_bytes_per_unit_clk", "mem_latency_ns", "k_iter_cycles",
-          "tile_cycles", "l2_fraction", "launch_us", "unaligned_bytes_per_unit_clk", "uncoalesced_bytes_per_unit_clk", "unaligned_store_elems_per_unit_clk", "reg_overhead",
+DATA = [ROOT / "bench" / "tune" / "data" / name for name in ("h200_sweep.json", "h200_cal2.json", "h200_cal3.json")]
+SCALAR = ["overlap_power", "lds_eff", "lds_row_exponent", "latency_exposed", "l2_latency_ns", "mma_fallback_eff", "hbm_eff", "l2_bytes_per_unit_clk", "mem_latency_ns", "k_iter_cycles",
+          "tile_cycles", "l2_fraction", "launch_us", "unaligned_bytes_per_unit_clk", "uncoalesced_bytes_per_unit_clk", "unaligned_store_elems_per_unit_clk", "unaligned_mma_eff",
           "l2_device_bytes_per_clk", "epilogue_cycles_per_elem", "wrapped_bytes_per_clk"]
 EFF_KEYS = ["bf16", "fp8"]
 TABLES = {"eff": "compute_eff", "wide": "wide_mma_eff", "spill": "spill_cost_by_dtype"}  # per-dtype tables: name prefix -> field
@@ -42,7 +47,7 @@ START = dict(compute_eff={"default": 0.8, "bf16": 0.7, "fp8": 0.64}, hbm_eff=0.8
              unaligned_bytes_per_unit_clk=5.0, uncoalesced_bytes_per_unit_clk=3.0, unaligned_store_elems_per_unit_clk=2.0, unaligned_regs_per_elem=3.3, spill_cost=1.5,
              l2_device_bytes_per_clk=42.24 * 132, epilogue_cycles_per_elem=6.4,
              wrapped_bytes_per_clk=1400, latency_exposed=0.01)
-BOUNDS = {"spill_cost": (1.0, 10.0), "lds_eff": (0.3, 2.0), "lds_row_exponent": (0.0, 1.5), "hbm_eff": (0.3, 1.0), "mma_fallback_eff": (0.1, 1.0), "l2_fraction": (0.05, 1.0)}
+BOUNDS = {"overlap_power": (1.5, 64.0), "mma_fallback_eff": (0.1, 1.0), "unaligned_mma_eff": (0.2, 1.0), "spill_cost": (1.0, 10.0), "lds_eff": (0.3, 2.0), "lds_row_exponent": (0.0, 1.5), "hbm_eff": (0.3, 1.0), "l2_fraction": (0.05, 1.0)}
 
 
 ACCURACY_WEIGHT = 0.3
@@ -71,6 +76,7 @@ def main() -> int:
     parser.add_argument("--save", type=Path, help="write the fitted constants as JSON")
     parser.add_argument("--start", type=Path, help="start from constants saved by --save")
     parser.add_argument("--scratch", action="store_true", help="start from rough guesses, not specs.yaml")
+    parser.add_argument("--only", help="comma-separated constants to fit (default: all); table entries as eff:bf16")
     args = parser.parse_args()
     target = get_target("h200")
     every = [row for path in args.data for row in load_rows(path)]
@@ -81,7 +87,8 @@ def main() -> int:
     best = objective(rows, target, const)
     print(f"start objective {best:.4f}", flush=True)
     for p in range(args.passes):
-        for name in SCALAR + [f"{t}:{k}" for t in TABLES for k in EFF_KEYS]:
+        names = SCALAR + [f"{t}:{k}" for t in TABLES for k in EFF_KEYS]
+        for name in (args.only.split(",") if args.only else names):
             for step in STEPS:
                 if ":" in name:
                     prefix, key = name.split(":")

@@ -23,7 +23,7 @@ from porter.tune import default_space, rank_gemm  # noqa: E402
 from porter.tune.scoring import evaluate, format_table, load_rows  # noqa: E402
 
 DATA = [ROOT / "bench" / "tune" / "data" / name
-        for name in ("h200_sweep.json", "h200_cal2.json", "h200_fresh.json", "h200_blind.json")]
+        for name in ("h200_sweep.json", "h200_cal2.json", "h200_cal3.json", "h200_fresh.json", "h200_blind.json")]
 
 
 def selection_time_ms(target: str = "h200", n_candidates: int = 200) -> float:

@@ -5,7 +5,10 @@ and the GEMM model they were fitted with always travel together):
 - "roofline": a tile-level roofline of its own: output tiles spread in waves over the compute
   units, each wave bound by matrix throughput or HBM traffic (the default);
 - "tune": porter's Triton GEMM model (`porter.tune.predict_gemm_ms`, H7), where it prices the
-  dtype; TF32 (which it does not price) and anything it refuses fall back to the roofline.
+  dtype; TF32 (which it does not price) and anything it refuses fall back to the roofline. When the
+  output has too few tiles to fill the GPU (weight gradients of narrow layers: small M x N, K =
+  the batch), the price is the best split-K a library would launch: s slices of K as one
+  (s M, N, K / s) launch, plus writing and summing the fp32 partial results.
 A roofline answer is divided by the target's calibrated `gemm_efficiency` (the measured share of peak);
 porter.tune's answer already carries its own fitted efficiencies.
 """
@@ -18,6 +21,8 @@ from functools import lru_cache
 from porter.targets import Target, get_target
 
 TILE = 128  # output tile edge of the roofline's model kernel (a modelling choice, not a hardware fact)
+SPLIT_K = (2, 4, 8, 16, 32, 64)  # split-K factors tried when the output tiles cannot fill the GPU
+MIN_SPLIT_K = 256  # shortest K slice a split leaves
 OPERAND_BYTES = {"fp32": 4, "tf32": 4, "bf16x3": 4, "bf16": 2, "fp16": 2, "fp8": 1}
 
 
@@ -93,10 +98,23 @@ def _from_tune(target: Target, precision: str, m: int, n: int, k: int) -> float 
     if dtype not in ("bf16", "fp16", "fp32", "fp8e4m3", "fp8e4m3fnuz"):
         return None
     try:
-        value = repeats * float(predict_gemm_ms(target, dtype, m, n, k))
+        value = repeats * _split_k_ms(target, dtype, m, n, k, predict_gemm_ms)
     except Exception:  # a shape or dtype the tune model refuses: fall back to the roofline
         return None
     return value if math.isfinite(value) else None
+
+
+def _split_k_ms(target: Target, dtype: str, m: int, n: int, k: int, predict) -> float:
+    """The tune model's time, or a split-K launch's where the output leaves units idle."""
+    best = float(predict(target, dtype, m, n, k))
+    if math.ceil(m / TILE) * math.ceil(n / TILE) >= target.units:
+        return best
+    for split in SPLIT_K:
+        if k // split < MIN_SPLIT_K:
+            break
+        partials = 2 * split * m * n * 4 / (target.hbm_gbps * 1e9) * 1e3  # fp32 partials written, then read
+        best = min(best, float(predict(target, dtype, split * m, n, math.ceil(k / split))) + partials)
+    return best
 
 
 def gemm_source(source: str) -> str:

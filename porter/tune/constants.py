@@ -6,6 +6,7 @@ Only these few numbers are ever fit, never anything per shape. `calibrated_on` n
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -29,6 +30,7 @@ class ModelConstants:
     mall_gbps: float | None = None  # AMD Infinity Cache bandwidth (serves per-XCD L2 misses)
     mem_latency_ns: float = 800.0  # latency of a load that misses L2 (DRAM)
     l2_latency_ns: float = 300.0  # latency of a load that hits L2; a step's latency mixes the two
+    overlap_power: float = math.inf  # how concurrent limits combine (p-norm; inf = the slowest alone)
     latency_exposed: float = 0.05  # share of the per-step latency left uncovered (jitter); deeper pipelines cut it
     k_iter_cycles: float = 60.0  # fixed cost per K iteration (address math, waits, barriers)
     tile_cycles: float = 2000.0  # fixed cost per tile (prologue, epilogue, scheduling)
@@ -40,7 +42,9 @@ class ModelConstants:
     unaligned_bytes_per_unit_clk: float = 5.0  # element-wise loads along K (coalesced) per unit
     uncoalesced_bytes_per_unit_clk: float = 3.0  # element-wise loads along N (row-major B) per unit
     unaligned_store_elems_per_unit_clk: float = 2.0  # element-wise C stores per unit
+    unaligned_mma_eff: float = 1.0  # MMA rate in that serialised loop, relative to the pipelined rate
     unaligned_regs_per_elem: float = 3.0  # registers per staged element (value + 64-bit address)
+    unaligned_reg_overhead: int = 16  # registers per lane beside accumulators and staged elements
     spill_cost: float = 4.0  # slowdown per register-file's worth of spilled registers
     spill_cost_by_dtype: dict[str, float] = field(default_factory=dict)  # per rate key, where it differs
     async_mma_buffers: int | None = None  # stage buffers an in-flight async MMA (wgmma) holds; None: 1 where wgmma

@@ -88,14 +88,23 @@ def _peak_flops_clk(target: Target, dtype: GemmDtype) -> float:
 # ---------------------------------------------------------------- feasibility
 
 
-def lds_bytes(machine: Machine, cfg: GemmConfig) -> int:
-    """Shared memory / LDS the pipelined loop allocates for A and B tiles."""
+def lds_bytes(machine: Machine, cfg: GemmConfig, unaligned: "Unaligned | None" = None) -> int:
+    """Shared memory / LDS the pipelined loop allocates for A and B tiles. An operand loaded
+    element-wise (see `unaligned_loads`) is staged through registers into a single buffer; only
+    the operands with async copies get one buffer per stage (the sweeps' compile records)."""
     elem = machine.dtype.in_bytes
     stages = cfg.num_stages
     if stages <= 1:  # single-stage: one tile at a time
         return max(cfg.BLOCK_M, cfg.BLOCK_N) * cfg.BLOCK_K * elem
     buffers = stages - 1 if machine.const.lds_buffers == "stages_minus_one" else stages
-    return buffers * (cfg.BLOCK_M + cfg.BLOCK_N) * cfg.BLOCK_K * elem
+    a_loaded = 1  # buffers of an element-wise A
+    if machine.target.features.get("wgmma") and not _uses_wgmma(machine, cfg):
+        # mma.sync reads its operands into registers: no buffer stays held by the MMA, and an
+        # element-wise A goes from its loads straight to the MMA's registers
+        buffers, a_loaded = stages - 1, 0
+    a_buffers = a_loaded if unaligned and unaligned.a else buffers
+    b_buffers = 1 if unaligned and unaligned.b else buffers
+    return (a_buffers * cfg.BLOCK_M + b_buffers * cfg.BLOCK_N) * cfg.BLOCK_K * elem
 
 
 def acc_regs(machine: Machine, cfg: GemmConfig) -> float:
@@ -103,13 +112,14 @@ def acc_regs(machine: Machine, cfg: GemmConfig) -> float:
     return cfg.BLOCK_M * cfg.BLOCK_N / (cfg.num_warps * machine.wave)
 
 
-def infeasibility(machine: Machine, cfg: GemmConfig) -> str | None:
-    """Why `cfg` cannot run well on the target (None when it can)."""
+def infeasibility(machine: Machine, cfg: GemmConfig, unaligned: "Unaligned | None" = None) -> str | None:
+    """Why `cfg` cannot run well on the target (None when it can); `unaligned`: the shape's
+    element-wise operands (None: sizes aligned, the most shared memory a config can need)."""
     target, const = machine.target, machine.const
     threads = cfg.num_warps * machine.wave
     if threads > target.max_threads_per_block:
         return f"{cfg.num_warps} warps x {machine.wave} lanes = {threads} threads > {target.max_threads_per_block}"
-    lds = lds_bytes(machine, cfg)
+    lds = lds_bytes(machine, cfg, unaligned)
     if lds > target.lds_bytes:
         return f"needs {lds // 1024} KiB of shared memory/LDS, {target.name} has {target.lds_bytes // 1024} KiB"
     cap = const.max_acc_regs
@@ -166,7 +176,7 @@ def unit_flops_clk(machine: Machine, cfg: GemmConfig) -> tuple[float, int, int]:
     rate = machine.peak_flops_clk * eff
     # warpgroup MMA needs whole warpgroups and 64 rows per warpgroup; else mma.sync
     if _uses_wgmma(machine, cfg):
-        if bn // _wgmma_grid(cfg)[1] >= 256:
+        if bn >= 256 and cfg.num_warps > 4:  # 256-wide tiles on two warpgroups (measured)
             rate *= const.wide_mma_eff.get(machine.dtype.rate_key, 1.0)
     elif target.features.get("wgmma"):
         rate *= const.mma_fallback_eff
@@ -184,12 +194,14 @@ def _wgmma_grid(cfg: GemmConfig) -> tuple[int, int]:
     return along_m, groups // along_m
 
 
-def lds_step_bytes(machine: Machine, cfg: GemmConfig) -> float:
+def lds_step_bytes(machine: Machine, cfg: GemmConfig, unaligned: "Unaligned | None" = None) -> float:
     """Shared memory / LDS bytes one tile moves per K step: the A and B tiles written once, then
     read by the matrix instructions. A warpgroup MMA (Hopper) reads its A rows and, per 64-row
     slice, the whole B tile; warps on mma.sync and MFMA read the A rows and B columns of their
     place in the warp grid (the split that reads least). Rows narrower than the 128-byte
-    swizzle pattern conflict on banks: their bytes count (128 / row bytes) ** lds_row_exponent."""
+    swizzle pattern conflict on banks: their bytes count (128 / row bytes) ** lds_row_exponent,
+    except for operands loaded element-wise (stored by the loading threads, not by async copies;
+    measured: fp8 with element-wise loads runs fastest at BLOCK_K = 32)."""
     bm, bn, bk, warps = cfg.BLOCK_M, cfg.BLOCK_N, cfg.BLOCK_K, cfg.num_warps
     if _uses_wgmma(machine, cfg):
         along_m, along_n = _wgmma_grid(cfg)
@@ -202,18 +214,29 @@ def lds_step_bytes(machine: Machine, cfg: GemmConfig) -> float:
     elem = machine.dtype.in_bytes
     b_row = bk if machine.dtype.b_k_contiguous else bn  # B's contiguous extent in the tile
     exponent = machine.const.lds_row_exponent
-    a_cost = (128 / min(128, bk * elem)) ** exponent
-    b_cost = (128 / min(128, b_row * elem)) ** exponent
+    a_cost = 1.0 if unaligned and unaligned.a else (128 / min(128, bk * elem)) ** exponent
+    b_cost = 1.0 if unaligned and unaligned.b else (128 / min(128, b_row * elem)) ** exponent
     return ((bm + a_reads) * a_cost + (bn + b_reads) * b_cost) * bk * elem
 
 
-def blocks_per_unit(machine: Machine, cfg: GemmConfig) -> int:
+def registers_needed(machine: Machine, cfg: GemmConfig, unaligned: "Unaligned | None" = None) -> float:
+    """Registers per lane the kernel asks for: accumulators plus a fixed overhead (addresses,
+    MMA fragments, async-copy bookkeeping); with element-wise loads a smaller fixed part plus the
+    staged values and their addresses. Past the target's limit the excess spills."""
+    const = machine.const
+    if not unaligned:
+        return acc_regs(machine, cfg) + const.reg_overhead
+    staged = const.unaligned_regs_per_elem * unaligned.elements / (cfg.num_warps * machine.wave)
+    return acc_regs(machine, cfg) + const.unaligned_reg_overhead + staged
+
+
+def blocks_per_unit(machine: Machine, cfg: GemmConfig, unaligned: "Unaligned | None" = None) -> int:
     """Resident blocks per unit, limited by threads, registers and shared memory."""
     target, const = machine.target, machine.const
     threads = cfg.num_warps * machine.wave
-    regs = acc_regs(machine, cfg) + const.reg_overhead
+    regs = registers_needed(machine, cfg, unaligned)
     limits = [const.max_threads_per_unit // threads]
-    lds = lds_bytes(machine, cfg)
+    lds = lds_bytes(machine, cfg, unaligned)
     if lds:
         limits.append(target.lds_bytes // lds)
     if target.is_amd:
@@ -256,7 +279,7 @@ def _xcd_footprint(tiles: int, rows: int, cols: int, tiles_m: int, group: int, x
 
 def predict_seconds(machine: Machine, m: int, n: int, k: int, cfg: GemmConfig) -> float:
     """Predicted kernel time in seconds (math.inf when infeasible)."""
-    if infeasibility(machine, cfg) is not None:
+    if infeasibility(machine, cfg, unaligned_loads(machine, n, k, cfg)) is not None:
         return INFEASIBLE
     return time_seconds(machine, m, n, k, cfg)
 
@@ -267,12 +290,13 @@ def time_seconds(machine: Machine, m: int, n: int, k: int, cfg: GemmConfig) -> f
     bm, bn, bk = cfg.BLOCK_M, cfg.BLOCK_N, cfg.BLOCK_K
     tiles_m, tiles_n = -(-m // bm), -(-n // bn)
     tiles = tiles_m * tiles_n
-    slots = machine.units * blocks_per_unit(machine, cfg)
+    unaligned = unaligned_loads(machine, n, k, cfg)
+    slots = machine.units * blocks_per_unit(machine, cfg, unaligned)
     full, rest = divmod(tiles, slots)
     waves = full + (1 if rest else 0)
     k_steps = -(-k // bk)
     rate, pad_m, pad_n = unit_flops_clk(machine, cfg)
-    ctx = _StepContext(machine, m, n, k, cfg, tiles_m, tiles_n, waves, k_steps, rate, pad_m, pad_n)
+    ctx = _StepContext(machine, m, n, k, cfg, tiles_m, tiles_n, waves, k_steps, rate, pad_m, pad_n, unaligned)
     total = full * ctx.wave_time(slots) if full else 0.0
     if rest:
         total += ctx.wave_time(rest)
@@ -290,6 +314,8 @@ class Unaligned:
     along_k: int = 0
     along_n: int = 0
     store: bool = False
+    a: bool = False  # A is loaded element-wise
+    b: bool = False  # B is loaded element-wise
 
     @property
     def elements(self) -> int:
@@ -301,18 +327,26 @@ class Unaligned:
 
 def unaligned_loads(machine: Machine, n: int, k: int, cfg: GemmConfig) -> Unaligned:
     div = machine.const.specialize_divisor
-    along_k = cfg.BLOCK_M * cfg.BLOCK_K if k % div else 0  # A is row-major: contiguous along K
-    along_n = 0
+    a = bool(k % div)  # A is row-major: contiguous along K
+    b = bool(k % div) if machine.dtype.b_k_contiguous else bool(n % div)
+    a_elems, b_elems = cfg.BLOCK_M * cfg.BLOCK_K * a, cfg.BLOCK_N * cfg.BLOCK_K * b
     if machine.dtype.b_k_contiguous:
-        along_k += cfg.BLOCK_N * cfg.BLOCK_K if k % div else 0
-    elif n % div:
-        along_n = cfg.BLOCK_N * cfg.BLOCK_K
-    return Unaligned(along_k, along_n, bool(n % div))
+        return Unaligned(a_elems + b_elems, 0, bool(n % div), a, b)
+    return Unaligned(a_elems, b_elems, bool(n % div), a, b)
 
 
 def _register_limit(target: Target) -> int:
     regs = target.registers
     return regs["per_thread_max"] if "per_thread_max" in regs else regs["vgprs_per_wave_max"]
+
+
+def _overlap(power: float, *times: float) -> float:
+    """Time of work on resources that run concurrently: the slowest one when `power` is infinite;
+    a finite power adds queueing when several are near their limit (a p-norm of the times)."""
+    top = max(times)
+    if math.isinf(power) or top <= 0.0:
+        return top
+    return top * sum((t / top) ** power for t in times) ** (1.0 / power)
 
 
 class _StepContext:
@@ -321,7 +355,7 @@ class _StepContext:
     __slots__ = ("mc", "m", "n", "cfg", "tiles_m", "tiles_n", "k_steps", "step_flops", "rate",
                  "a_cross_wave", "b_cross_wave", "elem", "unaligned", "spill_factor", "lds_bytes")
 
-    def __init__(self, mc, m, n, k, cfg, tiles_m, tiles_n, waves, k_steps, rate, pad_m, pad_n):
+    def __init__(self, mc, m, n, k, cfg, tiles_m, tiles_n, waves, k_steps, rate, pad_m, pad_n, unaligned):
         self.mc, self.m, self.n, self.cfg = mc, m, n, cfg
         self.tiles_m, self.tiles_n, self.k_steps = tiles_m, tiles_n, k_steps
         self.step_flops = 2.0 * pad_m * pad_n * cfg.BLOCK_K
@@ -332,18 +366,16 @@ class _StepContext:
         per_step = max(1, waves * k_steps)
         self.a_cross_wave = a_total / per_step if a_total <= mc.l2_reuse_bytes else None
         self.b_cross_wave = b_total / per_step if b_total <= mc.l2_reuse_bytes else None
-        self.unaligned = unaligned_loads(mc, n, k, cfg)
-        self.lds_bytes = lds_step_bytes(mc, cfg)
+        self.unaligned = unaligned
+        self.lds_bytes = lds_step_bytes(mc, cfg, self.unaligned)
         self.spill_factor = self._spill_factor()
 
     def _spill_factor(self) -> float:
         """Element-wise loads stage values and addresses in registers; past the limit they spill."""
         if not self.unaligned:
             return 1.0
-        mc, cfg = self.mc, self.cfg
-        threads = cfg.num_warps * mc.wave
-        need = (acc_regs(mc, cfg) + mc.const.reg_overhead
-                + mc.const.unaligned_regs_per_elem * self.unaligned.elements / threads)
+        mc = self.mc
+        need = registers_needed(mc, self.cfg, self.unaligned)
         limit = _register_limit(mc.target)
         cost = mc.const.spill_cost_by_dtype.get(mc.dtype.rate_key, mc.const.spill_cost)
         return 1.0 + cost * max(0.0, need - limit) / limit
@@ -355,7 +387,7 @@ class _StepContext:
         row_a, col_b = min(bm, self.m), min(bn, self.n)
         compute = per_unit * self.step_flops / self.rate
         if mc.lds_bps:  # the matrix instructions wait on shared memory / LDS reads
-            compute = max(compute, per_unit * self.lds_bytes / mc.lds_bps)
+            compute = _overlap(const.overlap_power, compute, per_unit * self.lds_bytes / mc.lds_bps)
         # wrapped rows/columns (offs % M) are still loaded: L2 -> unit traffic is the full tile
         tile_bytes = (bm + bn) * bk * self.elem
         l2 = max(per_unit * tile_bytes / mc.l2_unit_bps, tiles * tile_bytes / mc.l2_device_bps)
@@ -365,11 +397,9 @@ class _StepContext:
         latency = mc.l2_latency_s + miss * (mc.latency_s - mc.l2_latency_s)
         overhead = per_unit * const.k_iter_cycles / mc.clock_hz
         if self.unaligned:
-            # element-wise loads through registers, issued by the same warps that run the MMAs;
-            # the other warps hide their latency, so no stage pipeline is needed (or used)
-            step = max(compute + per_unit * self._scalar_load_s(), l2, dram) + overhead
+            step = self._serial_step(per_unit, compute, _overlap(const.overlap_power, l2, dram), latency) + overhead
         else:
-            step = self._pipelined_step(per_unit, compute, max(l2, dram), latency) + overhead
+            step = self._pipelined_step(per_unit, compute, _overlap(const.overlap_power, l2, dram), latency) + overhead
         store = tiles * row_a * col_b * mc.dtype.out_bytes / mc.hbm_bps
         if self.unaligned.store:  # element-wise C stores, per unit
             store += per_unit * bm * bn / (const.unaligned_store_elems_per_unit_clk * mc.clock_hz)
@@ -377,6 +407,14 @@ class _StepContext:
         epilogue = const.epilogue_cycles_per_elem * bm * bn / (cfg.num_warps * mc.wave)
         fixed = mc.latency_s + (const.tile_cycles + epilogue) / mc.clock_hz
         return self.k_steps * step + store + fixed
+
+    def _serial_step(self, per_unit: int, compute: float, memory: float, latency: float) -> float:
+        """One K step when an operand is loaded element-wise: each tile's warps load through
+        registers, store to shared memory and wait for the MMA before the next step, so a tile's
+        loads and MMAs add up (the MMA at `unaligned_mma_eff` of its pipelined rate) and the load
+        latency is exposed unless co-resident tiles fill it with their own work."""
+        tile = compute / per_unit / self.mc.const.unaligned_mma_eff + self._scalar_load_s()
+        return _overlap(self.mc.const.overlap_power, per_unit * tile, tile + latency, memory)
 
     def _scalar_load_s(self) -> float:
         """Seconds one tile's element-wise loads of a K step occupy its unit: coalesced ones (along
@@ -388,13 +426,16 @@ class _StepContext:
 
     def _pipelined_step(self, per_unit: int, compute: float, memory: float, latency: float) -> float:
         """One K step of `per_unit` co-resident tiles. Loads run `depth` steps ahead: stages - 1,
-        less the buffer an in-flight async MMA still reads. With no load ahead, each tile waits
-        out the latency after its MMAs; co-resident tiles fill that wait with their own MMAs."""
+        less the buffer an in-flight async MMA still reads. With no load ahead, each tile issues
+        its loads after its MMAs and waits for the whole tile to arrive (latency plus its share
+        of the transfer); co-resident tiles fill that wait with their own MMAs."""
         mc = self.mc
         depth = self.cfg.num_stages - 1 - mc.mma_buffers
         if depth >= 1:
-            return max(compute, memory, latency / depth) + mc.const.latency_exposed * latency / depth
-        return max(compute, compute / per_unit + latency, memory)
+            return (_overlap(mc.const.overlap_power, compute, memory, latency / depth)
+                    + mc.const.latency_exposed * latency / depth)
+        serial = (compute + memory) / per_unit + latency
+        return _overlap(mc.const.overlap_power, compute, serial, memory)
 
     def _dram_step(self, tiles: int) -> tuple[float, float]:
         """(seconds, DRAM bytes) per K step for the DRAM (and Infinity Cache) traffic of one wave."""

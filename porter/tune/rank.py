@@ -12,7 +12,7 @@ from porter.targets import Target, get_target
 from porter.tune.config import GemmConfig, parse_config
 from porter.tune.constants import ModelConstants, constants_for
 from porter.tune.dtypes import resolve_dtype
-from porter.tune.model import Machine, infeasibility, predict_seconds, time_seconds
+from porter.tune.model import Machine, infeasibility, predict_seconds, time_seconds, unaligned_loads
 from porter.tune.space import default_space
 
 
@@ -55,7 +55,7 @@ def rank_gemm(
         configs = [parse_config(raw, f"candidate {i}") for i, raw in enumerate(candidates)]
     ranked, rejected = [], []
     for cfg in configs:
-        reason = infeasibility(machine, cfg)
+        reason = infeasibility(machine, cfg, unaligned_loads(machine, n, k, cfg))
         if reason is None:
             seconds = time_seconds(machine, m, n, k, cfg)
             ranked.append(RankedConfig(cfg.to_dict(), seconds * 1e3, gemm_config=cfg))

@@ -18,7 +18,7 @@ from porter.targets import Target, get_target
 from porter.tune.config import GemmConfig
 from porter.tune.constants import ModelConstants, constants_for
 from porter.tune.dtypes import resolve_dtype
-from porter.tune.model import Machine, infeasibility, predict_seconds
+from porter.tune.model import Machine, predict_seconds
 
 SWEEP_DTYPES = {"bf16": "bf16", "fp8": "fp8e4m3"}  # sweep's dtype tag -> porter dtype
 DEFAULT_CONFIG = (128, 128, 64, 4, 3, 8)
@@ -78,7 +78,7 @@ def model_order(row: Row, target: Target, const: ModelConstants | None = None) -
     preds = []
     for i, cfg in enumerate(row.configs):
         gcfg = to_config(cfg)
-        t = predict_seconds(machine, row.m, row.n, row.k, gcfg) if infeasibility(machine, gcfg) is None else math.inf
+        t = predict_seconds(machine, row.m, row.n, row.k, gcfg)
         preds.append((t, i))
     preds.sort()
     return [i for _, i in preds]
