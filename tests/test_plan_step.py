@@ -90,3 +90,19 @@ def test_tune_model_source_prices_bf16x3_as_three_bf16_products():
     bf16 = gemm_ms(mi350x, "bf16", 8192, 1024, 1024, "tune")
     assert 0 < bf16 < float("inf")
     assert gemm_ms(mi350x, "bf16x3", 8192, 1024, 1024, "tune") == pytest.approx(3 * bf16)
+
+
+def test_narrow_output_gemms_are_priced_with_split_k():
+    # a weight gradient of a 4-wide layer: 256 x 4 outputs cannot fill 256 CUs, K is the batch
+    from porter.plan.gemm import gemm_ms
+    from porter.tune import predict_gemm_ms
+
+    mi350x = get_target("mi350x")
+    unsplit = predict_gemm_ms(mi350x, "bf16", 256, 4, 8192)
+    split = gemm_ms(mi350x, "bf16", 256, 4, 8192, source="tune")
+    assert split < unsplit / 4  # slices of K run side by side
+    operand_bytes = (256 * 8192 + 8192 * 4) * 2
+    assert split > operand_bytes / (mi350x.hbm_gbps * 1e9) * 1e3  # still slower than reading the operands
+    # an output that fills the device keeps the plain kernel's price
+    assert gemm_ms(mi350x, "bf16", 8192, 8192, 1024, source="tune") == pytest.approx(
+        predict_gemm_ms(mi350x, "bf16", 8192, 8192, 1024))

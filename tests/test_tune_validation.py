@@ -1,13 +1,14 @@
 """Re-score the model against the stored H200 sweeps (bench/tune/data/): a change that makes the
 model pick worse configs on the measured shapes fails here.
 
-h200_sweep.json holds calibration ("cal") and held-out ("val") shapes, h200_cal2.json more
-calibration shapes; the constants are fit on the cal rows only (bench/tune/fit.py). h200_fresh.json
-(18 shapes) was timed after an earlier model was final and h200_blind.json (20 shapes) together
-with cal2, then set aside and scored once, after this model and its constants were final. The
-floors are the values measured (bench/tune/validate.py prints the full table), less a small
-tolerance for float noise: what the model achieves, not the goal (geomean >= 0.95, min >= 0.80),
-which the zero-warm-up pick misses on the blind suite (0.913 / 0.627).
+h200_sweep.json holds calibration ("cal") and held-out ("val") shapes, h200_cal2.json and
+h200_cal3.json more calibration shapes; the constants are fit on the cal rows only
+(bench/tune/fit.py). h200_fresh.json (18 shapes) and h200_blind.json (20 shapes) were held out of
+earlier fits and then used to choose model terms, so their scores overstate. h200_blind2.json
+(29 shapes) was timed with cal3, committed before the model changed and scored once, after this
+model and its constants were final. The floors are the values measured (bench/tune/validate.py
+prints the full table), less a small tolerance for float noise: what the model achieves. On
+blind2 that meets the goal (geomean >= 0.95, min >= 0.80) with 0.965 / 0.807.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from porter.tune.scoring import evaluate, load_rows
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "bench" / "tune" / "data"
 SWEEPS = {"h200_sweep.json": ({"cal", "val"}, 48), "h200_cal2.json": ({"cal"}, 48), "h200_cal3.json": ({"cal"}, 40),
-          "h200_fresh.json": ({"fresh"}, 36), "h200_blind.json": ({"blind"}, 40)}
+          "h200_fresh.json": ({"fresh"}, 36), "h200_blind.json": ({"blind"}, 40),
+          "h200_blind2.json": ({"blind2"}, 58)}
 TOL = 0.005
 # selector -> (geomean, min) per split and dtype group, as measured
 MEASURED = {
@@ -38,6 +40,11 @@ MEASURED = {
         "all": {"model": (0.944, 0.725), "model_top4": (0.978, 0.727), "model_top8": (0.992, 0.910)},
         "bf16": {"model": (0.952, 0.825)},
         "fp8": {"model": (0.936, 0.725)},
+    },
+    "blind2": {
+        "all": {"model": (0.965, 0.807), "model_top4": (0.981, 0.844), "model_top8": (0.987, 0.844)},
+        "bf16": {"model": (0.971, 0.872)},
+        "fp8": {"model": (0.958, 0.807)},
     },
 }
 
@@ -60,7 +67,7 @@ def test_model_keeps_its_measured_scores(result, split, group):
         assert table[selector]["min"] >= minimum - TOL, (split, group, selector, table[selector])
 
 
-@pytest.mark.parametrize("split", ["val", "fresh", "blind"])
+@pytest.mark.parametrize("split", ["val", "fresh", "blind", "blind2"])
 def test_model_beats_the_fixed_baselines_on_held_out_shapes(result, split):
     table = result[f"{split}/all"]
     for baseline in ("default", "best_fixed", "tutorial8"):
