@@ -13,8 +13,10 @@ available). Terms, in the order perfmodel.md lists them:
 5. memory per K step: L2 -> unit bytes, DRAM bytes after L2 reuse among the tiles that run
    together in GROUP_M order (per XCD on AMD: workgroups are dispatched round-robin over XCDs,
    each with a private L2, misses served by the Infinity Cache), the load latency the stages cover;
-6. overlap: stages >= 2 give max(compute, memory) per K step, one stage the sum; plus a fixed
-   cost per K iteration, per tile (prologue/epilogue, C store) and per launch.
+6. overlap: with loads in flight, compute, memory and latency per K step combine as a p-norm
+   (`overlap_power`; infinite = the slowest alone); with none in flight (or element-wise loads,
+   which serialise the loop) a tile's steps add up and co-resident tiles fill the waits; plus a
+   fixed cost per K iteration, per tile (prologue/epilogue, C store) and per launch.
 """
 
 from __future__ import annotations
@@ -396,10 +398,9 @@ class _StepContext:
         miss = min(1.0, dram_bytes / (tiles * tile_bytes))
         latency = mc.l2_latency_s + miss * (mc.latency_s - mc.l2_latency_s)
         overhead = per_unit * const.k_iter_cycles / mc.clock_hz
-        if self.unaligned:
-            step = self._serial_step(per_unit, compute, _overlap(const.overlap_power, l2, dram), latency) + overhead
-        else:
-            step = self._pipelined_step(per_unit, compute, _overlap(const.overlap_power, l2, dram), latency) + overhead
+        memory = _overlap(const.overlap_power, l2, dram)
+        step_of = self._serial_step if self.unaligned else self._pipelined_step
+        step = step_of(per_unit, compute, memory, latency) + overhead
         store = tiles * row_a * col_b * mc.dtype.out_bytes / mc.hbm_bps
         if self.unaligned.store:  # element-wise C stores, per unit
             store += per_unit * bm * bn / (const.unaligned_store_elems_per_unit_clk * mc.clock_hz)
