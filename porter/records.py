@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 Severity = Literal["error", "warning", "info"]
 RemedyKind = Literal["codemod", "shim", "agent", "advice"]
+Provenance = Literal["static", "runtime"]  # static: the analyzer's reading; runtime: the verifier saw it on the target
+Reach = Literal["target", "unknown", "nvidia_only"]  # does the code run on the target (platform reachability)
 
 SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 
@@ -54,6 +56,8 @@ class Finding:
     facts: dict[str, Any] = field(default_factory=dict)  # target facts the message relies on
     data: dict[str, Any] = field(default_factory=dict)  # rule-specific values for the remedy stage
     snippet: str = ""  # the source lines of the finding, for code frames
+    provenance: Provenance = "static"
+    reach: Reach = "target"  # nvidia_only findings are dropped unless asked for; unknown ones are marked
 
     def sort_key(self) -> tuple:
         return (self.path, self.line, self.column, self.rule)
