@@ -111,6 +111,7 @@ class TestRun:
     skipped: list[str] = field(default_factory=list)
     not_replayed: dict[str, str] = field(default_factory=dict)  # test id -> why it could not run here
     messages: dict[str, str] = field(default_factory=dict)  # failed/errored test id -> first line of its error (H6)
+    imports: dict[str, list[str]] = field(default_factory=dict)  # test id -> repository files (relative) it imported
     duration_s: float = 0.0
     returncode: int = 0
     timed_out: bool = False
