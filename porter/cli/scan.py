@@ -42,13 +42,16 @@ def scan_command(
     kernels: bool = typer.Option(False, "--kernels", help="List Triton kernels and autotune configs vs target limits."),
     statistics: bool = typer.Option(False, "--statistics", help="Show counts per rule instead of each finding."),
     rules: list[Path] = typer.Option(None, "--rules", help="Rule files/directories to use instead of the bundled catalog."),
+    project_root: Path = typer.Option(
+        None, "--project-root", help="Resolve sarif/github paths from here (default: the git top level)."
+    ),
 ) -> None:
     """Scan Python sources for CUDA-flavoured idioms that break or slow down on AMD Instinct GPUs."""
     try:
         code = run_scan(
             path, target=target, select=_split(select), ignore=_split(ignore), fail_on=fail_on,
             output_format=output_format, output=output, jobs=jobs, use_cache=not no_cache,
-            kernels=kernels, statistics=statistics, rule_paths=rules or None,
+            kernels=kernels, statistics=statistics, rule_paths=rules or None, project_root=project_root,
         )
     except PorterError:
         raise
@@ -58,7 +61,8 @@ def scan_command(
 
 
 def run_scan(path: Path, *, target=None, select=None, ignore=None, fail_on=None, output_format="terminal",
-             output=None, jobs=None, use_cache=True, kernels=False, statistics=False, rule_paths=None) -> int:
+             output=None, jobs=None, use_cache=True, kernels=False, statistics=False, rule_paths=None,
+             project_root=None) -> int:
     """The scan command without Typer: returns the exit code (raises PorterError for exit 2)."""
     from porter.config import load_config
     from porter.targets import get_target
@@ -74,10 +78,12 @@ def run_scan(path: Path, *, target=None, select=None, ignore=None, fail_on=None,
     resolved_target = get_target(config.target_name)
     if kernels:
         return _run_kernels(path, resolved_target, config, output_format, output)
-    return _run_findings(path, resolved_target, config, output_format, output, use_cache, statistics, rule_paths)
+    return _run_findings(path, resolved_target, config, output_format, output, use_cache, statistics, rule_paths,
+                         project_root)
 
 
-def _run_findings(path, target, config, output_format, output, use_cache, statistics, rule_paths) -> int:
+def _run_findings(path, target, config, output_format, output, use_cache, statistics, rule_paths,
+                  project_root) -> int:
     from porter.analyze import load_rules
     from porter.analyze.scan import scan_tree
     from porter.report import findings_renderer
@@ -99,7 +105,7 @@ def _run_findings(path, target, config, output_format, output, use_cache, statis
 
         print_terminal(result, Console(highlight=False))
     else:
-        emit(findings_renderer(output_format)(result), output)
+        emit(findings_renderer(output_format, project_root)(result), output)
     return 1 if at_or_above(result.findings, config.fail_on) else 0
 
 

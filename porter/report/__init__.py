@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from pathlib import Path
 
 FINDINGS_FORMATS = ("terminal", "json", "sarif", "github", "markdown")
 
 
-def findings_renderer(name: str) -> Callable:
-    """The function `result -> str` for a findings format name."""
+def findings_renderer(name: str, project_root: Path | None = None) -> Callable:
+    """The function `result -> str` for a findings format name. `project_root`: where the formats that
+    name files for CI tools (sarif, github) resolve paths from (default: the git top level)."""
     if name == "json":
         from porter.report.json_report import render_json as render
     elif name == "sarif":
@@ -23,4 +26,6 @@ def findings_renderer(name: str) -> Callable:
         from porter.errors import UsageError
 
         raise UsageError(f"unknown format {name!r}; choose one of {', '.join(FINDINGS_FORMATS)}")
+    if name in ("sarif", "github"):
+        return functools.partial(render, project_root=project_root)
     return render

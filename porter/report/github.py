@@ -6,6 +6,10 @@ are percent-encoded; in property values `:` and `,` are too, since they delimit 
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from porter.report.locations import ProjectPaths, project_paths
+
 LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
 
 
@@ -17,9 +21,12 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def annotation(finding) -> str:
+SCAN_ROOT = ProjectPaths(Path("."), "")  # paths as the findings carry them
+
+
+def annotation(finding, paths: ProjectPaths = SCAN_ROOT) -> str:
     properties = {
-        "file": finding.path,
+        "file": paths.path(finding.path),  # the runner resolves it from the repository root
         "line": finding.line,
         "col": finding.column,
         "endLine": finding.end_line,
@@ -30,6 +37,7 @@ def annotation(finding) -> str:
     return f"::{LEVELS.get(finding.severity, 'warning')} {rendered}::{escape_data(finding.message)}"
 
 
-def render_github(result) -> str:
-    lines = [annotation(finding) for finding in result.findings]
+def render_github(result, project_root=None) -> str:
+    paths = project_paths(result.root, project_root)
+    lines = [annotation(finding, paths) for finding in result.findings]
     return "".join(line + "\n" for line in lines)

@@ -1,9 +1,12 @@
 """`--format sarif`: SARIF 2.1.0 as GitHub code scanning reads it.
 
-Paths are relative to the scanned root (scan from the repository root for code scanning).
+URIs are relative to the project root (the git top level, or `--project-root`) and percent-encoded,
+so a scan of a subdirectory uploads alerts that resolve from the repository root; each scanned path
+is its own `automationDetails.id` category, so the runs of a CI matrix merge without clobbering.
 Columns count Unicode code points, 1-based, end exclusive, as porter's findings do.
 `partialFingerprints` hash the rule, path and whitespace-normalised line text (plus an occurrence
-number for repeats), so an alert survives edits elsewhere in the file and line moves.
+number for repeats), so an alert survives edits elsewhere in the file and line moves; the same value
+is given as `primaryLocationLineHash`, the key GitHub code scanning tracks alerts by.
 """
 
 from __future__ import annotations
@@ -15,11 +18,13 @@ from collections import Counter
 from importlib.metadata import PackageNotFoundError, metadata
 
 from porter import __version__
+from porter.report.locations import ProjectPaths, project_paths
 from porter.report.rules import RuleInfo, info_for
 from porter.report.source_lines import SourceLines
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 FINGERPRINT_KEY = "porterLineHash/v1"
+GITHUB_FINGERPRINT_KEY = "primaryLocationLineHash"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
 
@@ -71,7 +76,7 @@ def fingerprints(findings, source: SourceLines) -> list[str]:
     return prints
 
 
-def _result(finding, rule_index: int, fingerprint: str) -> dict:
+def _result(finding, rule_index: int, fingerprint: str, paths: ProjectPaths) -> dict:
     region = {
         "startLine": finding.line,
         "startColumn": finding.column,
@@ -87,25 +92,26 @@ def _result(finding, rule_index: int, fingerprint: str) -> dict:
         "message": {"text": finding.message},
         "locations": [{
             "physicalLocation": {
-                "artifactLocation": {"uri": finding.path, "uriBaseId": "%SRCROOT%"},
+                "artifactLocation": {"uri": paths.uri(finding.path), "uriBaseId": "%SRCROOT%"},
                 "region": region,
             }
         }],
-        "partialFingerprints": {FINGERPRINT_KEY: fingerprint},
-        "properties": {"fix": finding.fix, "target": finding.target or None},
+        "partialFingerprints": {FINGERPRINT_KEY: fingerprint, GITHUB_FINGERPRINT_KEY: fingerprint},
+        "properties": {"fix": finding.fix, "target": finding.target or None,
+                       "provenance": finding.provenance, "reach": finding.reach},
     }
     return result
 
 
-def _notification(note) -> dict:
-    return {
-        "level": "note",
-        "message": {"text": f"skipped: {note.reason}"},
-        "locations": [{"physicalLocation": {"artifactLocation": {"uri": note.path, "uriBaseId": "%SRCROOT%"}}}],
-    }
+def _notification(note, paths: ProjectPaths) -> dict:
+    location = {"artifactLocation": {"uri": paths.uri(note.path), "uriBaseId": "%SRCROOT%"}}
+    return {"level": "note", "message": {"text": f"skipped: {note.reason}"},
+            "locations": [{"physicalLocation": location}]}
 
 
-def build_sarif(result) -> dict:
+def build_sarif(result, project_root=None) -> dict:
+    """The SARIF log of a scan; `project_root` as `--project-root` (default: the git top level)."""
+    paths = project_paths(result.root, project_root)
     used = {finding.rule for finding in result.findings}
     infos = dict(result.rules)
     for finding in result.findings:  # findings of rules the rule set does not list still need a descriptor
@@ -122,17 +128,18 @@ def build_sarif(result) -> dict:
     driver["rules"] = [_rule_descriptor(info) for info in ordered]
     run = {
         "tool": {"driver": driver},
-        "automationDetails": {"id": f"porter/{result.target}/"},
+        "automationDetails": {"id": f"porter/{result.target}/{paths.category}/"},
+        "originalUriBaseIds": {"%SRCROOT%": {"uri": paths.project_root.as_uri() + "/"}},
         "columnKind": "unicodeCodePoints",
-        "results": [_result(f, index[f.rule], fp) for f, fp in zip(result.findings, prints)],
+        "results": [_result(f, index[f.rule], fp, paths) for f, fp in zip(result.findings, prints)],
         "invocations": [{
             "executionSuccessful": True,
-            "toolExecutionNotifications": [_notification(note) for note in result.skipped],
+            "toolExecutionNotifications": [_notification(note, paths) for note in result.skipped],
         }],
         "properties": {"target": result.target},
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-def render_sarif(result) -> str:
-    return json.dumps(build_sarif(result), indent=2, default=str) + "\n"
+def render_sarif(result, project_root=None) -> str:
+    return json.dumps(build_sarif(result, project_root), indent=2, default=str) + "\n"
