@@ -7,7 +7,7 @@ use them: they are passed through untouched as dicts, readable with `PorterConfi
 
 from __future__ import annotations
 
-import tomllib
+from porter import toml as tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
+from porter import toml as tomllib
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
