@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from porter.analyze import analyze_source, load_rules
@@ -13,6 +15,7 @@ DOC_KEYS = ("what", "why", "example", "use_instead", "references")
 DEFAULT_TARGET = "mi300x"
 
 
+@functools.cache
 def _ruleset(path):
     return load_rules([path])
 
@@ -23,31 +26,41 @@ def _example(item, default_target):
     return item["code"], item.get("target", default_target), item.get("expected")
 
 
+def _example_cases():
+    """One test item per embedded example, so a failing case never hides the others."""
+    for path in RULE_FILES:
+        tests = _ruleset(path).rules[0].tests
+        for kind in ("valid", "invalid"):
+            for index, _ in enumerate(tests.get(kind) or ()):
+                yield pytest.param(path, kind, index, id=f"{path.stem}-{kind}-{index}")
+
+
 @pytest.mark.parametrize("path", RULE_FILES, ids=[p.stem for p in RULE_FILES])
-def test_rule_examples(path):
-    ruleset = _ruleset(path)
-    (rule,) = ruleset.rules
-    tests = rule.tests
-    default_target = tests.get("target", DEFAULT_TARGET)
+def test_rule_has_valid_and_invalid_examples(path):
+    tests = _ruleset(path).rules[0].tests
     assert tests.get("valid"), f"{path.name}: needs at least one valid example"
     assert tests.get("invalid"), f"{path.name}: needs at least one invalid example"
-    for item in tests["valid"]:
-        code, target, _ = _example(item, default_target)
-        found = [f for f in analyze_source(code, "example.py", get_target(target), ruleset) if f.rule == rule.id]
+
+
+@pytest.mark.parametrize(("path", "kind", "index"), list(_example_cases()))
+def test_rule_example(path, kind, index):
+    ruleset = _ruleset(path)
+    (rule,) = ruleset.rules
+    code, target, expected = _example(rule.tests[kind][index], rule.tests.get("target", DEFAULT_TARGET))
+    findings = analyze_source(code, "example.py", get_target(target), ruleset)
+    found = [f for f in findings if f.rule == rule.id]
+    if kind == "valid":
         assert not found, f"{path.name}: valid example flagged on {target}:\n{code}\n{[f.message for f in found]}"
-    for item in tests["invalid"]:
-        code, target, expected = _example(item, default_target)
-        findings = analyze_source(code, "example.py", get_target(target), ruleset)
-        assert not [f for f in findings if f.rule in ("PT000", "PT001")], f"{path.name}: {findings}"
-        found = [f for f in findings if f.rule == rule.id]
-        if expected is None:
-            assert found, f"{path.name}: invalid example not flagged on {target}:\n{code}"
-        elif isinstance(expected, int):
-            assert len(found) == expected, f"{path.name}: expected {expected} on {target}, got {[(f.line, f.message) for f in found]}:\n{code}"
-        else:
-            assert [f.line for f in found] == expected, f"{path.name}: expected lines {expected} on {target}:\n{code}"
-        for finding in found:
-            assert "{" not in finding.message or "{" in code, f"{path.name}: unfilled placeholder: {finding.message}"
+        return
+    assert not [f for f in findings if f.rule in ("PT000", "PT001")], f"{path.name}: {findings}"
+    if expected is None:
+        assert found, f"{path.name}: invalid example not flagged on {target}:\n{code}"
+    elif isinstance(expected, int):
+        assert len(found) == expected, f"{path.name}: expected {expected} on {target}, got {[(f.line, f.message) for f in found]}:\n{code}"
+    else:
+        assert [f.line for f in found] == expected, f"{path.name}: expected lines {expected} on {target}:\n{code}"
+    for finding in found:
+        assert "{" not in finding.message or "{" in code, f"{path.name}: unfilled placeholder: {finding.message}"
 
 
 @pytest.mark.parametrize("path", RULE_FILES, ids=[p.stem for p in RULE_FILES])

@@ -37,9 +37,9 @@ def _root(
 
 
 def _register_commands() -> None:
-    from porter.cli import plan, rewrite, scan, targets, tune, verify
+    from porter.cli import plan, rewrite, rules, scan, targets, tune, verify
 
-    for module in (scan, rewrite, verify, tune, plan, targets):
+    for module in (scan, rewrite, verify, tune, plan, targets, rules):
         module.register(app)
 
 
