@@ -51,3 +51,26 @@ def test_bad_input_exits_2_with_file_and_field(tmp_path, capsys):
     assert main(["plan"]) == 2
     assert main(["plan", "--extract", str(tmp_path / "absent")]) == 2
     assert main(["plan", str(ROOT / "fixtures" / "dlrm.yaml"), "--format", "xml"]) == 2
+
+
+def test_chart_shows_every_recipe_with_one_colour_per_category():
+    from porter.plan.model import load_model
+    from porter.plan.proposals import co_design
+    from porter.plan.report import _colours, chart_rows, chart_series
+    from porter.targets import get_target
+
+    plan = co_design(load_model(ROOT / "fixtures" / "dlrm.yaml"), get_target("b200"), get_target("mi350x"))
+    rows = chart_rows(plan)
+    assert plan.fewer_gpus_plan is not None and rows[-1] is plan.fewer_gpus_plan
+    step = chart_series(rows, "step")
+    # bar heights are the step times the tables print, not rescaled per sample
+    assert [round(sum(v), 6) for v in zip(*step.values())] == pytest.approx([e.step.total for e in rows], rel=0.01)
+    for kind in ("memory", "step"):
+        series = chart_series(rows, kind)
+        tallest = max(sum(v) for v in zip(*series.values()))
+        assert all(max(values) >= 0.005 * tallest for values in series.values())  # no invisible legend entry
+    colours = _colours(plan, rows)
+    memory, time = set(plan.direct.memory.categories()), set(plan.direct.step.components())
+    for a in memory - time:
+        for b in time - memory:
+            assert colours[a] != colours[b]

@@ -6,6 +6,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from porter.plan.evaluate import Evaluation
 from porter.plan.gemm import gemm_source
@@ -132,8 +133,35 @@ def to_markdown(plan: CoDesign, chart: str | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
+MIN_SHARE = 0.005  # categories under this share of the tallest bar are left out of the legend
+
+
+def chart_rows(plan: CoDesign) -> list[Evaluation]:
+    """Every recipe the tables list, in their order."""
+    return [plan.source_current, plan.direct, plan.combined] + ([plan.fewer_gpus_plan] if plan.fewer_gpus_plan else [])
+
+
+def chart_series(rows: list[Evaluation], kind: str) -> dict[str, list[float]]:
+    """Per category, the bar heights of each recipe: GB per GPU, or ms per step as the tables give them.
+    Categories too small to see in any recipe are dropped."""
+    parts = [e.memory.categories() if kind == "memory" else e.step.components() for e in rows]
+    scale = 1e9 if kind == "memory" else 1.0
+    series = {key: [p[key] / scale for p in parts] for key in parts[0]}
+    tallest = max(sum(values) for values in zip(*series.values())) or 1.0
+    return {key: values for key, values in series.items() if max(values) >= MIN_SHARE * tallest}
+
+
+def _colours(plan: CoDesign, rows: list[Evaluation]) -> dict[str, Any]:
+    """One colour per category name across both panels: a shared name is the same category."""
+    import matplotlib
+
+    names = list(dict.fromkeys([*rows[0].memory.categories(), *rows[0].step.components()]))
+    palette = matplotlib.colormaps["tab20"]
+    return {name: palette(index % palette.N) for index, name in enumerate(names)}
+
+
 def render_chart(plan: CoDesign, path: Path) -> str | None:
-    """Stacked bars of memory and step time before/after on both targets; None without matplotlib."""
+    """Stacked bars of memory per GPU and step time of every recipe; None without matplotlib."""
     try:
         import matplotlib
 
@@ -141,31 +169,32 @@ def render_chart(plan: CoDesign, path: Path) -> str | None:
         import matplotlib.pyplot as plt
     except ImportError:
         return None
-    rows = [plan.source_current, plan.direct, plan.combined]
-    labels = [e.label.replace(": ", ":\n") for e in rows]
-    fig, axes = plt.subplots(1, 2, figsize=(13, 5.5))
+    rows = chart_rows(plan)
+    colours = _colours(plan, rows)
+    labels = [f"{e.label}\n{e.model.gpus} GPUs, batch {e.model.batch_size_per_gpu}/GPU, {e.throughput / 1e6:.2f}M samples/s"
+              .replace(": ", ":\n")
+              for e in rows]
+    fig, axes = plt.subplots(1, 2, figsize=(15, 6))
     for ax, kind in zip(axes, ("memory", "step")):
-        # step time per direct-port batch, so recipes with different batch sizes compare per sample
-        norm = [plan.direct.model.batch_size_per_gpu / e.model.batch_size_per_gpu for e in rows]
-        parts = [e.memory.categories() if kind == "memory" else {k: v * f for k, v in e.step.components().items()}
-                 for e, f in zip(rows, norm)]
-        scale = 1e9 if kind == "memory" else 1.0
         bottoms = [0.0] * len(rows)
-        for key in parts[0]:
-            values = [p[key] / scale for p in parts]
-            if not any(values):
-                continue
-            ax.bar(labels, values, bottom=bottoms, label=key)
+        for key, values in chart_series(rows, kind).items():
+            ax.bar(labels, values, bottom=bottoms, label=key, color=colours[key])
             bottoms = [b + v for b, v in zip(bottoms, values)]
+        unit = "GB" if kind == "memory" else "ms"
+        for i, total in enumerate(bottoms):
+            ax.annotate(f"{total:.1f} {unit}", (i, total), ha="center", va="bottom", fontsize=8,
+                        xytext=(0, 2), textcoords="offset points")
         if kind == "memory":
             for i, e in enumerate(rows):
                 ax.hlines(e.memory.budget / 1e9, i - 0.4, i + 0.4, colors="black", linestyles="dashed")
             ax.set_ylabel("GB per GPU (dashed: HBM less headroom)")
+            ax.set_title("Memory per GPU")
         else:
-            ax.set_ylabel(f"ms per {plan.direct.model.batch_size_per_gpu} samples per GPU (busiest GPU)")
-        ax.set_title("Memory per GPU" if kind == "memory" else "Step time per sample (scaled to the direct port's batch)")
+            ax.set_ylabel("ms per step (busiest GPU)")
+            ax.set_title("Step time, as in the tables")
+        ax.set_ylim(0, max(bottoms) * 1.12 or 1)
         ax.legend(fontsize=7)
-        ax.tick_params(axis="x", labelsize=8)
+        ax.tick_params(axis="x", labelsize=7)
     fig.suptitle(f"{plan.direct.model.name}: {plan.source_current.target.name} -> {plan.direct.target.name} "
                  f"(co-design {plan.speedup:.2f}x the direct port)")
     fig.tight_layout()
