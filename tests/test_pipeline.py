@@ -21,15 +21,13 @@ import pytest
 from porter.cli import main
 from tests.openai_stub_server import Step, StubServer
 
-SMI_MODULE = (
-    "import subprocess\n\n\n"
-    "def used_memory():\n"
-    "    try:\n"
-    '        return subprocess.check_output(["nvidia-smi", "--query-gpu=memory.used", "--format=csv"])\n'
-    "    except FileNotFoundError:\n"
-    "        return b''\n"
+ENV_MODULE = (
+    "import os\n\n\n"
+    "def debug_mode():\n"
+    '    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n'
+    "    return True\n"
 )
-IMPORTING_TEST = "from pkg.mod import used_memory\n\n\ndef test_used_memory():\n    assert isinstance(used_memory(), bytes)\n"
+IMPORTING_TEST = "from pkg.mod import debug_mode\n\n\ndef test_debug_mode():\n    assert debug_mode()\n"
 OTHER_TEST = "def test_arithmetic():\n    assert 1 + 1 == 2\n"
 PYPROJECT = '[tool.pytest.ini_options]\npythonpath = ["."]\n\n[tool.porter.verify]\njobs = 0\n'
 
@@ -46,7 +44,7 @@ def _digest(root: Path) -> dict[str, str]:
 
 
 def make_repo(root: Path, tests: dict[str, str], pyproject: str = PYPROJECT, modules: dict[str, str] | None = None) -> Path:
-    for rel, text in {"pkg/__init__.py": "", "pkg/mod.py": SMI_MODULE, **(modules or {}), **tests,
+    for rel, text in {"pkg/__init__.py": "", "pkg/mod.py": ENV_MODULE, **(modules or {}), **tests,
                       "pyproject.toml": pyproject}.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
@@ -70,8 +68,8 @@ def test_the_repo_verifies_when_the_verifier_works(tmp_path):
     repo = make_repo(tmp_path / "repo", {"tests/test_mod.py": IMPORTING_TEST})
     assert rewrite(repo, tmp_path / "out") == 0
     report = json.loads((tmp_path / "out" / "report.json").read_text())
-    assert [p["state"] for p in report["patches"]] == ["accepted", "accepted"]
-    assert "porter_shim" in (repo / "pkg" / "mod.py").read_text()
+    assert report["patches"] and {p["state"] for p in report["patches"]} == {"accepted"}
+    assert "AMD_SERIALIZE_KERNEL" in (repo / "pkg" / "mod.py").read_text()
 
 
 def test_an_import_error_planted_in_the_verifier_applies_nothing_and_exits_2(tmp_path, monkeypatch, capsys):
@@ -115,7 +113,8 @@ def test_a_torch_repository_needs_the_gpu_extra(tmp_path):
 def test_a_test_that_deletes_its_tree_applies_nothing(tmp_path, capsys):
     wrecker = ("import shutil\nfrom pathlib import Path\n\n\ndef test_wreck():\n"
                "    shutil.rmtree(Path(__file__).resolve().parents[1])\n")
-    repo = make_repo(tmp_path / "repo", {"tests/test_mod.py": IMPORTING_TEST, "tests/test_wreck.py": wrecker})
+    repo = make_repo(tmp_path / "repo", {"tests/test_mod.py": IMPORTING_TEST, "tests/test_wreck.py": wrecker},
+                     PYPROJECT + "select_tests = false\n")
     before = _digest(repo)
     code = rewrite(repo, tmp_path / "out")
     assert code == 2
@@ -149,9 +148,9 @@ def test_a_patch_no_test_imports_is_unverified_and_not_applied(tmp_path, capsys)
 def test_no_verify_writes_only_with_apply_and_says_so(tmp_path):
     repo = make_repo(tmp_path / "repo", {"tests/test_other.py": OTHER_TEST})
     assert main(["rewrite", str(repo), "--target", "mi350x", "--out", str(tmp_path / "out"), "--no-verify"]) == 1
-    assert "porter_shim" not in (repo / "pkg" / "mod.py").read_text()
+    assert "AMD_SERIALIZE_KERNEL" not in (repo / "pkg" / "mod.py").read_text()
     assert rewrite(repo, tmp_path / "out2", "--no-verify") == 1
-    assert "porter_shim" in (repo / "pkg" / "mod.py").read_text()
+    assert "AMD_SERIALIZE_KERNEL" in (repo / "pkg" / "mod.py").read_text()
     report = (tmp_path / "out2" / "report.md").read_text()
     assert "NOT VERIFIED (--no-verify)" in report.splitlines()[2]
 

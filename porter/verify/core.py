@@ -555,7 +555,7 @@ def verify_plan(repo: Path, patches: list[Patch], target: Target, options: Verif
     selection = (f"{len(verifier.test_files)} test file(s) selected by import graph" if verifier.test_files
                  else "the full test suite")
     summary = (f"porter verify: replayed {selection} under {target.name} emulation"
-               + (f", cross-compiled the launched kernels for {target.arch}" if options.cross_compile else "")
+               + (f", cross-compiled the launched kernels for {target.arch}" if verifier.options.cross_compile else "")
                + f", {elapsed:.0f} s (timeout {options.timeout_s:g} s per test run)")
     return Verification(verdicts, baseline=trees[0] if trees else None, accepted_tree=trees[-1] if trees else None,
                         problem=verifier.problem, summary=summary)
