@@ -102,6 +102,33 @@ class Patch:
 
 
 @dataclass
+class ReviewItem:
+    """A finding porter does not patch, and what a person should do about it."""
+
+    finding: Finding
+    kind: str  # agent | advice | declined | no-codemod | error
+    reason: str
+    guidance: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"finding": self.finding.to_dict(), "kind": self.kind, "reason": self.reason, "guidance": self.guidance}
+
+
+@dataclass
+class Plan:
+    """The remedy stage's output: patches, what needs review, the findings and the texts diffs are against."""
+
+    target: Any  # porter.targets.Target
+    patches: list[Patch] = field(default_factory=list)
+    needs_review: list[ReviewItem] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    originals: dict[str, str] = field(default_factory=dict)  # path -> text the diffs were computed on
+
+    def patch(self, patch_id: str) -> Patch:
+        return next(p for p in self.patches if p.id == patch_id)
+
+
+@dataclass
 class TestRun:
     """The outcome of one test command run (baseline or with patches)."""
 
@@ -200,7 +227,7 @@ class RewriteRound:
 class RewriteResult:
     """What `porter rewrite` did, for the report and the exit code."""
 
-    plan: Any  # porter.remedy.planner.Plan of the last round
+    plan: Plan | None  # the last round's
     scan: Any  # porter.analyze.scan.ScanResult
     verdicts: dict[str, Verdict]
     verification: str  # how verification went, one line

@@ -228,3 +228,18 @@ def test_a_ptx_op_no_codemod_knows_goes_to_the_agent(tmp_path, monkeypatch, caps
     report = json.loads(capsys.readouterr().out)
     assert [p["kind"] for p in report["patches"]] == ["agent"]
     assert report["needs_review"] == []
+
+
+@pytest.mark.slow
+def test_porter_verify_shows_runtime_findings_in_every_format(tmp_path, capsys):
+    repo = make_repo(tmp_path / "repo", {"tests/test_kern.py": KERNEL_TEST}, modules={"pkg/kern.py": KERNEL_MODULE})
+    assert main(["verify", str(repo), "--target", "mi350x", "--format", "json"]) == 1
+    payload = json.loads(capsys.readouterr().out)
+    (finding,) = payload["runtime_findings"]
+    launch = next(i for i, line in enumerate(KERNEL_MODULE.splitlines(), 1) if "copy_kernel[" in line)
+    assert (finding["rule"], finding["path"], finding["line"], finding["provenance"]) == \
+        ("PT101", "pkg/kern.py", launch, "runtime")
+    assert "2048 threads" in finding["message"]
+    assert main(["verify", str(repo), "--target", "mi350x"]) == 1
+    text = capsys.readouterr().out
+    assert "runtime findings (1)" in text and f"pkg/kern.py:{launch} PT101" in text
