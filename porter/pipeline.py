@@ -146,7 +146,10 @@ def rewrite(root: Path, scan, settings: RewriteSettings) -> RewriteResult:
     for number in range(1, settings.max_rounds + 1):
         fixed_by_agent = {_key(f) for p in agent_patches for f in p.findings}
         plan = remedy(root, [f for f in findings if _key(f) not in fixed_by_agent], scan, settings, agent_patches)
+        unchanged = result.plan is not None and [p.diff for p in plan.patches] == [p.diff for p in result.plan.patches]
         result.plan = plan
+        if unchanged and settings.verify:
+            break  # the new findings brought no new patch: the last verification stands
         new: list[Finding] = []
         if settings.verify:
             new = _verify_round(root, plan, findings, settings, result, number)
@@ -183,8 +186,10 @@ def _verify_round(root: Path, plan, findings: list[Finding], settings: RewriteSe
     """Verify the round's plan; record verdicts and what still fails; return the new runtime findings."""
     from porter.verify.runtime import merge_findings, runtime_findings
 
+    options = verify_options(settings.config)
     settings.progress(f"round {number}: verifying {len(plan.patches)} patch(es) on {settings.target.name} "
-                      f"({settings.target.arch})")
+                      f"({settings.target.arch}): tests {'selected by import graph' if options.select_tests else 'all'}"
+                      f", at most {options.timeout_s:g} s per test run ([tool.porter.verify] timeout, select_tests)")
     verification = verify(root, plan.patches, settings.target, settings.config)
     result.verdicts = {v.patch_id: v for v in verification.verdicts}
     result.verification, result.problem = verification.summary, verification.problem

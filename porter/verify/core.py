@@ -88,6 +88,7 @@ class Verifier:
         self.pristine_compiles: dict[str, CompileRecord] = {}
         self.memo: dict[tuple[str, ...], Evaluation] = {}
         self.kernels: dict[str, set[str]] = {}  # patch id -> kernels its edits touch (definition or launch)
+        self.jit_names: dict[str, set[str]] | None = None  # JIT function name -> defining files
         self.importers: dict[str, set[str] | None] = {}  # patch id -> test files importing it (None: all)
         self.problem = ""  # set when the baseline could not run: nothing can be judged
 
@@ -261,6 +262,7 @@ class Verifier:
         if applicable:
             self._judge(applicable, verdicts)
         self.restore()
+        _withhold_dependents(self.patches, verdicts)
         return [verdicts[p.id] for p in self.patches]
 
     def _detect_torch(self) -> None:
@@ -352,13 +354,15 @@ class Verifier:
     # ------------------------------------------------------------ evidence
 
     def _touched_kernels(self, patch_id: str) -> set[str]:
-        """Kernels whose definition or launch lines the patch (applied now, with what it depends on) changes."""
+        """JIT functions whose definition or launch lines the patch (applied now, with its dependencies) changes."""
+        if self.jit_names is None:
+            self.jit_names = jit_definitions(self.root)
         names: set[str] = set()
         for rel in self.touched.get(patch_id, []):
             path = self.root / rel
             if rel.endswith(".py") and path.is_file():
                 names |= changed_kernels(self.originals.get(rel) or "", path.read_text(encoding="utf-8"))
-        return names
+        return {name for name in names if name in self.jit_names}
 
     def _evidence_gaps(self, patch_id: str, evaluation: Evaluation) -> list[str]:
         """What is missing for an accepted verdict: an importing test that passed, every touched kernel compiled."""
@@ -366,16 +370,24 @@ class Verifier:
         run = evaluation.result.run
         if not self.importing_tests(patch_id, run):
             files = ", ".join(self.touched.get(patch_id, [])) or "its files"
-            gaps.append(f"unverified: no test that imports {files} passed with the patch "
+            gaps.append(f"no test that imports {files} passed with the patch "
                         f"({len(run.passed)} passed, {len(run.failed) + len(run.errors)} failed or errored, "
                         f"{len(run.not_replayed)} not replayed)")
-        compiled = {r.kernel for r in evaluation.compiles if r.ok and r.launchable}
-        missing = sorted(self.kernels.get(patch_id, set()) - compiled)
+        missing = [name for name in sorted(self.kernels.get(patch_id, set())) if not self._compiled(name, evaluation)]
         if missing:
             why = ("cross-compilation is off" if not self.options.cross_compile
                    else "no replayed test launched them, or they do not compile and launch on the target")
-            gaps.append(f"unverified: kernel(s) {', '.join(missing)} not compiled for {self.target.arch} ({why})")
+            gaps.append(f"kernel(s) {', '.join(missing)} not compiled for {self.target.arch} ({why})")
         return gaps
+
+    def _compiled(self, name: str, evaluation: Evaluation) -> bool:
+        """Every compile of the kernel (or, for a JIT helper no test launches, of the kernels in the files
+        defining it) compiled and would launch on the target, and there is at least one."""
+        records = [r for r in evaluation.compiles if r.kernel == name]
+        if not records:
+            files = self.jit_names.get(name, set())
+            records = [r for r in evaluation.compiles if r.source in files]
+        return bool(records) and all(r.ok and r.launchable for r in records)
 
     def importing_tests(self, patch_id: str, run: TestRun) -> list[str]:
         """Passed tests that import the patched files: from the replay's record of imports when it has
@@ -387,6 +399,16 @@ class Verifier:
         if files is None:
             return [t for t in run.passed if "::" in t]
         return [t for t in run.passed if t.split("::")[0] in files]
+
+
+def _withhold_dependents(patches: list[Patch], verdicts: dict[str, Verdict]) -> None:
+    """A patch is accepted only with what it depends on: its evidence was gathered with them applied."""
+    for patch in patches:  # plan order: dependencies come first
+        verdict = verdicts[patch.id]
+        missing = [dep for dep in patch.depends_on if dep in verdicts and not verdicts[dep].accepted]
+        if verdict.accepted and missing:
+            verdict.accepted, verdict.state = False, "unverified"
+            verdict.reasons = [f"depends on {', '.join(missing)}, which is not accepted"]
 
 
 def _warnings(evaluation: Evaluation, base: TestRun) -> list[str]:
@@ -422,7 +444,8 @@ def _importing_test_files(root: Path, touched: list[str]) -> set[str] | None:
 
 
 def changed_kernels(before: str, after: str) -> set[str]:
-    """Names of the Triton kernels (decorated definitions, `name[grid](...)` launches) on changed lines of `after`."""
+    """Names of Triton JIT functions on changed lines of `after`: decorated definitions whose lines
+    change, and `name[grid](...)` launches whose lines change (checked against jit names later)."""
     import ast
     import difflib
 
@@ -447,6 +470,26 @@ def changed_kernels(before: str, after: str) -> set[str]:
             if name and changed & set(range(node.lineno, (node.end_lineno or node.lineno) + 1)):
                 names.add(name)
     return names
+
+
+def jit_definitions(root: Path) -> dict[str, set[str]]:
+    """Triton JIT function name -> the files (relative) defining it, over the repository."""
+    import ast
+
+    found: dict[str, set[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if any(part.startswith(".") or part == "__pycache__" for part in Path(rel).parts):
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+            tree = ast.parse(text) if "jit" in text else None
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.FunctionDef) and any(_is_triton_decorator(d) for d in node.decorator_list):
+                found.setdefault(node.name, set()).add(rel)
+    return found
 
 
 def _is_triton_decorator(node) -> bool:

@@ -21,6 +21,7 @@ _COMPILE_ERRORS = (  # (text in the error, rule, name, fix)
     ("asm", "PT109", "inline-ptx-asm", "codemod"),
     ("tf32", "PT114", "tf32-dot-precision", "codemod"),
     ("libdevice", "PT110", "libdevice-cuda-namespace", "codemod"),
+    ("__nv_", "PT110", "libdevice-cuda-namespace", "codemod"),
 )
 COMPILE_ERROR = ("RT001", "compile-error-on-target", "agent")
 BROKEN_TEST = ("RT002", "test-broken-by-patch", "agent")
@@ -51,13 +52,19 @@ def merge_findings(static: list[Finding], runtime: list[Finding]) -> list[Findin
     (same file, inside the runtime finding's lines); a covered static finding gains the evidence."""
     merged = list(static)
     for finding in runtime:
-        covering = [s for s in static if s.rule == finding.rule and s.path == finding.path
-                    and finding.line <= s.line <= max(finding.end_line, finding.line)]
+        covering = [s for s in static if s.rule == finding.rule and _covers(s, finding)]
         for match in covering:
             match.data.setdefault("runtime", finding.message)
         if not covering and all(runtime_key(finding) != runtime_key(m) for m in merged):
             merged.append(finding)
     return sorted(merged, key=Finding.sort_key)
+
+
+def _covers(static: Finding, runtime: Finding) -> bool:
+    """The static finding reports the same failure: at the launch call, or (a compile error) in the kernel's file."""
+    at_launch = static.path == runtime.path and runtime.line <= static.line <= max(runtime.end_line, runtime.line)
+    in_kernel = "evidence" in runtime.data and static.path == runtime.data.get("kernel_file")
+    return at_launch or in_kernel
 
 
 def runtime_key(finding: Finding) -> str:
@@ -67,7 +74,7 @@ def runtime_key(finding: Finding) -> str:
 def _compile_finding(record: CompileRecord, target: Target, root: Path | None) -> Finding | None:
     config = ", ".join(f"{k}={v}" for k, v in record.config.items())
     where = f"{record.kernel} [{config}]" if config else record.kernel
-    data = {"kernel": record.kernel, "config": dict(record.config), "arch": record.arch}
+    data = {"kernel": record.kernel, "kernel_file": record.source, "config": dict(record.config), "arch": record.arch}
     if not record.ok:
         rule, name, fix = next(((r, n, f) for text, r, n, f in _COMPILE_ERRORS if text in record.error.lower()),
                                COMPILE_ERROR)
