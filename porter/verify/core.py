@@ -21,7 +21,7 @@ from porter.verify.crosscompile import compile_jobs, grouped_failures, jobs_from
 from porter.verify.options import VerifyOptions
 from porter.verify.protocol import BF16_DOT_ISSUE
 from porter.verify.runner import RunResult, run_tests
-from porter.verify.selection import select_tests
+from porter.verify.selection import select_tests, unexercised_warning
 from porter.verify.workspace import (
     PatchApplyError,
     Workspace,
@@ -331,6 +331,9 @@ class Verifier:
                           newly_failing=[t for t in (run.failed + run.errors) if t not in base.failed + base.errors],
                           compiles=relevant or list(evaluation.compiles))
         verdict.warnings = _warnings(evaluation, base)
+        unexercised = unexercised_warning(run, sorted(touched))
+        if unexercised:
+            verdict.warnings.insert(0, unexercised)
         return verdict
 
 

@@ -35,6 +35,10 @@ from typing import Any
 import pytest
 
 from porter.verify.protocol import BF16_DOT_ISSUE, NOT_REPLAYED_PREFIX
+from porter.verify.replay_imports import TRACKER
+
+if os.environ.get("PORTER_REPLAY_DIR"):
+    TRACKER.install()  # now, before pytest imports the conftests and the test modules
 
 _CUDA_DEVICE = re.compile(r"^cuda(:\d+)?$")
 _FACTORIES = (
@@ -526,6 +530,13 @@ def pytest_runtest_setup(item) -> None:
 
 
 @pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    TRACKER.test_started(item.nodeid)
+    yield
+    TRACKER.test_finished(item.nodeid)
+
+
+@pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
@@ -558,6 +569,7 @@ def pytest_sessionfinish(session, exitstatus) -> None:
         "launches": list(STATE.launches.values()),
         "not_replayed": STATE.not_replayed,
         "autotune_disagreements": STATE.autotune_disagreements,
+        "imports": TRACKER.imports_by_test(STATE.root),
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_suffix(".tmp")

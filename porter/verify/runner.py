@@ -31,6 +31,7 @@ class ReplayLog:
     launches: list[dict[str, Any]] = field(default_factory=list)
     not_replayed: dict[str, str] = field(default_factory=dict)
     autotune_disagreements: list[dict[str, Any]] = field(default_factory=list)
+    imports: dict[str, list[str]] = field(default_factory=dict)  # test id -> repository files it imported
 
 
 @dataclass
@@ -116,6 +117,7 @@ def run_tests(root: Path, options: VerifyOptions, target_name: str, test_files: 
                                               f"{_last_line(output)}")
             parse_junit(junit, run)
             run.not_replayed.update({k: v for k, v in replay.not_replayed.items() if k not in run.not_replayed})
+            run.imports = replay.imports
             if returncode not in (0, 1, 5) and not (run.failed or run.errors):
                 problem = f"pytest exited with status {returncode}: {_last_line(output)}"
         else:
@@ -209,6 +211,8 @@ def read_replay(directory: Path) -> ReplayLog:
                 kept["dot_dtypes"] = sorted(set(kept.get("dot_dtypes", [])) | set(launch.get("dot_dtypes", [])))
         log.not_replayed.update(payload.get("not_replayed", {}))
         log.autotune_disagreements.extend(payload.get("autotune_disagreements", []))
+        for test, files in payload.get("imports", {}).items():
+            log.imports[test] = sorted(set(log.imports.get(test, [])) | set(files))
     log.launches = list(merged.values())
     return log
 
