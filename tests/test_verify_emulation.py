@@ -38,7 +38,8 @@ IS_HIP_AT_IMPORT = is_hip()  # evaluated when the conftest imports the package
 def scale_kernel(x_ptr, y_ptr, n, factor, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
-    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * factor, mask=mask)
+    # a float argument is an fp32 scalar in compiled Triton, so .to() works on it (Liger does this)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * factor.to(tl.float32), mask=mask)
 
 
 def scale(x):

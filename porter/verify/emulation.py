@@ -220,8 +220,8 @@ class _EmulatedUtils:
         return dict(self._properties)
 
 
-class EmulatedHipDriver:
-    """Triton's active driver as the HIP driver of the target reports it, with no GPU behind it."""
+class EmulatedDriver:
+    """Triton's active driver as the target's driver reports it (HIP on AMD targets), with no GPU behind it."""
 
     def __init__(self, target, torch) -> None:
         from triton.backends.compiler import GPUTarget
@@ -265,10 +265,10 @@ class EmulatedHipDriver:
 
 
 def install_triton(target, torch) -> None:
-    """Make the emulated HIP driver Triton's active one (triton.runtime.driver.active)."""
+    """Make the emulated driver Triton's active one (triton.runtime.driver.active)."""
     from triton.runtime import driver
 
-    driver.set_active(EmulatedHipDriver(target, torch))
+    driver.set_active(EmulatedDriver(target, torch))
 
 
 # ---------------------------------------------------------------- serving projects' platform objects

@@ -249,22 +249,59 @@ def _record_launch(record: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
+def _recorded(fn, launch, kwargs: dict, args: tuple):
+    """Record one launch of the interpreted `fn`, then run it (`launch()`)."""
+    options = {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")}
+    if not kwargs.get("warmup"):
+        STATE.current_launch = _record_launch(describe_launch(fn, args, options))
+    try:
+        return launch()
+    finally:
+        STATE.current_launch = None
+
+
 def install_launch_recording() -> None:
     from triton.runtime import interpreter
 
-    original_run = interpreter.InterpretedFunction.run
+    functions = interpreter.InterpretedFunction
+    if "run" in functions.__dict__:
+        _record_through_run_method(functions)
+    else:
+        _record_through_instances(functions)
+    _record_dot_dtypes(interpreter)
+
+
+def _record_through_run_method(functions) -> None:
+    """Triton >= 3.6: `fn[grid](...)` and the autotuner both call InterpretedFunction.run."""
+    original_run = functions.run
 
     def run(self, *args, grid, warmup, **kwargs):
-        if not warmup:
-            record = _record_launch(describe_launch(self.fn, args, kwargs))
-            STATE.current_launch = record
-        try:
-            return original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
-        finally:
-            STATE.current_launch = None
+        return _recorded(self.fn, lambda: original_run(self, *args, grid=grid, warmup=warmup, **kwargs),
+                         kwargs | {"warmup": warmup}, args)
 
-    interpreter.InterpretedFunction.run = run
+    functions.run = run
 
+
+def _record_through_instances(functions) -> None:
+    """Triton 3.4/3.5: `run` is a closure each instance sets in __init__ (the autotuner calls it), and
+    `fn[grid]` returns a GridExecutor directly: both are wrapped."""
+    original_init = functions.__init__
+    original_getitem = functions.__getitem__
+
+    def init(self, fn, **kwargs):
+        original_init(self, fn, **kwargs)
+        instance_run = self.run
+        self.run = lambda *args, **kw: _recorded(self.fn, lambda: instance_run(*args, **kw), kw, args)
+
+    def getitem(self, grid):
+        executor = original_getitem(self, grid)
+        return lambda *args, **kw: _recorded(self.fn, lambda: executor(*args, **kw), kw, args)
+
+    functions.__init__ = init
+    functions.__getitem__ = getitem
+
+
+def _record_dot_dtypes(interpreter) -> None:
     builder_class = type(interpreter.interpreter_builder)
     original_dot = builder_class.create_dot
 
@@ -277,6 +314,23 @@ def install_launch_recording() -> None:
         return original_dot(self, a, b, d, input_precision, max_num_imprecise_acc)
 
     builder_class.create_dot = create_dot
+
+
+def pass_float_scalars_as_fp32() -> None:
+    """Compiled Triton passes a Python float argument as an fp32 scalar (`x.to(tl.float32)` works on
+    it); the interpreter passes the raw float, so such kernels would fail only on the CPU."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    original = interpreter._implicit_cvt
+
+    def implicit_cvt(arg):
+        if isinstance(arg, float):
+            return tl.tensor(interpreter.TensorHandle(np.array([arg], dtype=np.float32), tl.float32), tl.float32)
+        return original(arg)
+
+    interpreter._implicit_cvt = implicit_cvt
 
 
 def allow_target_dot_precisions(target) -> None:
@@ -481,6 +535,7 @@ def install_emulation(target) -> None:
         install_triton(target, torch)
         install_launch_recording()
         install_autotune_replay()
+        pass_float_scalars_as_fp32()
         allow_target_dot_precisions(target)
 
 
