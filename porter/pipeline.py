@@ -82,6 +82,7 @@ def remedy(root: Path, findings: list[Finding], scan, settings: RewriteSettings,
     docs = {rule_id: dict(info.docs) for rule_id, info in scan.rules.items()}
     safety = {rule_id: info.safety or "safe" for rule_id, info in scan.rules.items()}
     hook = settings.agent.hook if settings.agent is not None else None  # an AgentMemo: each finding asked once
+    findings = [as_remediable(f, root) for f in findings]
     plan = plan_patches(root, findings, settings.target, PlanOptions(
         exclusive=settings.exclusive, shim_module=config.shim_module, config_source=config.source,
         tune_topk=settings.tune_topk, rule_docs=docs, rule_safety=safety, agent=hook))
@@ -91,6 +92,35 @@ def remedy(root: Path, findings: list[Finding], scan, settings: RewriteSettings,
             if edit.before is not None:
                 plan.originals.setdefault(edit.path, edit.before)
     return plan
+
+
+def as_remediable(finding: Finding, root: Path) -> Finding:
+    """A runtime finding (PT9xx) whose rule confirms a static rule with a codemod goes to that codemod,
+    spanning the whole launch call: e.g. a computed num_warps over the limit (PT906) is capped like PT101."""
+    from porter.remedy.codemods import get_codemod
+    from porter.verify.runtime import runtime_rules
+
+    rule = next((r for r in runtime_rules() if r.id == finding.rule), None)
+    if rule is None or finding.fix != "codemod":
+        return finding
+    static = next((rule_id for rule_id in rule.confirms if get_codemod(rule_id) is not None), None)
+    if static is None:
+        return finding
+    end = _call_end(root / finding.path, finding.line)
+    return replace(finding, rule=static, end_line=max(end, finding.end_line),
+                   data=finding.data | {"runtime_rule": finding.rule})
+
+
+def _call_end(path: Path, line: int) -> int:
+    """The last line of the outermost call starting on `line` (a launch call spread over lines)."""
+    import ast
+
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return line
+    ends = [node.end_lineno or line for node in ast.walk(tree) if isinstance(node, ast.Call) and node.lineno == line]
+    return max(ends, default=line)
 
 
 # ---------------------------------------------------------------- verify
@@ -197,9 +227,10 @@ def _verify_round(root: Path, plan, findings: list[Finding], settings: RewriteSe
     result.target_failures = runtime_findings(tree, settings.target, root) if tree is not None and not result.problem \
         else []
     merged = merge_findings(findings, result.target_failures)
-    new = [f for f in merged if all(f is not old for old in findings)]
+    known = {_key(f) for f in findings}
+    new = [f for f in merged if _key(f) not in known]
     result.rounds.append(RewriteRound(number, len(plan.patches), sum(v.accepted for v in verification.verdicts),
-                                      new_runtime=[f"{f.rule} {f.path}:{f.line} {f.data.get('kernel', '')}".strip()
+                                      new_runtime=[f"{f.rule} {f.path}:{f.line} {_kernel_name(f)}".strip()
                                                    for f in new]))
     return new
 
@@ -239,7 +270,12 @@ def _ask_agent(settings: RewriteSettings, items: list[tuple[Finding, str]], root
 
 
 def _key(finding: Finding) -> str:
-    return f"{finding.rule}@{finding.path}:{finding.line}:{finding.column}:{finding.provenance}"
+    return f"{finding.rule}@{finding.path}:{finding.line}:{finding.column}"
+
+
+def _kernel_name(finding: Finding) -> str:
+    kernel = finding.data.get("kernel")
+    return str(kernel.get("name", "")) if isinstance(kernel, dict) else str(kernel or "")
 
 
 def _read(path: Path) -> str:

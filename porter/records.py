@@ -168,7 +168,9 @@ class CompileRecord:
     source: str = ""  # file defining the kernel, relative to the repository root (H6)
     signature: dict[str, str] = field(default_factory=dict)  # argument types it was compiled for (H6)
     cached: bool = False  # taken from porter's compile cache (H6)
-    sites: list[str] = field(default_factory=list)  # files that launched the kernel in the replay
+    launch_site: str = ""  # "path:line" of the first launch call the replay saw (relative to the repository root)
+    kernel_line: int = 0  # first line of the kernel's definition (its first decorator) in `source`
+    tests: list[str] = field(default_factory=list)  # replayed tests that launched it
 
 
 @dataclass

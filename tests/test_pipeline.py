@@ -189,8 +189,9 @@ def test_the_loop_remedies_a_launch_only_the_replay_sees(tmp_path):
     code = main(["rewrite", str(repo), "--target", "mi350x", "--out", str(out), "--apply", "--select", "PT101"])
     report = json.loads((out / "report.json").read_text())
     rounds = report["options"]["rounds"]
-    assert rounds[0]["patches"] == 0 and any("PT101 pkg/kern.py" in item for item in rounds[0]["new_runtime"])
-    assert [f["provenance"] for f in report["findings"]] == ["runtime"]
+    assert rounds[0]["patches"] == 0 and any("PT906 pkg/kern.py" in item for item in rounds[0]["new_runtime"])
+    (finding,) = report["findings"]  # remedied through PT101's codemod, over the whole launch call
+    assert (finding["rule"], finding["provenance"], finding["data"]["runtime_rule"]) == ("PT101", "runtime", "PT906")
     assert report["target_failures"] == []
     assert code == 0, (rounds, [p["verdict"] for p in report["patches"]])
     assert "cap_num_warps(_warps_for(block))" in (repo / "pkg" / "kern.py").read_text()
@@ -238,8 +239,8 @@ def test_porter_verify_shows_runtime_findings_in_every_format(tmp_path, capsys):
     (finding,) = payload["runtime_findings"]
     launch = next(i for i, line in enumerate(KERNEL_MODULE.splitlines(), 1) if "copy_kernel[" in line)
     assert (finding["rule"], finding["path"], finding["line"], finding["provenance"]) == \
-        ("PT101", "pkg/kern.py", launch, "runtime")
+        ("PT906", "pkg/kern.py", launch, "runtime")
     assert "2048 threads" in finding["message"]
     assert main(["verify", str(repo), "--target", "mi350x"]) == 1
     text = capsys.readouterr().out
-    assert "runtime findings (1)" in text and f"pkg/kern.py:{launch} PT101" in text
+    assert "runtime findings (1)" in text and f"pkg/kern.py:{launch} PT906" in text

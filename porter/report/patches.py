@@ -47,9 +47,8 @@ def summary_counts(plan, verdicts: dict[str, Any], options: dict[str, Any] | Non
 
 
 def _failure_line(failure: dict[str, Any]) -> str:
-    kernel = failure.get("data", {}).get("kernel")
-    where = f"{failure['path']}:{failure['line']}"
-    return f"{failure['rule']} {kernel + ' launched at ' if kernel else ''}{where}: {failure['message']}"
+    """Rule, launch site and the verifier's evidence (the message names the kernel, config and values)."""
+    return f"{failure['rule']} {failure['path']}:{failure['line']}: {failure['message']}"
 
 
 def headline(plan, verdicts, options: dict[str, Any]) -> str:

@@ -25,7 +25,7 @@ from porter.verify.crosscompile import compile_jobs, grouped_failures, jobs_from
 from porter.verify.options import VerifyOptions
 from porter.verify.protocol import BF16_DOT_ISSUE
 from porter.verify.runner import RunResult, run_tests
-from porter.verify.selection import build_import_graph, is_test_file, reverse_closure, select_tests
+from porter.verify.selection import build_import_graph, is_test_file, reverse_closure, select_tests, unexercised_warning
 from porter.verify.workspace import (
     PatchApplyError,
     Workspace,
@@ -195,8 +195,6 @@ class Verifier:
         evaluation.jobs = jobs_from_launches(evaluation.result.replay.launches)
         evaluation.compiles = compile_jobs(self.root, evaluation.jobs, self.target, jobs=self.options.compile_jobs,
                                            timeout_s=self.options.compile_timeout_s, cache_dir=self.cache_dir)
-        for job, record in zip(evaluation.jobs, evaluation.compiles):
-            record.sites = list(job.get("sites", []))
 
     def _compare(self, evaluation: Evaluation, references: list[Evaluation]) -> None:
         run = evaluation.result.run
@@ -345,6 +343,9 @@ class Verifier:
                           newly_failing=[t for t in (run.failed + run.errors) if t not in base.failed + base.errors],
                           compiles=relevant or list(evaluation.compiles))
         verdict.warnings = _warnings(evaluation, base)
+        unexercised = unexercised_warning(run, sorted(touched))
+        if unexercised:
+            verdict.warnings.insert(0, unexercised)
         if accepted:
             gaps = self._evidence_gaps(patch_id, evaluation)
             if gaps:
