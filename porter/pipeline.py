@@ -288,21 +288,31 @@ def _read(path: Path) -> str:
 # ---------------------------------------------------------------- apply + report
 
 
-def apply(root: Path, result: RewriteResult, unverified: bool = False) -> None:
-    """Write the accepted patches into the tree, all or nothing. Unverified ones only when verification
-    was switched off and `unverified` asks for them (--apply --no-verify); never after a failed verification."""
-    if result.problem:
-        return
-    from porter.remedy.patches import compose, write_files_atomically
+def stage(result: RewriteResult, unverified: bool = False) -> dict[str, str]:
+    """The new text of every file the accepted patches change (recorded as applied, in result), all or
+    nothing; unverified patches only when verification was off and `unverified` asks for them
+    (--apply --no-verify); nothing after a verification that could not run."""
+    from porter.remedy.patches import compose
 
+    if result.problem:
+        return {}
     statuses = result.statuses()
     wanted = {pid for pid, state in statuses.items() if state == "accepted" or (unverified and not result.verified)}
     texts, not_applied = compose(result.plan.patches, result.plan.originals, wanted)
-    write_files_atomically(root, texts)
     result.applied = wanted - set(not_applied)
     for pid in result.applied:
         result.skipped.pop(pid, None)
     result.skipped.update(not_applied)
+    return texts
+
+
+def write_tree(root: Path, texts: dict[str, str]) -> None:
+    """Write the staged texts into the tree atomically (after the report: a report that cannot be
+    written leaves the tree untouched)."""
+    from porter.remedy.patches import write_files_atomically
+
+    if texts:
+        write_files_atomically(root, texts)
 
 
 def report_options(result: RewriteResult, **extra) -> dict[str, Any]:

@@ -128,7 +128,7 @@ def test_an_infinite_timeout_is_a_config_error(tmp_path, capsys):
     before = _digest(repo)
     assert rewrite(repo, tmp_path / "out") == 2
     (line,) = error_lines(capsys.readouterr().err)
-    assert "timeout must be a positive, finite number" in line
+    assert "timeout must be a positive finite number" in line
     assert _digest(repo) == before
 
 

@@ -114,12 +114,18 @@ def run_rewrite(path: Path, *, target=None, out: Path = Path("porter-report"), a
         agent=pipeline.AgentMemo(run) if run is not None else None,
         progress=lambda line: typer.echo(f"porter: {line}", err=True))
     result = pipeline.rewrite(root, scan, settings)
-    if apply:
-        pipeline.apply(root, result, unverified=not verify)
+    texts = pipeline.stage(result, unverified=not verify) if apply else {}
     options = pipeline.report_options(result, exclusive=exclusive, apply=apply, tune_topk=tune_topk, root=str(root))
     out_dir = pipeline.write_report(out, result, options)
     if settings.agent is not None:
         settings.agent.save(out_dir)
+    try:  # the report first: a report that cannot be written leaves the tree as it was
+        pipeline.write_tree(root, texts)
+    except Exception:
+        result.skipped.update({pid: "not applied: writing the tree failed" for pid in result.applied})
+        result.applied = set()
+        pipeline.write_report(out, result, options)
+        raise
     _print(result, options, str(out_dir), output_format, echo)
     if result.problem:
         raise PorterError(f"cannot verify: {result.problem}; nothing was applied (report: {out_dir}/report.md)")
