@@ -24,6 +24,7 @@ except ImportError:  # pragma: no cover
     import sre_parse  # type: ignore[no-redef]
 
 CATEGORIES = ("triton", "pytorch", "libraries", "environment")
+RUNTIME_RULES = "runtime"  # rules/runtime/: what the verifier sees on the target (porter.verify.runtime), not scan rules
 _PACKAGE_DIR = Path(porter.__file__).resolve().parent
 _REPO_DIR = _PACKAGE_DIR.parent
 
@@ -137,7 +138,8 @@ def _rule_files(paths: Iterable[str | Path] | None) -> list[Path]:
     files: list[Path] = []
     for root in roots:
         if root.is_dir():
-            files.extend(sorted(p for p in root.rglob("*.yaml") if p.is_file()))
+            files.extend(sorted(p for p in root.rglob("*.yaml")
+                                if p.is_file() and p.relative_to(root).parts[0] != RUNTIME_RULES))
         elif root.is_file():
             files.append(root)
         else:

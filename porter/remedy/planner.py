@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from porter.records import FileEdit, Finding, Patch
+from porter.records import FileEdit, Finding, Patch, Plan, ReviewItem  # Plan, ReviewItem: re-exported
 from porter.remedy.codemods import CodemodContext, CodemodResult, get_codemod
 from porter.remedy.patches import apply_hunks, line_map, patch_diff
 
@@ -38,31 +38,6 @@ class PlanOptions:
     rule_docs: dict[str, dict] = field(default_factory=dict)  # rule id -> docs (use_instead guidance)
     rule_safety: dict[str, str] = field(default_factory=dict)  # rule id -> the rule's fix safety (safe | unsafe)
     agent: AgentHook | None = None  # remedy.agent fills this later
-
-
-@dataclass
-class ReviewItem:
-    """A finding porter does not patch, and what a person should do about it."""
-
-    finding: Finding
-    kind: str  # agent | advice | declined | no-codemod | error
-    reason: str
-    guidance: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"finding": self.finding.to_dict(), "kind": self.kind, "reason": self.reason, "guidance": self.guidance}
-
-
-@dataclass
-class Plan:
-    target: Any
-    patches: list[Patch] = field(default_factory=list)
-    needs_review: list[ReviewItem] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
-    originals: dict[str, str] = field(default_factory=dict)  # path -> text the diffs were computed on
-
-    def patch(self, patch_id: str) -> Patch:
-        return next(p for p in self.patches if p.id == patch_id)
 
 
 @dataclass

@@ -7,7 +7,10 @@ dict key) keeps the report layer independent of the rule engine's classes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
+
+from porter.verify.runtime import runtime_rules
 
 PARSE_ERROR_ID = "PT000"
 ANALYZER_ERROR_ID = "PT001"
@@ -90,8 +93,14 @@ def rule_infos(ruleset: Any) -> dict[str, RuleInfo]:
     return infos
 
 
+@lru_cache(maxsize=1)
+def runtime_rule_infos() -> dict[str, RuleInfo]:
+    """RuleInfo per runtime rule (rules/runtime/PT9xx): what the verifier saw on the target."""
+    return {rule.id: rule_info(rule) for rule in runtime_rules()}
+
+
 def info_for(rules: dict[str, RuleInfo], finding) -> RuleInfo:
-    """The finding's rule, or a stand-in built from the finding when the rule set lacks it."""
-    return rules.get(finding.rule) or RuleInfo(
+    """The finding's rule (a runtime rule when the rule set lacks it), or a stand-in built from the finding."""
+    return rules.get(finding.rule) or runtime_rule_infos().get(finding.rule) or RuleInfo(
         id=finding.rule, name=finding.name, severity=finding.severity, category=finding.category, fix=finding.fix
     )

@@ -19,9 +19,9 @@ from typing import Any
 from porter.records import TestRun
 from porter.verify.options import VerifyOptions
 from porter.verify.protocol import NOT_REPLAYED_PREFIX
+from porter.verify.workspace import project_import_paths
 
 PLUGIN = "porter.verify.replay_plugin"
-_PORTER_PARENT = str(Path(__file__).resolve().parents[2])  # the folder holding the porter package
 
 
 @dataclass
@@ -31,6 +31,7 @@ class ReplayLog:
     launches: list[dict[str, Any]] = field(default_factory=list)
     not_replayed: dict[str, str] = field(default_factory=dict)
     autotune_disagreements: list[dict[str, Any]] = field(default_factory=list)
+    imports: dict[str, list[str]] = field(default_factory=dict)  # test id -> repository files it imported
 
 
 @dataclass
@@ -75,7 +76,7 @@ def _names_tests(command: list[str], custom: bool) -> bool:
 
 def _environment(root: Path, options: VerifyOptions, target_name: str, replay_dir: Path) -> dict[str, str]:
     env = dict(os.environ)
-    paths = [str(root), _PORTER_PARENT] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    paths = project_import_paths(root) + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(paths)
     env["PORTER_REPLAY_DIR"] = str(replay_dir)
     env["PORTER_REPLAY_DEVICE"] = options.device
@@ -116,6 +117,7 @@ def run_tests(root: Path, options: VerifyOptions, target_name: str, test_files: 
                                               f"{_last_line(output)}")
             parse_junit(junit, run)
             run.not_replayed.update({k: v for k, v in replay.not_replayed.items() if k not in run.not_replayed})
+            run.imports = replay.imports
             if returncode not in (0, 1, 5) and not (run.failed or run.errors):
                 problem = f"pytest exited with status {returncode}: {_last_line(output)}"
         else:
@@ -206,9 +208,12 @@ def read_replay(directory: Path) -> ReplayLog:
             if kept is not launch:
                 kept["count"] = kept.get("count", 0) + launch.get("count", 0)
                 kept["tests"] = sorted(set(kept.get("tests", [])) | set(launch.get("tests", [])))
-                kept["dot_dtypes"] = sorted(set(kept.get("dot_dtypes", [])) | set(launch.get("dot_dtypes", [])))
+                for name in ("dot_dtypes", "sites", "site_lines"):
+                    kept[name] = sorted(set(kept.get(name, [])) | set(launch.get(name, [])))
         log.not_replayed.update(payload.get("not_replayed", {}))
         log.autotune_disagreements.extend(payload.get("autotune_disagreements", []))
+        for test, files in payload.get("imports", {}).items():
+            log.imports[test] = sorted(set(log.imports.get(test, [])) | set(files))
     log.launches = list(merged.values())
     return log
 

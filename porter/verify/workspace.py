@@ -8,6 +8,7 @@ files go through `git apply`.
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import subprocess
@@ -180,3 +181,35 @@ def patch_file_paths(root: Path, patch_file: Path) -> list[str]:
         raise PatchApplyError(f"{patch_file.name} is not a patch git can read: {(reason or ['?'])[-1]}")
     return [line.split("\t")[2] for line in done.stdout.decode(errors="replace").splitlines()
             if len(line.split("\t")) == 3]
+
+
+# ---------------------------------------------------------------- import paths for the project's processes
+
+_PORTER_PACKAGE = Path(__file__).resolve().parents[1]  # the porter package directory itself
+_porter_only: list[Path] = []
+
+
+def porter_only_path() -> Path:
+    """A folder holding nothing but the `porter` package (a link to it): what the replay plugin and
+    the compile worker need from porter, without porter's own site-packages or repository root
+    (whose torch, triton or `tests` package would shadow the project's)."""
+    if _porter_only and (_porter_only[0] / "porter").exists():
+        return _porter_only[0]
+    folder = Path(tempfile.mkdtemp(prefix="porter-path-"))
+    try:
+        (folder / "porter").symlink_to(_PORTER_PACKAGE, target_is_directory=True)
+    except OSError:  # no symlinks here (some Windows setups): a copy of the package
+        shutil.copytree(_PORTER_PACKAGE, folder / "porter", ignore=shutil.ignore_patterns("__pycache__"))
+    atexit.register(shutil.rmtree, folder, True)
+    _porter_only[:] = [folder]
+    return folder
+
+
+def project_import_paths(root: Path) -> list[str]:
+    """PYTHONPATH entries for the project's processes, first to last: the workspace copy (and its src/
+    folder in a src layout, so the copy is imported rather than an installed one), then porter alone."""
+    paths = [str(root)]
+    source = root / "src"
+    if source.is_dir() and any(child.suffix == ".py" or child.is_dir() for child in source.iterdir()):
+        paths.append(str(source))
+    return paths + [str(porter_only_path())]

@@ -175,7 +175,7 @@ class AgentLoop:
             before = Counter(f.rule for f in self.rescan(before_text, path)) if before_text else Counter()
             after_findings = self.rescan(after_text, path)
             after = Counter(f.rule for f in after_findings)
-            if path == finding.path:
+            if path == finding.path and before[finding.rule] > 0:  # rules cannot see a runtime-only finding
                 if after[finding.rule] >= before[finding.rule]:
                     return f"{finding.rule} is still reported in {path}: {finding.message}"
                 before[finding.rule] -= 1

@@ -155,10 +155,8 @@ def _describe(cfg: _Cfg) -> str:
 
 def _model_picks(plan: _Plan, feasible: list[_Cfg], key: list | None, topk: int) -> list[_Cfg] | None:
     """porter.tune's best configs per M bucket, among its standard space and the feasible user configs."""
-    try:
-        from porter.tune import default_space, rank_gemm
-    except ImportError:
-        return None  # the model is not there: keep the feasibility-reshaped list
+    from porter.tune import default_space, rank_gemm
+
     if any(c.extra != feasible[0].extra for c in feasible):
         plan.notes.append("configs differ in other Config options: AMD list reshaped, not model-picked")
         return None
