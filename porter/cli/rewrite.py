@@ -65,7 +65,8 @@ def rewrite_command(
 
 def git_dirty(root: Path, exclude: Path | None = None) -> bool | None:
     """True when `git status --porcelain` lists changes; None when root is not in a git work tree.
-    `exclude`: porter's own report directory when it lies inside the tree (a previous run's report)."""
+    `exclude`: the --out directory; when it holds porter's previous report inside the tree, exactly
+    the files that report consists of are left out (anything else there still counts)."""
     try:
         inside = subprocess.run(["git", "-C", str(root), "rev-parse", "--is-inside-work-tree"],
                                 capture_output=True, text=True, timeout=30)
@@ -73,12 +74,9 @@ def git_dirty(root: Path, exclude: Path | None = None) -> bool | None:
         return None
     if inside.returncode != 0 or inside.stdout.strip() != "true":
         return None
-    spec = ["."]
-    if exclude is not None:
-        try:
-            spec.append(f":(exclude){exclude.resolve().relative_to(root.resolve()).as_posix()}")
-        except ValueError:
-            pass  # the report goes outside the tree
+    from porter.report.report_dir import report_pathspecs
+
+    spec = ["."] + (report_pathspecs(exclude, root) if exclude is not None else [])
     status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", *spec],
                             capture_output=True, text=True, timeout=60)
     return bool(status.stdout.strip())
@@ -101,6 +99,12 @@ def run_rewrite(path: Path, *, target=None, out: Path = Path("porter-report"), a
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, got {output_format!r}")
     if not path.is_dir():
         raise UsageError(f"{path}: not a directory (rewrite works on a repository or package directory)")
+    from porter.remedy.apply import recover
+    from porter.report.report_dir import check_out_dir
+
+    for line in recover(path):  # a killed --apply is finished before anything else reads the tree
+        typer.secho(line, err=True, fg="yellow")
+    check_out_dir(out, path)
     config = load_config(path).with_overrides(target=target, select=select, ignore=ignore)
     resolved = get_target(config.target_name)
     if apply and not allow_dirty and git_dirty(path, exclude=out):
@@ -120,17 +124,25 @@ def run_rewrite(path: Path, *, target=None, out: Path = Path("porter-report"), a
     accepted = {p.id for p in plan.patches if p.id not in verdicts or verdicts[p.id].accepted}
     applied: set[str] = set()
     skipped: dict[str, str] = {p.id: "rejected by the verifier" for p in plan.patches if p.id not in accepted}
+    texts: dict[str, str] = {}
     if apply:
         texts, not_applied = compose(plan.patches, plan.originals, accepted)
-        write_files_atomically(root, texts)
         skipped.update(not_applied)
         applied = accepted - set(not_applied)
 
     options = {"exclusive": exclusive, "apply": apply, "verification": verification, "tune_topk": tune_topk,
                "root": str(root)}
-    out_dir = write_report_dir(out, plan, verdicts, applied, skipped, options, scan_result=result)
-    if agent_run:
-        agent_run.save(out_dir)
+    extra = agent_run.report_files() if agent_run else {}
+    # the report first: a report that cannot be written must leave the tree untouched
+    out_dir = write_report_dir(out, plan, verdicts, applied, skipped, options, scan_result=result, extra_files=extra)
+    if apply:
+        try:
+            write_files_atomically(root, texts, plan.originals)
+        except PorterError as error:
+            skipped.update({patch_id: f"not applied: {error}" for patch_id in applied})
+            applied = set()
+            write_report_dir(out, plan, verdicts, applied, skipped, options, scan_result=result, extra_files=extra)
+            raise
     if output_format == "json":
         echo(patch_report.render_json(plan, verdicts, applied, skipped, options), nl=False)
     elif output_format == "github":
