@@ -46,15 +46,16 @@ class Isolation:
         return "; ".join(parts + list(self.notes))
 
 
-def isolation_for(python: str = sys.executable) -> Isolation:
-    """The strongest confinement that can run `python` on this machine (probed once per process)."""
-    return _probe(python, os.geteuid())
+def isolation_for(python: str = sys.executable, drop_root: bool = True) -> Isolation:
+    """The strongest confinement that can run `python` on this machine (probed once per process).
+    `drop_root` False: keep porter's user (the directory to test in was not prepared for another)."""
+    return _probe(python, os.geteuid(), drop_root)
 
 
-@functools.lru_cache(maxsize=4)
-def _probe(python: str, euid: int) -> Isolation:
-    notes: list[str] = []
-    for candidate in _candidates(euid, notes):
+@functools.lru_cache(maxsize=8)
+def _probe(python: str, euid: int, drop_root: bool) -> Isolation:
+    notes: list[str] = [] if drop_root or euid != 0 else ["root kept: the directory is not a porter copy"]
+    for candidate in _candidates(euid if drop_root else -1, notes):
         problem = _try(candidate, python)
         if not problem:
             return Isolation(candidate.prefix, candidate.uid, candidate.gid, candidate.user, candidate.network,
@@ -66,6 +67,9 @@ def _probe(python: str, euid: int) -> Isolation:
 def _candidates(euid: int, notes: list[str]) -> list[Isolation]:
     unshare, setpriv = shutil.which("unshare"), shutil.which("setpriv")
     options: list[Isolation] = []
+    if euid == -1:  # root, told not to drop it
+        return ([Isolation((unshare, "-n", "--"), user="root", network="none (network namespace)")] if unshare else []) \
+            + [Isolation(user="root")]
     if euid == 0:
         account = _account(UNPRIVILEGED_USER)
         if account and setpriv:

@@ -103,6 +103,8 @@ def run_tests(root: Path, options: VerifyOptions, target_name: str, test_files: 
     """Run the tests once, confined (porter.verify.isolation); never raises for a command that
     fails, hangs or cannot start, and leaves none of the processes it started behind."""
     isolation = isolation_for(sys.executable)
+    if isolation.uid is not None and root.stat().st_uid != isolation.uid:
+        isolation = isolation_for(sys.executable, drop_root=False)  # not a copy made for the test user
     with tempfile.TemporaryDirectory(prefix="porter-run-") as scratch:
         scratch_dir = Path(scratch)
         junit = scratch_dir / "junit.xml"
@@ -110,7 +112,7 @@ def run_tests(root: Path, options: VerifyOptions, target_name: str, test_files: 
         (scratch_dir / "home").mkdir()
         command = build_command(options, test_files, junit)
         env = _environment(root, options, target_name, replay_dir, scratch_dir / "home")
-        hand_over(isolation, scratch_dir, root)
+        hand_over(isolation, scratch_dir)
         start = time.monotonic()
         output, returncode, problem, timed_out = _execute(command, root, env, options.timeout_s, isolation.prefix)
         duration = time.monotonic() - start

@@ -19,6 +19,7 @@ from pathlib import Path
 from porter.discover.ignore import DEFAULT_EXCLUDED_DIRS, is_ignored, read_gitignore
 from porter.errors import UsageError
 from porter.records import Patch
+from porter.verify.isolation import hand_over, isolation_for
 
 
 class PatchApplyError(Exception):
@@ -46,6 +47,7 @@ def create_workspace(repo: Path) -> Workspace:
     base = scratch / repo.name
     copy_tree(repo, base)
     _own_git(base)
+    hand_over(isolation_for(), base)  # when porter runs as root, the tests run as nobody: the copy is theirs
     return Workspace(base, base, "copy")
 
 

@@ -21,6 +21,7 @@ from typing import Callable
 
 import libcst as cst
 
+from porter.discover.source import parse_hazard
 from porter.records import FileEdit, Finding, Patch, Verdict
 from porter.remedy.agent.client import AgentSettings, ModelClient, ModelError
 from porter.remedy.agent.edits import EditError, apply_edit_blocks, parse_edit_blocks
@@ -216,6 +217,9 @@ class AgentLoop:
 def _parse_problem(path: str, text: str) -> str:
     if not path.endswith(".py"):
         return ""
+    hazard = parse_hazard(text)
+    if hazard:
+        return f"{path} is not parsed: {hazard}"
     try:
         cst.parse_module(text)
     except cst.ParserSyntaxError as error:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 
+from porter.discover.source import parse_hazard
 from porter.secrets import contains_secret, is_secret_name
 
 RISKY_MODULES = frozenset({
@@ -44,6 +45,8 @@ def review_edit(path: str, before: str | None, after: str, secrets: list[str] | 
 
 
 def _uses(text: str) -> Counter:
+    if parse_hazard(text):
+        return Counter({"code porter cannot inspect": 1})
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
