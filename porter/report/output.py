@@ -85,6 +85,8 @@ def atomic_write_bytes(path: str | Path, data: bytes, mode: int | None = None) -
     Returns the path written (a symlink's target when written through one).
     """
     requested = Path(path)
+    if requested.parent.exists() and not requested.parent.is_dir():
+        raise OutputError(f"{requested.parent}: not a directory")
     try:
         requested.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
