@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 UNPRIVILEGED_USER = "nobody"
-TOKEN_VARIABLE = "PORTER_RUN_TOKEN"
+TOKEN_VARIABLE = "PORTER_RUN_ID"  # not *_TOKEN: that name would read as a secret
 _PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -100,9 +100,11 @@ def _account(name: str):
 
 
 def _try(candidate: Isolation, python: str) -> str:
-    """'' when the candidate can run python, else a short reason."""
+    """'' when the candidate can run python, and that python its own subprocess (tests spawn
+    interpreters), else a short reason."""
+    check = "import subprocess, sys; subprocess.run([sys.executable, '-c', 'pass'], check=True)"
     try:
-        done = subprocess.run([*candidate.prefix, python, "-c", "import sys"], capture_output=True, text=True,
+        done = subprocess.run([*candidate.prefix, python, "-c", check], capture_output=True, text=True,
                               timeout=30, cwd="/")
     except (OSError, subprocess.TimeoutExpired) as error:
         return str(error)[:120]
