@@ -306,13 +306,14 @@ def stage(result: RewriteResult, unverified: bool = False) -> dict[str, str]:
     return texts
 
 
-def write_tree(root: Path, texts: dict[str, str]) -> None:
-    """Write the staged texts into the tree atomically (after the report: a report that cannot be
-    written leaves the tree untouched)."""
+def write_tree(root: Path, texts: dict[str, str], originals: dict[str, str] | None = None) -> None:
+    """Write the staged texts into the tree as one journaled transaction, after the report (a report
+    that cannot be written leaves the tree untouched); `originals`, the texts porter read, make it
+    refuse a file the user changed meanwhile."""
     from porter.remedy.patches import write_files_atomically
 
     if texts:
-        write_files_atomically(root, texts)
+        write_files_atomically(root, texts, originals)
 
 
 def report_options(result: RewriteResult, **extra) -> dict[str, Any]:
@@ -326,8 +327,9 @@ def report_options(result: RewriteResult, **extra) -> dict[str, Any]:
     }
 
 
-def write_report(out: Path, result: RewriteResult, options: dict[str, Any]) -> Path:
+def write_report(out: Path, result: RewriteResult, options: dict[str, Any],
+                 extra_files: dict[str, str] | None = None) -> Path:
     from porter.report.report_dir import write_report_dir
 
     return write_report_dir(out, result.plan, result.verdicts, result.applied, result.skipped, options,
-                            scan_result=result.scan)
+                            scan_result=result.scan, extra_files=extra_files)

@@ -144,6 +144,7 @@ class TestRun:
     returncode: int = 0
     timed_out: bool = False
     output_tail: str = ""
+    isolation: str = ""  # the confinement the command ran under (porter.verify.isolation), as one line
 
 
 @dataclass

@@ -150,10 +150,12 @@ def test_verifier_rejection_is_reported_and_not_applied(tmp_path):
 
 
 def test_report_inside_the_tree_does_not_make_it_dirty(repo, monkeypatch):
-    monkeypatch.chdir(repo)
-    (repo / "review-out").mkdir()
-    (repo / "review-out" / "report.md").write_text("previous run\n")
     from porter.cli.rewrite import git_dirty
+    from porter.report.report_dir import publish
 
+    monkeypatch.chdir(repo)
+    publish(repo / "review-out", {"report.md": "previous run\n", "patches/0001-x.patch": "diff\n"})
     assert git_dirty(repo, exclude=Path("review-out")) is False
     assert git_dirty(repo) is True
+    (repo / "review-out" / "notes.py").write_text("user work\n")  # not porter's: it still counts
+    assert git_dirty(repo, exclude=Path("review-out")) is True

@@ -22,6 +22,7 @@ from porter.analyze.guards import only_on_cuda
 from porter.analyze.index import build_index, dotted_name, iter_strings, literal_value, qualified_names
 from porter.analyze.rules import Rule, RuleSet, lookup_fact
 from porter.analyze.visitors import Hit, ModuleContext, get_visitor
+from porter.discover.source import parse_hazard
 from porter.records import Finding
 from porter.targets import Target, get_target
 
@@ -665,6 +666,9 @@ def _analyze(text: str, path: str, target: Target, ruleset: RuleSet) -> list[Fin
         return []
     if _nesting_depth(text) > _MAX_NESTING:  # libcst's native parser overflows its stack, uncatchably
         return [_builtin_finding(PARSE_ERROR, path, target, "brackets nested too deeply to parse", 1, 1)]
+    hazard = parse_hazard(text)
+    if hazard:  # a segfault or a parse of minutes: skipped with this message instead
+        return [_builtin_finding(PARSE_ERROR, path, target, f"not parsed: {hazard}", 1, 1)]
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:

@@ -8,10 +8,13 @@ starts a process pool: it reads, hashes and looks up.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import hmac
 import json
 import multiprocessing
 import os
+import secrets
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -302,9 +305,17 @@ class ScanCache:
         except (OSError, ValueError, KeyError, TypeError):
             return {}
 
+    def _mac(self, path: str, digest: str, findings) -> str:
+        """This user's MAC of an entry: one committed to a repository (forged) or edited does not
+        verify and is a miss, so a cache cannot hide findings."""
+        message = "\0".join((self.file.name, path, digest, json.dumps(findings, sort_keys=True, default=str)))
+        return hmac.new(_user_cache_key(), message.encode(), hashlib.sha256).hexdigest()
+
     def lookup(self, path: str, digest: str) -> list[Finding] | None:
         entry = self.entries.get(path)
         if not isinstance(entry, dict) or entry.get("sha256") != digest:
+            return None
+        if not hmac.compare_digest(str(entry.get("mac", "")), self._mac(path, digest, entry.get("findings"))):
             return None
         try:
             return [Finding(**record, path=path) for record in entry["findings"]]
@@ -317,7 +328,8 @@ class ScanCache:
             record = finding.to_dict()
             record.pop("path")
             records.append(record)
-        self.entries[path] = {"sha256": digest, "findings": records}
+        records = json.loads(json.dumps(records, default=str))  # as it will read back
+        self.entries[path] = {"sha256": digest, "findings": records, "mac": self._mac(path, digest, records)}
         self.dirty = True
 
     def save(self) -> None:
@@ -330,6 +342,27 @@ class ScanCache:
             _prune_old_cache_files(self.directory, keep=self.file)
         except OSError as error:
             self.stats.notes.append(f"cache not written ({self.directory}): {error.strerror or error}")
+
+
+@functools.lru_cache(maxsize=1)
+def _user_cache_key() -> bytes:
+    """A random key private to this user (XDG cache dir, mode 0600); a per-process one when that
+    cannot be kept, which leaves every cache unverified (a miss), never trusted."""
+    path = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "porter" / "scan-cache.key"
+    try:
+        key = path.read_bytes()
+    except OSError:
+        key = b""
+    if len(key) >= 32:
+        return key
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(secrets.token_bytes(32))
+        return path.read_bytes()
+    except OSError:
+        return secrets.token_bytes(32)
 
 
 def _prepare_cache_dir(directory: Path) -> None:

@@ -68,7 +68,8 @@ def rewrite_command(
 
 def git_dirty(root: Path, exclude: Path | None = None) -> bool | None:
     """True when `git status --porcelain` lists changes; None when root is not in a git work tree.
-    `exclude`: porter's own report directory when it lies inside the tree (a previous run's report)."""
+    `exclude`: the --out directory; when it holds porter's previous report inside the tree, exactly
+    the files that report consists of are left out (anything else there still counts)."""
     try:
         inside = subprocess.run(["git", "-C", str(root), "rev-parse", "--is-inside-work-tree"],
                                 capture_output=True, text=True, timeout=30)
@@ -76,12 +77,9 @@ def git_dirty(root: Path, exclude: Path | None = None) -> bool | None:
         return None
     if inside.returncode != 0 or inside.stdout.strip() != "true":
         return None
-    spec = ["."]
-    if exclude is not None:
-        try:
-            spec.append(f":(exclude){exclude.resolve().relative_to(root.resolve()).as_posix()}")
-        except ValueError:
-            pass  # the report goes outside the tree
+    from porter.report.report_dir import report_pathspecs
+
+    spec = ["."] + (report_pathspecs(exclude, root) if exclude is not None else [])
     status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", *spec],
                             capture_output=True, text=True, timeout=60)
     return bool(status.stdout.strip())
@@ -100,6 +98,12 @@ def run_rewrite(path: Path, *, target=None, out: Path = Path("porter-report"), a
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, got {output_format!r}")
     if not path.is_dir():
         raise UsageError(f"{path}: not a directory (rewrite works on a repository or package directory)")
+    from porter.remedy.apply import recover
+    from porter.report.report_dir import check_out_dir
+
+    for line in recover(path):  # a killed --apply is finished before anything else reads the tree
+        typer.secho(line, err=True, fg="yellow")
+    check_out_dir(out, path)
     config = load_config(path).with_overrides(target=target, select=select, ignore=ignore)
     resolved = get_target(config.target_name)
     if apply and not allow_dirty and git_dirty(path, exclude=out):
@@ -116,15 +120,14 @@ def run_rewrite(path: Path, *, target=None, out: Path = Path("porter-report"), a
     result = pipeline.rewrite(root, scan, settings)
     texts = pipeline.stage(result, unverified=not verify) if apply else {}
     options = pipeline.report_options(result, exclusive=exclusive, apply=apply, tune_topk=tune_topk, root=str(root))
-    out_dir = pipeline.write_report(out, result, options)
-    if settings.agent is not None:
-        settings.agent.save(out_dir)
+    extra = run.report_files() if run is not None else {}
+    out_dir = pipeline.write_report(out, result, options, extra_files=extra)
     try:  # the report first: a report that cannot be written leaves the tree as it was
-        pipeline.write_tree(root, texts)
-    except Exception:
-        result.skipped.update({pid: "not applied: writing the tree failed" for pid in result.applied})
+        pipeline.write_tree(root, texts, result.plan.originals)
+    except PorterError as error:
+        result.skipped.update({pid: f"not applied: {error}" for pid in result.applied})
         result.applied = set()
-        pipeline.write_report(out, result, options)
+        pipeline.write_report(out, result, options, extra_files=extra)
         raise
     _print(result, options, str(out_dir), output_format, echo)
     if result.problem:
