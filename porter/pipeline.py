@@ -43,9 +43,6 @@ class AgentMemo:
             self.answers[key] = self.run.hook(findings, source, target)
         return self.answers[key]
 
-    def save(self, out_dir: Path) -> Path:
-        return self.run.save(out_dir)
-
 
 @dataclass
 class RewriteSettings:
