@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from porter.analyze.project_eval import (
-    OPAQUE, PLATFORM, UNDECIDED, Evaluator, Fn, PlatformRef, Scope, by_name, merge, truth,
+    NOT_FOUND, OPAQUE, PLATFORM, Evaluator, Fn, PlatformRef, Scope, by_name, merge, truth,
 )
 from porter.analyze.project_facts import module_name
 
@@ -162,7 +162,7 @@ class Project:
         values = []
         if name in facts["imports"]:
             imported = self.qualified(facts["imports"][name])
-            values.append(imported if imported is not None else self._fallback(name))
+            values.append(imported if imported is not NOT_FOUND else self._fallback(name))
         for snippet in facts["defs"].get(name, ()):
             if not snippet:
                 values.append(OPAQUE)
@@ -179,27 +179,26 @@ class Project:
         return value
 
     def dotted(self, dotted: str, scope: Scope, evaluator: Evaluator) -> Any:
-        """A dotted name whose head is an import (or unbound): a known API, a project name, or None."""
+        """A dotted name whose head is an import (or unbound): a known API, a project name, or NOT_FOUND."""
         head, _, rest = dotted.partition(".")
         facts = self.module_facts.get(scope.module)
         if head in scope.bindings:
-            return None
+            return NOT_FOUND
         if facts is not None:
             if head in facts["defs"] or any(head in facts["locals"].get(q, {}) for q in _chain(scope.qualname)):
-                return None
+                return NOT_FOUND
             bound = facts["imports"].get(head)
             if bound is not None:
                 return self.qualified(f"{bound}.{rest}" if rest else bound)
         return self.qualified(dotted, project=False)
 
     def qualified(self, qualified: str, project: bool = True) -> Any:
-        """The value of a fully qualified name (None when nothing is known of it)."""
+        """The value of a fully qualified name (NOT_FOUND when nothing is known of it)."""
         stated = self.statements.value_of(qualified)
         if stated is not None:
             return stated
-        known = self.evaluator.known.get(qualified)
-        if known is not None or qualified in self.evaluator.known:
-            return known
+        if qualified in self.evaluator.known:
+            return self.evaluator.known[qualified]
         found = self.locate(qualified) if project else None
         if found is not None and found[1]:
             module, rest = found
@@ -209,7 +208,7 @@ class Project:
             return value
         tail = qualified.rsplit(".", 1)[-1]
         fallback = self._fallback(tail)
-        return fallback if fallback is not OPAQUE else None
+        return fallback if fallback is not OPAQUE else NOT_FOUND
 
     def _fallback(self, name: str) -> Any:
         if name in _PLATFORM_OBJECT:
@@ -218,7 +217,14 @@ class Project:
         return OPAQUE if value is None else value
 
     def call(self, fn: Fn, evaluator: Evaluator) -> Any:
-        return self._memo(("call", fn.module, fn.qualname), lambda: evaluator.run_function(fn, {}))
+        """A project function's return value; one its body does not decide is read by its name (`is_cuda`)."""
+        def run() -> Any:
+            value = evaluator.run_function(fn, {})
+            if value is OPAQUE:
+                named = by_name(fn.qualname.rsplit(".", 1)[-1], self.target)
+                return named if named is not None else value
+            return value
+        return self._memo(("call", fn.module, fn.qualname), run)
 
     def local_import(self, statement: ast.stmt, scope: Scope) -> None:
         facts = self.module_facts.get(scope.module, {})
@@ -226,12 +232,11 @@ class Project:
             local = alias.asname or alias.name.split(".", 1)[0]
             if isinstance(statement, ast.ImportFrom):
                 base = _absolute(statement.module or "", statement.level, facts)
-                value = self.qualified(f"{base}.{alias.name}") if base is not None else None
+                value = self.qualified(f"{base}.{alias.name}") if base is not None else NOT_FOUND
             else:
-                value = None
-            scope.bindings[local] = value if value is not None else OPAQUE
-            if value is None:
-                del scope.bindings[local]  # unresolved: leave the name to the module's imports
+                value = NOT_FOUND
+            if value is not NOT_FOUND:  # unresolved: leave the name to the module's imports
+                scope.bindings[local] = value
 
     def _memo(self, key: tuple, compute) -> Any:
         if key in self._values:

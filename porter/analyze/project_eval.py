@@ -31,6 +31,7 @@ class _Marker:
 PLATFORM = _Marker("PLATFORM")  # platform-dependent, not decided by the target's facts
 OPAQUE = _Marker("OPAQUE")  # runtime data, not about the platform
 UNDECIDED = (PLATFORM, OPAQUE)
+NOT_FOUND = _Marker("NOT_FOUND")  # a resolver's answer for a name it knows nothing about (None is a value)
 MAX_DEPTH = 24
 
 
@@ -247,7 +248,7 @@ class Evaluator:
         dotted = _dotted(node)
         if dotted is not None:
             value = self.resolver.dotted(dotted, scope, self)
-            if value is not None:
+            if value is not NOT_FOUND:
                 return value
         base = self.expr(node.value, scope)
         return self.attribute_of(base, node.attr)
