@@ -399,3 +399,17 @@ def test_cli_exit_code_ignores_unreachable_and_the_flag_shows_them(tmp_path, cap
     assert main([*args, "--show-unreachable"]) == 0
     records = json.loads(capsys.readouterr().out)["findings"]
     assert any(r["rule"] == "PT101" and r["reach"] == "nvidia_only" for r in records)
+
+
+def test_kernel_inventory_lists_kernels_defined_through_a_reexport(tmp_path):
+    from porter.analyze.scan import kernel_inventory
+
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/triton_utils.py": "import triton\nimport triton.language as tl\n",
+                     "pkg/ops.py": MM_KERNEL})
+    def kernels() -> list[str]:
+        inventory = kernel_inventory(tmp_path, "mi300x", config=PorterConfig(), jobs=1)
+        return [kernel["name"] for found in inventory.files for kernel in found["kernels"]]
+
+    assert kernels() == ["mm_kernel"]
+    (tmp_path / "pkg/triton_utils.py").write_text("tl = None\ntriton = None\n")
+    assert kernels() == []

@@ -475,17 +475,22 @@ class KernelInventory:
     skipped: list[SkipNote]
 
 
-def _inventory_of(text: str, path: str, target) -> dict:
+def _inventory_of(text: str, path: str, target, aliases: dict[str, str] | None = None) -> dict:
     """The file's Triton inventory over the engine's cheap index (not libcst's metadata providers)."""
     import libcst
 
     from porter.analyze import engine
+    from porter.analyze.index import build_index
     from porter.analyze.visitors import ModuleContext
 
     depth_of, limit = getattr(engine, "_nesting_depth", None), getattr(engine, "_MAX_NESTING", None)
     if depth_of and limit and depth_of(text) > limit:  # libcst's native parser would overflow its stack, uncatchably
         raise ValueError("brackets nested too deeply to parse safely")
-    context = ModuleContext(path, text, libcst.parse_module(text), None, target)
+    module = libcst.parse_module(text)
+    index = build_index(module)
+    for local, name in (aliases or {}).items():  # `from pkg.triton_utils import triton`: the project's re-export
+        index.aliases[local] = {name}
+    context = ModuleContext(path, text, module, index, target)
     return context.triton.to_dict(target)
 
 
@@ -497,7 +502,7 @@ def _inventory_chunk(chunk: list[Pending]) -> list:
     out = []
     for item in chunk:
         try:
-            out.append((item.path, _inventory_of(item.text, item.path, _WORKER["target"])))
+            out.append((item.path, _inventory_of(item.text, item.path, _WORKER["target"], item.aliases)))
         except Exception as error:  # unparsable file or analyzer bug: a note, not a failed command
             if os.environ.get("PORTER_DEBUG"):
                 raise
@@ -511,22 +516,17 @@ def kernel_inventory(root: str | Path, target, config: PorterConfig | None = Non
     config = config if config is not None else load_config(root if Path(root).is_dir() else Path(root).parent)
     found = discover(root, _discover_options(config, None))
     skipped = list(found.skipped)
+    jobs = _jobs(jobs, config)
+    sources = _read_all(found.files, ScanStats(), skipped)
+    project = Project(project_facts(sources, None, jobs, (target, None)), target, reach_statements(config))
     pending = []
-    for source in found.files:
-        data = read_bytes(source)
-        text = data if isinstance(data, SkipNote) else decode(source.path, data)
+    for item in sources:
+        text = item.decoded()
         if isinstance(text, SkipNote):
             skipped.append(text)
         elif "triton" in text:
-            pending.append(Pending(source.path, text, ""))
-    jobs = _jobs(jobs, config)
-    if jobs <= 1 or sum(len(item.text) for item in pending) < IN_PROCESS_BYTES:
-        _init_worker(target, None)
-        results = _inventory_chunk(pending)
-    else:
-        chunks = chunked(pending, min(jobs, len(pending)), lambda item: len(item.text))
-        parts = parallel_map(_inventory_chunk, chunks, jobs, (target, None), crashed=_inventory_crash_note)
-        results = [pair for part in parts for pair in part]
+            pending.append(Pending(item.source.path, text, "", project.aliases_for(item.source.path)))
+    results = list(_map_files(_inventory_chunk, pending, jobs, (target, None), _inventory_crash_note))
     files = []
     for path, outcome in sorted(results, key=lambda pair: pair[0]):
         if isinstance(outcome, SkipNote):
