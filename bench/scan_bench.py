@@ -21,6 +21,7 @@ import argparse
 import cProfile
 import importlib.util
 import os
+import resource
 import pstats
 import shutil
 import subprocess
@@ -82,13 +83,19 @@ def _parse_chunk(texts: list[str]) -> int:
     return len(texts)
 
 
-def parse_parallel(root: Path, ruleset, jobs: int) -> float:
-    """Seconds to libcst-parse every file the scan reads, in `jobs` processes (balanced chunks, like the scan)."""
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of its finished children (robust where other work shares the cores)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def parse_parallel(root: Path, ruleset, jobs: int) -> tuple[float, float]:
+    """(wall, CPU) seconds to libcst-parse every file the scan reads, in `jobs` processes (chunked like the scan)."""
     found = discover(root, DiscoverOptions(kinds=kinds_for(ruleset)))
     texts = [text for text in (read_source(source) for source in found.files) if isinstance(text, str)]
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), cpu_seconds()
     list(parallel_map(_parse_chunk, chunked(texts, jobs, len), jobs, (None, None)))
-    return time.perf_counter() - started
+    return time.perf_counter() - started, cpu_seconds() - cpu
 
 
 def installed_copy(folders: list[str]) -> Path:
@@ -107,19 +114,24 @@ def installed_copy(folders: list[str]) -> Path:
 
 def measure_ratio(root: Path, ruleset, jobs: int, rounds: int) -> None:
     """Bare parse vs cold scan, both with `jobs` processes, interleaved `rounds` times (best of each)."""
-    parses, colds = [], []
+    parses, colds, parse_cpu, cold_cpu = [], [], [], []
     for _ in range(rounds):
-        parses.append(parse_parallel(root, ruleset, jobs))
+        wall, cpu = parse_parallel(root, ruleset, jobs)
+        parses.append(wall)
+        parse_cpu.append(cpu)
+        cpu = cpu_seconds()
         cold, result = timed_scan(root, ruleset, jobs, fresh=True)
         colds.append(cold)
-        print(f"  round: parse -j{jobs} {parses[-1]:.2f} s, cold scan -j{jobs} {cold:.2f} s, "
-              f"ratio {cold / parses[-1]:.2f}", flush=True)
+        cold_cpu.append(cpu_seconds() - cpu)
+        print(f"  round: parse -j{jobs} {parses[-1]:.2f} s ({parse_cpu[-1]:.1f} CPU s), cold scan -j{jobs} {cold:.2f} s "
+              f"({cold_cpu[-1]:.1f} CPU s), ratio {cold / parses[-1]:.2f} (CPU {cold_cpu[-1] / parse_cpu[-1]:.2f})",
+              flush=True)
     warm, _ = timed_scan(root, ruleset, jobs, fresh=False)
     stats = result.stats
     print(f"{root.name}: {stats.files_seen} files, {stats.lines} lines, {len(result.findings)} findings "
           f"({len(result.unreachable)} unreachable); bare libcst parse -j{jobs} {min(parses):.2f} s, "
-          f"cold scan -j{jobs} {min(colds):.2f} s, ratio {min(colds) / min(parses):.2f} (goal <= 1.5); "
-          f"warm {warm:.2f} s")
+          f"cold scan -j{jobs} {min(colds):.2f} s, ratio {min(colds) / min(parses):.2f} (goal <= 1.5; CPU seconds "
+          f"{min(cold_cpu) / min(parse_cpu):.2f}); warm {warm:.2f} s")
 
 
 def timed_scan(root: Path, ruleset, jobs: int, fresh: bool):

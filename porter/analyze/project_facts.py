@@ -28,13 +28,14 @@ MAX_SNIPPET = 400  # longer assignment values are not predicates either
 
 # An identifier that may carry platform information (a test naming none of them is ordinary control flow).
 _PLATFORM_WORD = re.compile(
-    r"hip|cuda|rocm|nvidia|amd|gfx|capab|sm_?\d|backend|platform|device|tma|fnuz|arch|tf32|hopper|blackwell|"
-    r"ampere|volta|wgmma|warp|wave|version|props|major|minor|\Acap\Z|\A_?(is|has|use|supports?|can|enable)_|"
-    r"\A_?[A-Z][A-Z0-9_]{2,}\Z",
+    r"hip|cuda|rocm|nvidia|amd|gfx|capab|\Asm_?\d|backend|platform|tma|fnuz|arch|tf32|hopper|blackwell|"
+    r"ampere|wgmma|props|\Amajor\Z|\Aminor\Z|\Acap\Z|\A_?(is|has|use|supports?|enable)_|\A_?(IS|HAS|USE|ENABLE)_",
     re.IGNORECASE,
 )
-_PLATFORM_TEXT = re.compile(r"hip|cuda|rocm|nvidia|amd|gfx|capabilit|backend|platform|fnuz|gcnArch|tma|"
-                            r"version|warp_size|is_\w+\(", re.IGNORECASE)
+# A function body that may compute a platform predicate (`def get_device_type(): ... "hip" ...`).
+_PLATFORM_TEXT = re.compile(r"hip|cuda|rocm|nvidia|gfx|capabilit|get_current_target|platform|fnuz|gcnArch|tma",
+                            re.IGNORECASE)
+MAX_PREDICATE_LINES = 30
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 _BLOCK_FIELDS = ("body", "orelse", "finalbody")
 
@@ -65,15 +66,16 @@ def empty_facts(path: str) -> dict[str, Any]:
             "exports": None}
 
 
-def is_platform_test(node: ast.AST) -> bool:
-    """Does the expression name anything that may be about the platform?"""
-    for sub in ast.walk(node):
-        word = sub.id if isinstance(sub, ast.Name) else sub.attr if isinstance(sub, ast.Attribute) else None
-        if word is None and isinstance(sub, ast.Constant) and isinstance(sub.value, str):
-            word = sub.value if len(sub.value) < 24 else None
-        if word and _PLATFORM_WORD.search(word):
-            return True
-    return False
+_PLATFORM_IN_TEXT = re.compile(
+    r"hip|cuda|rocm|nvidia|amd|gfx|capab|\bsm_?\d|backend|platform|tma|fnuz|arch|tf32|hopper|blackwell|ampere|"
+    r"wgmma|props|\bmajor\b|\bminor\b|\bcap\b|\b_?(is|has|use|supports?|enable)_|\b_?(IS|HAS|USE|ENABLE)_",
+    re.IGNORECASE,
+)
+
+
+def is_platform_text(text: str) -> bool:
+    """Does an expression's source name anything that may be about the platform?"""
+    return _PLATFORM_IN_TEXT.search(text) is not None
 
 
 class _Collector:
@@ -148,7 +150,8 @@ class _Collector:
         self._params(node, qualname)
         if module_level:
             snippet = self._source(start, node.end_lineno or node.lineno)
-            if snippet is not None and (_PLATFORM_WORD.search(node.name) or _PLATFORM_TEXT.search(snippet)):
+            if snippet is not None and (_PLATFORM_WORD.search(node.name) or (
+                    snippet.count("\n") < MAX_PREDICATE_LINES and _PLATFORM_TEXT.search(snippet))):
                 self.facts["defs"].setdefault(node.name, []).append(snippet)
             else:
                 self.facts["defs"].setdefault(node.name, [])  # known to be a function, value not inferred
@@ -160,7 +163,7 @@ class _Collector:
         params = {}
         for arg, default in [*zip(positional, defaults), *zip(args.kwonlyargs, args.kw_defaults)]:
             if _PLATFORM_WORD.search(arg.arg):
-                params[arg.arg] = _unparse(default) if default is not None else ""
+                params[arg.arg] = self._text(default) if default is not None else ""
         if params:
             self.facts["params"][qualname] = params
 
@@ -180,7 +183,7 @@ class _Collector:
         if isinstance(target, (ast.Tuple, ast.List)):
             for index, element in enumerate(target.elts):
                 if isinstance(element, ast.Name):
-                    self._bind(element.id, f"({_unparse(value)})[{index}]", value, scope, module_level)
+                    self._bind(element.id, f"({self._text(value)})[{index}]", value, scope, module_level)
             return
         if not isinstance(target, ast.Name):
             return
@@ -189,18 +192,34 @@ class _Collector:
         self._bind(target.id, None, value, scope, module_level)
 
     def _bind(self, name: str, source: str | None, value: ast.expr, scope: str, module_level: bool) -> None:
-        dotted = isinstance(value, (ast.Name, ast.Attribute))
-        if not (dotted or _PLATFORM_WORD.search(name) or is_platform_test(value)):
+        dotted = module_level and isinstance(value, (ast.Name, ast.Attribute))  # a re-export: `tl = triton.language`
+        if not (dotted or _PLATFORM_WORD.search(name) or is_platform_text(self._text(value))):
             if module_level:
                 self.facts["defs"].setdefault(name, []).append("")  # bound to something not inferred
             return
-        source = source or _unparse(value)
+        source = source or self._text(value)
         if len(source) > MAX_SNIPPET:
             source = ""
         if module_level:
             self.facts["defs"].setdefault(name, []).append(f"{name} = {source}" if source else "")
         else:
             self.facts["locals"].setdefault(scope, {}).setdefault(name, []).append(source)
+
+    def _text(self, node: ast.AST) -> str:
+        """The node's source text, parenthesised so that a multi-line expression parses alone ('' when long)."""
+        first, last = node.lineno, node.end_lineno or node.lineno
+        if last - first > 8:
+            return ""
+        if first == last:
+            line = self.lines[first - 1]
+            text = line.encode()[node.col_offset:node.end_col_offset].decode(errors="replace") if not line.isascii() \
+                else line[node.col_offset:node.end_col_offset]
+        else:
+            lines = [line.encode() for line in self.lines[first - 1:last]]
+            lines[-1], lines[0] = lines[-1][:node.end_col_offset], lines[0][node.col_offset:]
+            text = b"\n".join(lines).decode(errors="replace")
+        text = f"({text})" if "\n" in text else text
+        return text if len(text) <= MAX_SNIPPET else ""
 
     def _source(self, first: int, last: int) -> str | None:
         if last - first + 1 > MAX_DEF_LINES:
@@ -219,11 +238,12 @@ class _Collector:
             self._region(rest[0], rest[-1], scope, statement.test, False)
 
     def _region(self, first: ast.AST, last: ast.AST, scope: str, test: ast.expr, wanted: bool) -> None:
-        if not is_platform_test(test):
+        text = self._text(test)
+        if not is_platform_text(text):
             return
         start = first.decorator_list[0] if getattr(first, "decorator_list", None) else first
         self.facts["regions"].append([start.lineno, start.col_offset, last.end_lineno, last.end_col_offset,
-                                      scope, _unparse(test), wanted])
+                                      scope, text, wanted])
 
     def _walk(self, tree: ast.Module) -> None:
         """Expression-level guards (if/while bodies, `a if t else b`, `t and x`, comprehension filters)
@@ -232,7 +252,7 @@ class _Collector:
         attribute_bases: set[int] = set()
         names: list[ast.Name] = []
         calls: dict[int, ast.Call] = {}
-        for node in ast.walk(tree):
+        for node in _nodes(tree):
             kind = type(node)
             if kind is ast.Name:
                 names.append(node)
@@ -252,8 +272,6 @@ class _Collector:
         self._references(names, attribute_bases, calls)
 
     def _branches(self, node: ast.If | ast.While | ast.IfExp, scope: str) -> None:
-        if not is_platform_test(node.test):
-            return
         body = node.body if isinstance(node.body, list) else [node.body]
         self._region(body[0], body[-1], scope, node.test, True)
         orelse = node.orelse if isinstance(node.orelse, list) else [node.orelse]
@@ -282,7 +300,7 @@ class _Collector:
         for node in names:
             if isinstance(node, ast.Attribute):
                 base = node.value.id
-                if base not in project:
+                if base not in project or id(node) not in calls:  # `mod.helper(...)`; `config.flag` is no use
                     continue
                 key = f"{base}.{node.attr}"
             else:
@@ -294,9 +312,33 @@ class _Collector:
             call = calls.get(id(node))
             keywords = {}
             if call is not None:
-                keywords = {k.arg: _unparse(k.value) for k in call.keywords
-                            if k.arg and _PLATFORM_WORD.search(k.arg) and len(_unparse(k.value)) <= MAX_SNIPPET}
+                keywords = {k.arg: self._text(k.value) for k in call.keywords if k.arg and _PLATFORM_WORD.search(k.arg)}
             refs.setdefault(key, []).append([node.lineno, node.col_offset, keywords])
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_LEAVES = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop, ast.Constant)
+
+
+def _nodes(tree: ast.AST):
+    """Every node (like ast.walk, without its per-node generator overhead; operator and context leaves skipped)."""
+    stack = [tree]
+    pop, push, fields_of = stack.pop, stack.append, _FIELDS
+    while stack:
+        node = pop()
+        yield node
+        kind = type(node)
+        names = fields_of.get(kind)
+        if names is None:
+            names = fields_of[kind] = tuple(node._fields)
+        for name in names:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST) and not isinstance(item, _LEAVES):
+                        push(item)
+            elif isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
+                push(value)
 
 
 def _scope_at(scopes: list[tuple[int, int, str]], line: int) -> str:
@@ -312,10 +354,3 @@ def _scope_at(scopes: list[tuple[int, int, str]], line: int) -> str:
 
 def _ends_in_exit(body: list[ast.stmt]) -> bool:
     return bool(body) and isinstance(body[-1], _EXITS)
-
-
-def _unparse(node: ast.AST) -> str:
-    try:
-        return ast.unparse(node)
-    except Exception:  # a node ast cannot print back (very deep nesting): not a predicate
-        return ""
