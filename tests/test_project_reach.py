@@ -19,7 +19,9 @@ from porter.targets import get_target
 
 def project(files: dict[str, str], target: str = "mi300x", statements: ReachStatements | None = None) -> Project:
     texts = {path: textwrap.dedent(text) for path, text in files.items()}
-    return Project({path: module_facts(text, path) for path, text in texts.items()}, get_target(target), statements), texts
+    words = statements.words() if statements else ()
+    facts = {path: module_facts(text, path, words) for path, text in texts.items()}
+    return Project(facts, get_target(target), statements), texts
 
 
 def reach(files: dict[str, str], path: str, marker: str, target: str = "mi300x", statements=None) -> tuple[str, str]:
@@ -413,3 +415,27 @@ def test_kernel_inventory_lists_kernels_defined_through_a_reexport(tmp_path):
     assert kernels() == ["mm_kernel"]
     (tmp_path / "pkg/triton_utils.py").write_text("tl = None\ntriton = None\n")
     assert kernels() == []
+
+
+def test_seen_on_real_code_tensor_flags_and_positional_parameters_stay_undecided():
+    files = {"pkg/ops.py": textwrap.dedent("""
+        def dequant(x, quant_state=None, store_preact=True):
+            if x.is_cuda and quant_state is None:
+                tensor_flag = 1
+            if store_preact:
+                by_position = 1
+
+        def caller(x, s):
+            dequant(x, s, False)
+
+        class RocmLike:
+            def pick(self):
+                if self.is_rocm():
+                    method_by_name = 1
+                else:
+                    method_else = 1
+    """)}
+    assert reach(files, "pkg/ops.py", "tensor_flag")[0] == "target"  # x.is_cuda is true on ROCm as well
+    assert reach(files, "pkg/ops.py", "by_position")[0] == "target"  # passed positionally: not its default
+    assert reach(files, "pkg/ops.py", "method_by_name")[0] == "target"
+    assert reach(files, "pkg/ops.py", "method_else")[0] == "nvidia_only"

@@ -26,7 +26,7 @@ from typing import Any
 from porter.analyze.project_eval import (
     NOT_FOUND, OPAQUE, PLATFORM, Evaluator, Fn, PlatformRef, Scope, by_name, merge, truth,
 )
-from porter.analyze.project_facts import module_name
+from porter.analyze.project_facts import POSITIONAL, module_name
 
 # Folders holding another accelerator's backend (or NVIDIA-only kernel families): never loaded on AMD.
 VENDOR_FOLDERS = frozenset({
@@ -49,6 +49,10 @@ class ReachStatements:
     nvidia_only: tuple[str, ...] = ()
     rocm_only: tuple[str, ...] = ()
     nvidia_only_paths: tuple[str, ...] = ()
+
+    def words(self) -> tuple[str, ...]:
+        """The stated names' last parts: tests naming them are kept in the module facts."""
+        return tuple(sorted({name.rsplit(".", 1)[-1] for name in (*self.nvidia_only, *self.rocm_only)}))
 
     def value_of(self, qualified: str) -> bool | None:
         tail = qualified.rsplit(".", 1)[-1]
@@ -190,7 +194,8 @@ class Project:
             bound = facts["imports"].get(head)
             if bound is not None:
                 return self.qualified(f"{bound}.{rest}" if rest else bound)
-        return self.qualified(dotted, project=False)
+        # an unbound head (`x.is_cuda` on a tensor, `self.flag`): only a known API by its full name
+        return self.evaluator.known[dotted] if dotted in self.evaluator.known else NOT_FOUND
 
     def qualified(self, qualified: str, project: bool = True) -> Any:
         """The value of a fully qualified name (NOT_FOUND when nothing is known of it)."""
@@ -246,19 +251,24 @@ class Project:
         self._values[key] = value
         return value
 
-    def _param(self, module: str, qualname: str, name: str, default: str) -> Any:
-        """A kernel/helper parameter: the value every call site passes (constexpr flags fed from predicates)."""
+    def _param(self, module: str, qualname: str, name: str, param: list) -> Any:
+        """A kernel/helper parameter: the value every call site passes (constexpr flags fed from predicates).
+        Unknown callers (methods, no call site in the project, a call passing it positionally) give OPAQUE."""
+        default, position = param
+        users = self.users(module, qualname) if "." not in qualname else []
+        if not users:
+            return OPAQUE
         default_value = self.evaluator.source(default, Scope(module, "")) if default else OPAQUE
-        if "." in qualname:
-            return default_value
         values = []
-        for path, line, column, keywords in self.users(module, qualname):
+        for path, line, column, keywords in users:
             if name in keywords:
                 user = self.module_facts_at(path)
                 values.append(self.evaluator.source(keywords[name], Scope(user["module"], self.scope_at(path, line))))
+            elif POSITIONAL in keywords and 0 <= keywords[POSITIONAL] <= position:
+                values.append(default_value)  # the call leaves it to its default
             else:
-                values.append(default_value)
-        return merge(values, False) if values else default_value
+                values.append(OPAQUE)  # passed positionally, through *args, or not a call at all
+        return merge(values, False)
 
     # ---- call sites -------------------------------------------------------------------------
     def module_facts_at(self, path: str) -> dict:

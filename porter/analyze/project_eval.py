@@ -267,6 +267,9 @@ class Evaluator:
             return lambda *args: getattr(base, attr)(*args)
         if base is PLATFORM:
             return PLATFORM
+        if base is OPAQUE and attr.isupper() and len(attr) > 2:  # `self.IS_HIP`, `cls.USE_ROCM`: a flag by name
+            named = by_name(attr, self.target)
+            return OPAQUE if named is None else named
         return OPAQUE
 
     # -- operators ----------------------------------------------------------------------------
@@ -369,7 +372,19 @@ class Evaluator:
                 return OPAQUE
         if isinstance(func, bool):  # a config statement names a predicate: calling it gives its value
             return func
+        if func is OPAQUE and isinstance(node.func, ast.Attribute):  # `self.is_rocm()`, `cls.is_fp8_fnuz()`
+            return self._method_by_name(node, scope)
         return func if func is PLATFORM else OPAQUE
+
+    def _method_by_name(self, node: ast.Call, scope: Scope) -> Any:
+        attr = node.func.attr
+        method = self.methods.get(attr)
+        if method is not None:
+            if callable(method):
+                return method(*[self.expr(a, scope) for a in node.args])
+            return method
+        named = by_name(attr, self.target)
+        return OPAQUE if named is None else named
 
     def _builtin(self, node: ast.Call, scope: Scope) -> Any:
         name = node.func.id

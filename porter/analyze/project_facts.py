@@ -4,11 +4,12 @@ A module's facts are plain JSON (cached beside the scan's findings, keyed by the
 
   imports  local name -> qualified name it is bound to (relative imports made absolute from the path)
   defs     module-level name -> source snippets that bind it (small functions, assignments)
-  params   scope -> {parameter: default source | ""} (kernel constexpr parameters, platform flags)
+  params   scope -> {parameter: [default source | "", position]} (kernel constexpr parameters, platform flags)
   regions  [l1, c1, l2, c2, scope, test source, wanted]: code in that range runs only when `test` is `wanted`
   scopes   qualname -> [l1, l2, kind, class platform] of every def/class (kind "def" | "class")
   locals   scope -> {name: [value sources]}: per-function bindings (a capability is bound per function)
-  refs     name -> [[line, col, {keyword: source}]]: uses of module-level functions and project imports
+  refs     name -> [[line, col, {keyword: source, "*": positional count}]]: uses of module-level functions
+           and project imports
   exports  names in `__all__` (public API: called from outside the project), or null
 
 Only tests that may be about the platform are kept (names like is_hip, IS_NVIDIA, cap, major, props,
@@ -22,7 +23,7 @@ import re
 import warnings
 from typing import Any
 
-FACTS_FORMAT = 2
+FACTS_FORMAT = 3
 MAX_DEF_LINES = 60  # longer functions are not predicates: their value is not inferred
 MAX_SNIPPET = 400  # longer assignment values are not predicates either
 
@@ -36,6 +37,8 @@ _PLATFORM_WORD = re.compile(
 _PLATFORM_TEXT = re.compile(r"hip|cuda|rocm|nvidia|gfx|capabilit|get_current_target|platform|fnuz|gcnArch|tma",
                             re.IGNORECASE)
 MAX_PREDICATE_LINES = 30
+KEYWORD_ONLY = 1 << 20  # parameter index of a keyword-only parameter
+POSITIONAL = "*"  # refs keyword entry: how many positional arguments the call passes (-1: *args or **kwargs)
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 _BLOCK_FIELDS = ("body", "orelse", "finalbody")
 
@@ -49,15 +52,18 @@ def module_name(path: str) -> str:
     return ".".join(p for p in parts if p)
 
 
-def module_facts(text: str, path: str) -> dict[str, Any]:
-    """The facts of one module; an unparsable module has empty facts (its findings say why)."""
+def module_facts(text: str, path: str, words: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The facts of one module; an unparsable module has empty facts (its findings say why).
+
+    `words`: names the user states are platform predicates (`[tool.porter] nvidia_only`): tests naming
+    them are kept too."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return empty_facts(path)
-    return _Collector(text, path).collect(tree)
+    return _Collector(text, path, words).collect(tree)
 
 
 def empty_facts(path: str) -> dict[str, Any]:
@@ -79,7 +85,8 @@ def is_platform_text(text: str) -> bool:
 
 
 class _Collector:
-    def __init__(self, text: str, path: str) -> None:
+    def __init__(self, text: str, path: str, words: tuple[str, ...] = ()) -> None:
+        self.words = words
         self.lines = text.splitlines()
         self.path = path
         self.facts = empty_facts(path)
@@ -161,9 +168,10 @@ class _Collector:
         positional = [*args.posonlyargs, *args.args]
         defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
         params = {}
-        for arg, default in [*zip(positional, defaults), *zip(args.kwonlyargs, args.kw_defaults)]:
+        keyword_only = [(arg, default, KEYWORD_ONLY) for arg, default in zip(args.kwonlyargs, args.kw_defaults)]
+        for arg, default, index in [*((a, d, i) for i, (a, d) in enumerate(zip(positional, defaults))), *keyword_only]:
             if _PLATFORM_WORD.search(arg.arg):
-                params[arg.arg] = self._text(default) if default is not None else ""
+                params[arg.arg] = [self._text(default) if default is not None else "", index]
         if params:
             self.facts["params"][qualname] = params
 
@@ -192,8 +200,9 @@ class _Collector:
         self._bind(target.id, None, value, scope, module_level)
 
     def _bind(self, name: str, source: str | None, value: ast.expr, scope: str, module_level: bool) -> None:
-        dotted = module_level and isinstance(value, (ast.Name, ast.Attribute))  # a re-export: `tl = triton.language`
-        if not (dotted or _PLATFORM_WORD.search(name) or is_platform_text(self._text(value))):
+        # module level: every binding (a re-export `tl = triton.language`, `DEVICE_TYPE = get_device_type()`);
+        # in a function only platform-looking ones (`major, minor = torch.cuda.get_device_capability()`)
+        if not (module_level or _PLATFORM_WORD.search(name) or is_platform_text(self._text(value))):
             if module_level:
                 self.facts["defs"].setdefault(name, []).append("")  # bound to something not inferred
             return
@@ -239,7 +248,7 @@ class _Collector:
 
     def _region(self, first: ast.AST, last: ast.AST, scope: str, test: ast.expr, wanted: bool) -> None:
         text = self._text(test)
-        if not is_platform_text(text):
+        if not is_platform_text(text) and not any(word in text for word in self.words):
             return
         start = first.decorator_list[0] if getattr(first, "decorator_list", None) else first
         self.facts["regions"].append([start.lineno, start.col_offset, last.end_lineno, last.end_col_offset,
@@ -313,6 +322,8 @@ class _Collector:
             keywords = {}
             if call is not None:
                 keywords = {k.arg: self._text(k.value) for k in call.keywords if k.arg and _PLATFORM_WORD.search(k.arg)}
+                starred = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
+                keywords[POSITIONAL] = -1 if starred else len(call.args)  # which parameters the call may fill
             refs.setdefault(key, []).append([node.lineno, node.col_offset, keywords])
 
 

@@ -88,8 +88,9 @@ def scan_tree(
     cache = ScanCache.open(_cache_dir(found.root, config), ruleset, target, stats) if use_cache else None
     skipped = list(found.skipped)
     sources = _read_all(found.files, stats, skipped)
-    facts = project_facts(sources, cache, stats.jobs, (target, ruleset))
-    project = Project(facts, target, reach_statements(config))
+    statements = reach_statements(config)
+    facts = project_facts(sources, cache, stats.jobs, (target, ruleset), statements.words())
+    project = Project(facts, target, statements)
     findings, pending = _triage(sources, ruleset, cache, stats, skipped, project)
     for done, (path, outcome, digest) in enumerate(_analyze_all(pending, target, ruleset, stats.jobs), start=1):
         if progress is not None:
@@ -156,6 +157,7 @@ class Pending:
     text: str
     digest: str
     aliases: dict[str, str] = field(default_factory=dict)  # project re-exports of library names
+    words: tuple[str, ...] = ()  # names the user states are platform predicates (kept in the facts)
 
 
 @dataclass
@@ -203,20 +205,23 @@ def _read_all(files: list[SourceFile], stats: ScanStats, skipped: list[SkipNote]
     return out
 
 
-def project_facts(sources: list[_Source], cache, jobs: int, init_args: tuple) -> dict[str, dict]:
+def project_facts(sources: list[_Source], cache, jobs: int, init_args: tuple,
+                  words: tuple[str, ...] = ()) -> dict[str, dict]:
     """Every Python module's facts: from the cache while the file is unchanged, else one `ast` parse each."""
     facts: dict[str, dict] = {}
     missing: list[Pending] = []
+    stated = hashlib.sha256("\0".join(words).encode()).hexdigest()[:12] if words else ""
     for item in sources:
         if item.source.kind != "python":
             continue
-        cached = cache.facts(item.source.path, item.digest) if cache is not None else None
+        key = f"{item.digest}+{stated}" if stated else item.digest
+        cached = cache.facts(item.source.path, key) if cache is not None else None
         if cached is not None:
             facts[item.source.path] = cached
             continue
         text = item.decoded()
         if isinstance(text, str):
-            missing.append(Pending(item.source.path, text, item.digest))
+            missing.append(Pending(item.source.path, text, key, words=words))
     for path, found, digest in _map_files(_facts_chunk, missing, jobs, init_args, _facts_crash):
         facts[path] = found
         if cache is not None:
@@ -225,7 +230,7 @@ def project_facts(sources: list[_Source], cache, jobs: int, init_args: tuple) ->
 
 
 def _facts_chunk(chunk: list[Pending]) -> list:
-    return [(item.path, module_facts(item.text, item.path), item.digest) for item in chunk]
+    return [(item.path, module_facts(item.text, item.path, item.words), item.digest) for item in chunk]
 
 
 def _facts_crash(item: Pending):
@@ -518,7 +523,8 @@ def kernel_inventory(root: str | Path, target, config: PorterConfig | None = Non
     skipped = list(found.skipped)
     jobs = _jobs(jobs, config)
     sources = _read_all(found.files, ScanStats(), skipped)
-    project = Project(project_facts(sources, None, jobs, (target, None)), target, reach_statements(config))
+    statements = reach_statements(config)
+    project = Project(project_facts(sources, None, jobs, (target, None), statements.words()), target, statements)
     pending = []
     for item in sources:
         text = item.decoded()
