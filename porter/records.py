@@ -59,6 +59,7 @@ class Finding:
     snippet: str = ""  # the source lines of the finding, for code frames
     provenance: Provenance = "static"
     reach: Reach = "target"  # nvidia_only findings are dropped unless asked for; unknown ones are marked
+    reach_reason: str = ""  # why the code does not (or may not) run on the target, for `reach` != target
 
     def sort_key(self) -> tuple:
         return (self.path, self.line, self.column, self.rule)
