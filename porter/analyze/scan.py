@@ -81,6 +81,7 @@ def scan_tree(
     use_cache = use_cache and Path(root).is_dir()  # one named file: no cache directory beside it
     cache = ScanCache.open(_cache_dir(found.root, config), ruleset, target, stats) if use_cache else None
     skipped = list(found.skipped)
+    _declare_project(found)
     findings, pending = _triage(found.files, ruleset, cache, stats, skipped)
     for done, (path, outcome, digest) in enumerate(_analyze_all(pending, target, ruleset, stats.jobs), start=1):
         if progress is not None:
@@ -98,6 +99,14 @@ def scan_tree(
     findings.sort(key=Finding.sort_key)
     skipped.sort(key=lambda note: note.path)
     return ScanResult(found.root, target.name, findings, skipped, stats, rule_infos(ruleset))
+
+
+def _declare_project(found) -> None:
+    """The scanned tree, for value flow across modules (settings helpers); workers fork after this."""
+    from porter.analyze.triton import flow
+
+    root = Path(found.root)
+    flow.set_project(root if root.is_dir() else root.parent, [f.path for f in found.files if f.kind == "python"])
 
 
 def _as_target(target):

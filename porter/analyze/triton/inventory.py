@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterator
 import libcst as cst
 
 from porter.analyze.triton import names
-from porter.analyze.triton.fold import UNKNOWN, Folder, Val
+from porter.analyze.triton.fold import UNKNOWN, Folder, Possible, Val, combine
 from porter.analyze.triton.records import (
     AutotuneInfo, ConfigInfo, KernelInfo, LaunchSite, Param, Span,
 )
@@ -23,6 +23,23 @@ _ALIASES = {"tl": "triton.language"}  # fallback for snippets that use `tl.` wit
 
 
 _FP32_DOT_KEYWORDS = frozenset({"input_precision", "allow_tf32"})
+
+
+@dataclasses.dataclass(frozen=True)
+class Projection:
+    """Scope-table entry for one name of a tuple target bound to a non-literal:
+    `BLOCK_SIZE, num_warps = calculate_settings(n)` binds num_warps to Projection(call, 1)."""
+
+    value: Any  # a cst expression, or an Element
+    index: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Element:
+    """Scope-table entry for a for-loop target: any element of the iterable (`for w in [4, 8, 32]`)."""
+
+    iterable: cst.BaseExpression
+
 
 class _Scopes:
     """Assignments per scope (module = None, else the FunctionDef). A name bound in a way the folder
@@ -100,8 +117,12 @@ class _Scopes:
         elif isinstance(target, (cst.Tuple, cst.List)):
             values = value.elements if isinstance(value, (cst.Tuple, cst.List)) else None
             paired = values is not None and len(values) == len(target.elements)
+            starred = any(isinstance(e, cst.StarredElement) for e in target.elements)
             for i, element in enumerate(target.elements):
-                self._bind_target(scope, element.value, values[i].value if paired else None, kind)
+                item = values[i].value if paired else None
+                if item is None and value is not None and not starred and not isinstance(element, cst.StarredElement):
+                    item = Projection(value, i)  # folded element-wise: a helper's `return a, b`
+                self._bind_target(scope, element.value, item, kind)
 
     def _function(self, node: cst.FunctionDef) -> None:
         scope = self._owner(node)
@@ -147,7 +168,7 @@ class _Scopes:
             self.mutated.add((scope, node.target.value))
 
     def _for(self, scope: Any, node: cst.For) -> None:
-        self._bind_target(scope, node.target, None)
+        self._bind_target(scope, node.target, Element(node.iter))
 
     def _with(self, scope: Any, node: cst.With) -> None:
         for item in node.items:
@@ -324,7 +345,7 @@ class TritonInventory:
         self._args: list[cst.Arg] | None = None
         self._references: list[tuple[cst.CSTNode, list[str]]] | None = None
         self._resolving: set[tuple[int, str]] = set()
-        self.folder = Folder(self._lookup, self.qnames)
+        self.folder = Folder(self._lookup, self.qnames, self._fold_call, self.code)
         self.kernels: list[KernelInfo] = []
         self.launches: list[LaunchSite] = []
         self.orphan_configs: list[ConfigInfo] = []  # triton.Config lists no autotune here consumes
@@ -488,12 +509,139 @@ class TritonInventory:
             return UNKNOWN
         self._resolving.add(key)
         try:
-            folded = [self.fold(expr, env) for expr in exprs]
+            folded = [self._fold_bound(expr, env) for expr in exprs]
         finally:
             self._resolving.discard(key)
         if any(not v.known for v in folded):
             return UNKNOWN
         return Val([p for v in folded for p in v.possibles])
+
+    def _fold_bound(self, expr: Any, env: dict[str, Val]) -> Val:
+        """One scope-table entry folded, its values marked with the branch condition it is bound under
+        (`num_warps = 32` under `if BLOCK_SIZE >= 32768:`)."""
+        if isinstance(expr, Projection):
+            val = self.fold_item(expr.value, expr.index, env)
+            anchor = expr.value.iterable if isinstance(expr.value, Element) else expr.value
+        elif isinstance(expr, Element):
+            val, anchor = self.fold_element(expr.iterable, env), expr.iterable
+        else:
+            val, anchor = self.fold(expr, env), expr
+        if not val.known:
+            return val
+        when = self.condition_of(anchor)
+        if when is None:
+            return val
+        return Val([p if p.when is not None or p.module is not None else dataclasses.replace(p, when=when)
+                    for p in val.possibles])
+
+    def condition_of(self, node: cst.CSTNode) -> str | None:
+        """The test of the innermost `if` (in the node's function) whose branch holds the node."""
+        child = node
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+                return None
+            if isinstance(ancestor, cst.If):
+                test = self.code(ancestor.test).strip()
+                if child is ancestor.body:
+                    return test
+                if child is ancestor.orelse:
+                    return f"not ({test})"
+            child = ancestor
+        return None
+
+    def fold_item(self, expr: Any, index: int, env: dict[str, Val] | None = None, depth: int = 0) -> Val:
+        """Element `index` of what `expr` evaluates to, folded element-wise so one unknown element of a
+        tuple (`return BLOCK_SIZE, num_warps`) does not hide the others."""
+        env = env or {}
+        if depth > 8:
+            return UNKNOWN
+        if isinstance(expr, Element):
+            whole = self.fold_element(expr.iterable, env)
+            return combine(expr.iterable, lambda v: v[index], whole)
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            elements = expr.elements
+            if any(isinstance(e, cst.StarredElement) for e in elements) or index >= len(elements):
+                return UNKNOWN
+            return self.fold(elements[index].value, env)
+        if isinstance(expr, cst.Name) and expr.value not in env:
+            exprs = self.assignments(expr)
+            key = (id(exprs), expr.value, index)
+            if not exprs or key in self._resolving:
+                return UNKNOWN
+            self._resolving.add(key)
+            try:
+                parts = [self.fold_item_of_entry(e, index, env, depth) if isinstance(e, Projection)
+                         else self._fold_bound(Projection(e, index), env) for e in exprs]
+            finally:
+                self._resolving.discard(key)
+            return _union(parts)
+        if isinstance(expr, cst.IfExp):
+            test = self.fold(expr.test, env)
+            if test.known and len({bool(v) for v in test.values}) == 1:
+                return self.fold_item(expr.body if test.values[0] else expr.orelse, index, env, depth + 1)
+            return _union([self.fold_item(expr.body, index, env, depth + 1),
+                           self.fold_item(expr.orelse, index, env, depth + 1)])
+        if isinstance(expr, cst.Call):
+            from porter.analyze.triton import flow
+
+            folded = flow.fold_call(self, expr, env, index)
+            if folded is not None:
+                return folded
+        return combine(expr, lambda v: v[index], self.fold(expr, env))
+
+    def fold_item_of_entry(self, entry: Projection, index: int, env, depth: int) -> Val:
+        """Element `index` of a name bound by a tuple target (`a, (b, c) = ...`): nested projection."""
+        inner = self.fold_item(entry.value, entry.index, env, depth + 1)
+        return combine(entry.value if isinstance(entry.value, cst.CSTNode) else entry.value.iterable,
+                       lambda v: v[index], inner)
+
+    def fold_element(self, iterable: cst.BaseExpression, env: dict[str, Val] | None = None, depth: int = 0) -> Val:
+        """Any element of an iterable, each from where it is written: `[4, 8, 32]`, a comprehension over
+        one (filters applied where they fold), a name bound to one, `range(...)`."""
+        env = env or {}
+        if depth > 8:
+            return UNKNOWN
+        if isinstance(iterable, (cst.List, cst.Tuple, cst.Set)):
+            if any(isinstance(e, cst.StarredElement) for e in iterable.elements):
+                return UNKNOWN
+            return _union([self.fold(e.value, env) for e in iterable.elements], empty_ok=True)
+        if isinstance(iterable, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+            return self._fold_comprehension(iterable, iterable.for_in, env, depth)
+        if isinstance(iterable, cst.Name) and iterable.value not in env:
+            exprs = self.assignments(iterable)
+            key = (id(exprs), iterable.value, "element")
+            if not exprs or key in self._resolving or any(isinstance(e, (Projection, Element)) for e in exprs):
+                return UNKNOWN
+            self._resolving.add(key)
+            try:
+                return _union([self.fold_element(e, env, depth + 1) for e in exprs])
+            finally:
+                self._resolving.discard(key)
+        whole = self.fold(iterable, env)
+        value = whole.single
+        if not whole.is_single or not isinstance(value, (list, tuple)):
+            return UNKNOWN
+        return Val([Possible(v, iterable) for v in value])
+
+    def _fold_comprehension(self, comp, for_in: cst.CompFor, env: dict[str, Val], depth: int) -> Val:
+        if not isinstance(for_in.target, cst.Name) or for_in.inner_for_in is not None:
+            return UNKNOWN
+        items = self.fold_element(for_in.iter, env, depth + 1)
+        if not items.known:
+            return UNKNOWN
+        parts = []
+        for possible in items.possibles:
+            bound = {**env, for_in.target.value: Val([possible])}
+            tests = [self.fold(condition.test, bound) for condition in for_in.ifs]
+            if any(t.is_single and not t.single for t in tests):
+                continue  # a filter that drops this element (`if w * 64 <= 1024`)
+            parts.append(self.fold(comp.elt, bound))
+        return _union(parts, empty_ok=True)
+
+    def _fold_call(self, call: cst.Call, env: dict[str, Val]) -> Val | None:
+        from porter.analyze.triton import flow
+
+        return flow.fold_call(self, call, env, None)
 
     # output -------------------------------------------------------------------------------------
     def val_dict(self, val: Val | None, node: cst.CSTNode | None) -> dict[str, Any] | None:
@@ -512,6 +660,12 @@ class TritonInventory:
         from porter.analyze.triton.serialize import inventory_dict
 
         return inventory_dict(self, target)
+
+
+def _union(parts: list[Val], empty_ok: bool = False) -> Val:
+    if any(not v.known for v in parts) or (not parts and not empty_ok):
+        return UNKNOWN
+    return Val([p for v in parts for p in v.possibles])
 
 
 def _dotted(node: cst.CSTNode) -> str | None:

@@ -8,9 +8,10 @@ import libcst as cst
 
 from porter.analyze.triton import names
 from porter.analyze.triton.estimates import estimate
+from porter.analyze.triton.fold import upper
 from porter.analyze.visitors import Hit, ModuleContext, register
 from porter.analyze.visitors.triton_common import (
-    by_origin, config_sites, is_int, live, live_values, option_sites, site_data, skip_for_target,
+    by_origin, config_sites, is_int, live, live_values, option_sites, origin_node, site_data, skip_for_target,
 )
 
 
@@ -21,10 +22,11 @@ def num_warps_limit(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     if inv is None:
         return
     over = [(site, p) for site in option_sites(inv, "num_warps", target) if site.val.known
-            for p in site.val.possibles if is_int(p.value) and p.value > target.max_num_warps]
+            for p in site.val.possibles if (upper(p.value) or 0) > target.max_num_warps]
     for possible, sites in by_origin(over):
-        yield Hit(possible.node, {
-            **site_data(sites), "value": possible.value, "threads": possible.value * target.wave_size,
+        value = upper(possible.value)
+        yield Hit(origin_node(possible, sites), {
+            **site_data(sites, possible, inv), "value": value, "threads": value * target.wave_size,
             "limit": target.max_num_warps, "suggested": target.max_num_warps,
         })
 
@@ -50,8 +52,8 @@ def num_stages(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         flagged += [(site, p) for p in site.val.possibles if is_int(p.value) and (p.value > limit or p.value == 0)]
     for possible, sites in by_origin(flagged):
         limit, suggested = _stage_limit(sites[0].kernel, target)
-        yield Hit(possible.node, {
-            **site_data(sites), "value": possible.value, "limit": limit, "suggested": suggested,
+        yield Hit(origin_node(possible, sites), {
+            **site_data(sites, possible, inv), "value": possible.value, "limit": limit, "suggested": suggested,
             "form": "zero" if possible.value == 0 else "deep",
         })
 
