@@ -57,7 +57,7 @@ def test_vendor_guarded_nvidia_configs_are_not_findings_on_amd(triton_rules):
 
 def test_same_config_error_on_mi300x_fine_on_mi350x(triton_rules):
     text = H + "@triton.autotune(configs=[triton.Config({'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64}, " \
-               "num_warps=8, num_stages=S)], key=['M'])\n@triton.jit\ndef mm(a, b):\n    c = tl.dot(a, b)\n"
+               "num_warps=8, num_stages=S)], key=['M'])\n@triton.jit\ndef mm(a, b):\n    c = tl.dot(a.to(tl.float16), b.to(tl.float16))\n"
     four, three = text.replace("S)", "4)"), text.replace("S)", "3)")
     (error,) = scan(triton_rules, four, "mi300x", "PT107")
     assert error.severity == "error"
@@ -71,7 +71,7 @@ def test_same_config_error_on_mi300x_fine_on_mi350x(triton_rules):
 
 def test_nvidia_tuned_list_is_error_when_every_config_fails(triton_rules):
     text = H + "@triton.autotune(configs=[triton.Config({'BLOCK_M': 256, 'BLOCK_N': 128, 'BLOCK_K': 64}, " \
-               "num_warps=8, num_stages=4)], key=['M'])\n@triton.jit\ndef mm(a, b):\n    c = tl.dot(a, b)\n"
+               "num_warps=8, num_stages=4)], key=['M'])\n@triton.jit\ndef mm(a, b):\n    c = tl.dot(a.to(tl.float16), b.to(tl.float16))\n"
     (finding,) = scan(triton_rules, text, "mi300x", "PT106")
     assert finding.severity == "error" and finding.data["over_lds"] == 1
     (mi350,) = scan(triton_rules, text, "mi350x", "PT106")

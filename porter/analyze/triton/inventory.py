@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator
 
 import libcst as cst
 
-from porter.analyze.triton import names
+from porter.analyze.triton import names, operands
 from porter.analyze.triton.fold import UNKNOWN, Folder, Possible, Val, combine
 from porter.analyze.triton.records import (
     AutotuneInfo, ConfigInfo, KernelInfo, LaunchSite, Param, Span,
@@ -22,7 +22,6 @@ from porter.analyze.triton.records import (
 _ALIASES = {"tl": "triton.language"}  # fallback for snippets that use `tl.` without importing it
 
 
-_FP32_DOT_KEYWORDS = frozenset({"input_precision", "allow_tf32"})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -706,6 +705,7 @@ class _Builder:
                 if launch is not None:
                     self.inv.launches.append(launch)
         if kernels:
+            self._operand_sizes()
             self._orphans()
 
     def _orphans(self) -> None:
@@ -755,11 +755,10 @@ class _Builder:
                     dots.append(n)
             elif node_type is cst.Name or node_type is cst.Attribute:
                 named.append(n)
-        dtypes, elem_bytes, source = self._dtypes(named, dots)
         kernel = KernelInfo(
             name=node.name.value, node=node, spanner=inv.span, decorators=[k for k, _ in decorators],
-            params=self._params(node), gemm_like=bool(dots), dot_nodes=dots, dtypes=dtypes,
-            elem_bytes=elem_bytes, elem_bytes_source=source,
+            params=self._params(node), gemm_like=bool(dots), dot_nodes=dots, dtypes=self._dtypes(named),
+            elem_bytes=None, elem_bytes_source="no tl.dot",
         )
         for kind, decorator in decorators:
             if kind == "triton.autotune" and isinstance(decorator.decorator, cst.Call):
@@ -780,45 +779,22 @@ class _Builder:
             ))
         return out
 
-    def _dtypes(self, named: list[cst.CSTNode], dots: list[cst.Call]) -> tuple[list[str], int, str]:
-        """Triton dtypes the kernel names (accumulator dtypes of tl.zeros/out_dtype left out), and the
-        GEMM operand size: from the dot operands' visible casts, else assumed 2 bytes."""
+    def _dtypes(self, named: list[cst.CSTNode]) -> list[str]:
+        """Triton dtypes the kernel names (accumulator dtypes of tl.zeros/out_dtype left out)."""
         found: list[str] = []
         for n in named:
-            dtype = self._dtype_name(n)
-            if dtype:
-                if dtype not in found and not self._is_accumulator_dtype(n):
-                    found.append(dtype)
-        operands = [self._operand_dtype(arg.value, 0) for dot in dots for arg in dot.args[:2]]
-        operands = [d for d in operands if d]
-        if operands:
-            smallest = min(operands, key=lambda d: names.DTYPE_BYTES[d])
-            return found, names.DTYPE_BYTES[smallest], f"dot operands ({smallest})"
-        if any(arg.keyword and arg.keyword.value in _FP32_DOT_KEYWORDS for dot in dots for arg in dot.args):
-            # a TF32 precision knob only matters for fp32 operands: size the tiles for 4-byte elements
-            return found, names.DTYPE_BYTES["float32"], "fp32 operands (the dot sets a TF32 precision)"
-        return found, names.ASSUMED_ELEM_BYTES, f"assumed ({names.ASSUMED_ELEM_BYTES} bytes: dot operand dtype not visible)"
+            dtype = operands.dtype_name(self.inv, n)
+            if dtype and dtype not in found and not self._is_accumulator_dtype(n):
+                found.append(dtype)
+        return found
 
-    def _dtype_name(self, node: cst.CSTNode) -> str | None:
-        if type(node) is cst.Attribute and node.attr.value not in names.DTYPE_BYTES:
-            return None  # aliases rewrite only the head of a dotted name: the last part decides
-        if type(node) is cst.Name and node.value not in self.inv._ctx.index.aliases:
-            return None  # a bare name that no import binds is never triton.language.<dtype>
-        return next((q.rsplit(".", 1)[1] for q in self.inv.qnames(node)
-                     if q.startswith("triton.language.") and q.rsplit(".", 1)[1] in names.DTYPE_BYTES), None)
-
-    def _operand_dtype(self, expr: cst.BaseExpression, depth: int) -> str | None:
-        """dtype of `x.to(tl.float16)` / `tl.load(p).to(...)` / a local name bound to one."""
-        if depth > 4:
-            return None
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "to" \
-                and expr.args:
-            return self._dtype_name(expr.args[0].value)
-        if isinstance(expr, cst.Name):
-            bound = self.inv.assignments(expr)
-            if bound and len(bound) == 1:
-                return self._operand_dtype(bound[0], depth + 1)
-        return None
+    def _operand_sizes(self) -> None:
+        """GEMM operand element size of each kernel, once the launches (constexpr dtypes) are known."""
+        for kernel in self.inv.kernels:
+            if kernel.dot_nodes:
+                dtypes = operands.param_dtypes(self.inv, kernel.name, kernel.params)
+                kernel.elem_bytes, kernel.elem_bytes_source = operands.dot_operand_bytes(
+                    self.inv, kernel.node, kernel.dot_nodes, dtypes)
 
     def _is_accumulator_dtype(self, node: cst.CSTNode) -> bool:
         parent = self.inv.parent(node)

@@ -151,6 +151,13 @@ def nvidia_tuned_list(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         yield Hit(tune.node, {"kernel": kernel.name, **stats}, severity=severity)
 
 
+def _lds_over(est, target) -> bool:
+    """Over the LDS: for certain, or at the assumed 2 bytes when the operand dtype is not visible."""
+    if est.lds_ok is False:
+        return True
+    return est.lds_ok is None and est.lds_bytes is not None and est.lds_bytes > target.lds_bytes
+
+
 @register("triton_lds_budget")
 def lds_budget(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     """PT107: a GEMM config whose LDS estimate exceeds the target's LDS. Error when even the
@@ -167,7 +174,7 @@ def lds_budget(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         if kernel is None or skip_for_target(guard, target):
             continue
         est = estimate(values, kernel, target)
-        if est.lds_ok is not False:
+        if not _lds_over(est, target):
             continue
         previous = worst.get(id(node))
         indices = (previous[5] if previous else []) + ([index] if index is not None else [])
@@ -176,7 +183,8 @@ def lds_budget(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         else:
             worst[id(node)] = previous[:5] + (indices,)
     for kernel, node, where, est, index, indices in worst.values():
-        severity = "error" if est.lds_bytes_low > target.lds_bytes else "warning"
+        # an unknown operand dtype is never an error on the 2-byte guess: only when 1-byte operands are over
+        severity = "error" if est.lds_ok is False and est.lds_bytes_low > target.lds_bytes else "warning"
         yield Hit(node, {
             "kernel": kernel.name, "where": where, "config_index": index, "config_indices": indices,
             "lds_bytes": est.lds_bytes, "lds_kib": round(est.lds_bytes / 1024, 1), "lds_bytes_low": est.lds_bytes_low,
