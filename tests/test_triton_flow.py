@@ -156,11 +156,12 @@ def f(x):
 def test_unknown_stays_unknown():
     _, val = last_launch_val(KERNEL + "def f(x, n):\n    k[(1,)](x, BLOCK=64, num_warps=n // 2)\n")
     assert not val.known
-    # a helper with one return the folder cannot follow: the whole call is unknown, nothing guessed
+    # a helper with one return the folder cannot follow: 32 is possible, but the value is not "only 32"
     source = KERNEL + "def pick(n):\n    if n:\n        return 32\n    return n * 2\n" \
         "def f(x, n):\n    k[(1,)](x, BLOCK=64, num_warps=pick(n))\n"
     _, val = last_launch_val(source)
-    assert not val.known
+    assert val.partial and val.values == [32] and not val.is_single and val.single is None
+    assert flow.value_range(val) is None
 
 
 def test_vendor_guarded_helper_value_is_not_a_finding_on_amd(rules):
@@ -236,3 +237,32 @@ def test_origin_of_reads_autotune_configs_when_the_launch_passes_nothing(tmp_pat
     root = write_tree(tmp_path, {"m.py": source})
     origins = flow.origin_of(root, "m.py", 10, "num_warps")
     assert sorted({(o["line"], o["value"]) for o in origins}) == [(4, 4), (4, 32)]
+
+
+def test_value_overwritten_in_a_vendor_branch_is_dead_there(rules):
+    source = KERNEL + "def f(x):\n    nw = 32\n    if is_hip():\n        nw = 16\n    k[(1,)](x, BLOCK=64, num_warps=nw)\n"
+    assert [f for f in analyze_source(source, "m.py", "mi300x", rules) if f.rule == "PT101"] == []
+    assert [f.line for f in analyze_source(source.replace("is_hip()", "is_cuda()"), "m.py", "mi300x", rules)
+            if f.rule == "PT101"] == [9]
+
+
+def test_helper_with_an_unfollowable_return_still_shows_the_value_that_fails(rules):
+    """unsloth's form: a table lookup may override the settings helper's value; 32 is still possible."""
+    source = (SETTINGS + KERNEL).lstrip("\n") + """
+def pick(table, n, num_warps):
+    if torch.version.hip:
+        return num_warps
+    return table.get(n, num_warps)
+
+def launch(kernel, grid, *args, **options):
+    kernel[grid](*args, **options)
+
+def f(x, n):
+    BLOCK_SIZE, num_warps = calculate_settings(n)
+    launch(k, (1,), x, BLOCK=BLOCK_SIZE, num_warps=pick(TABLE, n, num_warps))
+"""
+    inv = inventory_for_source(source)
+    val = inv.launches[-1].options["num_warps"]
+    assert val.partial and 32 in val.values and val.single is None
+    (finding,) = [f for f in analyze_source(source, "m.py", "mi300x", rules) if f.rule == "PT101"]
+    assert finding.line == U32 and "from `pick(TABLE, n, num_warps)`" in finding.message

@@ -45,7 +45,7 @@ class Estimate:
 
 def _worst(val: Val | None) -> int | None:
     """Largest possible integer value (the case that can fail), None when unknown."""
-    if val is None or not val.known:
+    if val is None or not val.known or val.partial:
         return None
     ints = [v for v in val.values if isinstance(v, int) and not isinstance(v, bool)]
     return max(ints) if ints and len(ints) == len(val.values) else None

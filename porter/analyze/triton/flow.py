@@ -239,11 +239,13 @@ def fold_call(inv, call: cst.Call, env: dict[str, Val], index: int | None) -> Va
                  for value in returns]
     finally:
         _ACTIVE.discard(key)
-    if any(not part.known for part in parts):
+    known = [part for part in parts if part.known]
+    if not known:
         return UNKNOWN
     via = inv.code(call).strip()
     foreign = callee if callee is not inv else None
-    return Val([replace(p, module=p.module or foreign, via=via) for part in parts for p in part.possibles])
+    partial = len(known) < len(parts) or any(part.partial for part in known)
+    return Val([replace(p, module=p.module or foreign, via=via) for part in known for p in part.possibles], partial)
 
 
 def _own_returns(body) -> Iterator[cst.Return]:
@@ -342,7 +344,8 @@ def caller_sites(inv, key: str) -> list[CallerSite]:
             continue
         sites += [s for s in _sites_of(other, key) if s.val.possibles]
     # the possibles set here, as this module's own (module None): the finding goes at their node
-    here = [replace(s, val=Val([replace(p, module=None) for p in s.val.possibles if p.module is inv]))
+    here = [replace(s, val=Val([replace(p, module=None) for p in s.val.possibles if p.module is inv],
+                               s.val.partial or any(p.module is not inv for p in s.val.possibles)))
             for s in sites]
     cache[key] = [s for s in here if s.val.possibles]
     return cache[key]
@@ -376,7 +379,7 @@ def is_reported_elsewhere(possible: Possible) -> bool:
 
 def value_range(val: Val) -> str | None:
     """'4..32' over every possible integer value (Ranges included); None when unbounded or unknown."""
-    if not val.known or not val.possibles:
+    if not val.known or not val.possibles or val.partial:
         return None
     lows = [lower(p.value) for p in val.possibles]
     highs = [upper(p.value) for p in val.possibles]

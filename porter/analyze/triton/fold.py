@@ -27,6 +27,7 @@ class Possible:
     when: str | None = None  # the condition under which the value arises (`BLOCK_SIZE >= 32768`)
     module: Any = None  # the TritonInventory the node belongs to when it is another module's (a helper's)
     via: str | None = None  # the helper call the value came through (`calculate_settings(n_cols)`)
+    dead_on: str | None = None  # "amd"/"nvidia": a later vendor branch reassigns the name there
 
 
 @dataclass(frozen=True)
@@ -55,11 +56,14 @@ def lower(value: Any) -> int | None:
 
 
 class Val:
-    """Possible values of an expression; `possibles is None` means unknown."""
+    """Possible values of an expression; `possibles is None` means unknown. `partial`: the possibles
+    are some of the values only (a helper with a return the folder cannot follow): enough to show a
+    value that fails, never to show that all fit, so `single` and `is_single` say nothing then."""
 
-    __slots__ = ("possibles",)
+    __slots__ = ("possibles", "partial")
 
-    def __init__(self, possibles: Iterable[Possible] | None):
+    def __init__(self, possibles: Iterable[Possible] | None, partial: bool = False):
+        self.partial = partial
         if possibles is None:
             self.possibles = None
             return
@@ -84,14 +88,14 @@ class Val:
     def single(self) -> Any:
         """The value when exactly one is possible, else None."""
         values = self.values
-        return values[0] if len(values) == 1 else None
+        return values[0] if len(values) == 1 and not self.partial else None
 
     @property
     def is_single(self) -> bool:
-        return len(self.values) == 1
+        return len(self.values) == 1 and not self.partial
 
     def __repr__(self) -> str:
-        return f"Val({self.values})" if self.known else "Val(unknown)"
+        return f"Val({self.values}{', ...' if self.partial else ''})" if self.known else "Val(unknown)"
 
 
 UNKNOWN = Val(None)
@@ -227,7 +231,7 @@ class Folder:
             return body if test.values[0] else orelse
         if not (body.known and orelse.known):
             return UNKNOWN
-        return Val(body.possibles + orelse.possibles)
+        return Val(body.possibles + orelse.possibles, body.partial or orelse.partial)
 
     # containers ---------------------------------------------------------------------------------
     def _fold_elements(self, elements, env):
@@ -315,7 +319,7 @@ class Folder:
         if kind == "min" and len(others) == 1 and not args[node.args.index(others[0])].known:
             when = _solve_at_least(others[0].value, hi, self._code)  # the cap binds when the other reaches it
         value = hi if lo == hi else Range(lo, hi)
-        return Val([Possible(value, origin.node, when, origin.module, origin.via)])
+        return Val([Possible(value, origin.node, when, origin.module, origin.via)], any(a.partial for a in args))
 
 
 def combine(node: cst.CSTNode, fn: Callable[..., Any], *vals: Val) -> Val:
@@ -331,7 +335,7 @@ def combine(node: cst.CSTNode, fn: Callable[..., Any], *vals: Val) -> Val:
         except Exception:  # noqa: BLE001 - any failure of user arithmetic means "cannot fold"
             return UNKNOWN
         results.append(Possible(value, node))
-    return Val(results)
+    return Val(results, any(v.partial for v in vals))
 
 
 _NOT_INT = object()
@@ -369,7 +373,7 @@ def _map_range(val: Val, fn: Callable[[int], int]) -> Val:
         except Exception:  # noqa: BLE001 - user arithmetic that fails: cannot fold
             return UNKNOWN
         out.append(Possible(value, p.node, p.when, p.module, p.via))
-    return Val(out)
+    return Val(out, val.partial)
 
 
 _MONOTONE = {cst.Add: operator.add, cst.Multiply: operator.mul, cst.FloorDivide: operator.floordiv,

@@ -513,7 +513,25 @@ class TritonInventory:
             self._resolving.discard(key)
         if any(not v.known for v in folded):
             return UNKNOWN
-        return Val([p for v in folded for p in v.possibles])
+        folded = self._overwritten(exprs, folded)
+        return Val([p for v in folded for p in v.possibles], any(v.partial for v in folded))
+
+    def _overwritten(self, exprs: list, folded: list[Val]) -> list[Val]:
+        """`nw = 32` then `if is_hip(): nw = 16`: on AMD the 32 never reaches a use (dead_on="amd")."""
+        anchors = [e.value if isinstance(e, Projection) else e.iterable if isinstance(e, Element) else e
+                   for e in exprs]
+        anchors = [a.iterable if isinstance(a, Element) else a for a in anchors]
+        guards = [self.guard_at(a) if isinstance(a, cst.CSTNode) else None for a in anchors]
+        if not any(g in ("amd", "nvidia") for g in guards):
+            return folded
+        out = []
+        for i, val in enumerate(folded):
+            later = {g for g in guards[i + 1:] if g in ("amd", "nvidia")}
+            if guards[i] is None and len(later) == 1 and self.condition_of(anchors[i]) is None:
+                vendor = later.pop()
+                val = Val([dataclasses.replace(p, dead_on=p.dead_on or vendor) for p in val.possibles], val.partial)
+            out.append(val)
+        return out
 
     def _fold_bound(self, expr: Any, env: dict[str, Val]) -> Val:
         """One scope-table entry folded, its values marked with the branch condition it is bound under
@@ -531,7 +549,7 @@ class TritonInventory:
         if when is None:
             return val
         return Val([p if p.when is not None or p.module is not None else dataclasses.replace(p, when=when)
-                    for p in val.possibles])
+                    for p in val.possibles], val.partial)
 
     def condition_of(self, node: cst.CSTNode) -> str | None:
         """The test of the innermost `if` (in the node's function) whose branch holds the node."""
@@ -664,7 +682,7 @@ class TritonInventory:
 def _union(parts: list[Val], empty_ok: bool = False) -> Val:
     if any(not v.known for v in parts) or (not parts and not empty_ok):
         return UNKNOWN
-    return Val([p for v in parts for p in v.possibles])
+    return Val([p for v in parts for p in v.possibles], any(v.partial for v in parts))
 
 
 def _dotted(node: cst.CSTNode) -> str | None:
@@ -702,8 +720,10 @@ class _Builder:
         for node in self.inv.nodes(cst.Call):
             if isinstance(node.func, cst.Subscript):
                 launch = self._launch(node)
-                if launch is not None:
-                    self.inv.launches.append(launch)
+            else:
+                launch = self._wrapped_launch(node) if node.args else None
+            if launch is not None:
+                self.inv.launches.append(launch)
         if kernels:
             self._operand_sizes()
             self._orphans()
@@ -832,6 +852,32 @@ class _Builder:
                 kernel.heuristics_nodes[key] = value
 
     # launches -----------------------------------------------------------------------------------
+    def _wrapped_launch(self, node: cst.Call) -> LaunchSite | None:
+        """`_launch(kernel, grid, args, num_warps=nw)` / `kernel.run(..., num_warps=nw)`: launch options
+        passed to a project helper that launches (or to a JIT function's run/warmup). Config builders and
+        tl.range have their own readers; dict(...) and unknown library calls are not launches."""
+        if not any(a.keyword is not None and a.keyword.value in _WRAPPED_KEYS for a in node.args):
+            return None
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("run", "warmup"):
+            pass
+        elif isinstance(func, cst.Name) and func.value not in ("dict", "Config") and \
+                not self.inv.matches(func, names.CONFIG | {"triton.language.range"}):
+            from porter.analyze.triton import flow
+
+            if flow.resolve_function(self.inv, func) is None:
+                return None
+        else:
+            return None
+        keywords = {arg.keyword.value: arg.value for arg in node.args if arg.keyword is not None}
+        options = {k: v for k, v in keywords.items() if k in names.LAUNCH_OPTIONS}
+        inv = self.inv
+        return LaunchSite(
+            kernel=inv.code(func), kernel_known=False, node=node, spanner=inv.span, grid="",
+            options={k: inv.fold(v) for k, v in options.items()}, option_nodes=options, meta={}, meta_nodes={},
+            guard=inv.guard_at(node),
+        )
+
     def _launch(self, node: cst.Call) -> LaunchSite | None:
         inv = self.inv
         subscript = node.func
@@ -852,6 +898,7 @@ class _Builder:
         )
 
 
+_WRAPPED_KEYS = ("num_warps", "num_stages", "waves_per_eu")
 _FIELDS: dict[type, tuple[str, ...]] = {}
 _TOKEN_TYPES = (cst.BaseParenthesizableWhitespace, cst.Comma, cst.Dot, cst.AssignEqual, cst.Colon,
                 cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,

@@ -40,15 +40,8 @@ def live(inv, val: Val, target) -> Val:
     """The possible values left on this target: `32 if not is_hip() else 16` is only 16 on AMD."""
     if not val.known:
         return val
-    return Val([p for p in val.possibles if not skip_for_target((p.module or inv).guard_at(p.node), target)])
-
-
-def here_only(val: Val) -> Val:
-    """The possibles this module reports: values from a helper of another scanned module are that
-    module's findings (at their origin), not this one's."""
-    if not val.known:
-        return val
-    return Val([p for p in val.possibles if not flow.is_reported_elsewhere(p)])
+    return Val([p for p in val.possibles if p.dead_on != target.vendor
+                and not skip_for_target((p.module or inv).guard_at(p.node), target)], val.partial)
 
 
 def live_values(inv, values: dict[str, Val], target) -> dict[str, Val]:
@@ -122,7 +115,8 @@ def site_data(sites: list[OptionSite], possible: Possible | None = None, here=No
         data["launches"] = sorted({s.location(here) for s in sites})
     if possible is not None:
         vals = [s.val for s in sites]
-        merged = Val([p for v in vals if v.known for p in v.possibles]) if all(v.known for v in vals) else None
+        merged = Val([p for v in vals if v.known for p in v.possibles], any(v.partial for v in vals)) \
+            if all(v.known for v in vals) else None
         described = flow.describe(possible, merged)
         data["flow"] = described
         data["origin"] = flow.origin_record(possible, here) if here is not None else None
