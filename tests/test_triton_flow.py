@@ -266,3 +266,11 @@ def f(x, n):
     assert val.partial and 32 in val.values and val.single is None
     (finding,) = [f for f in analyze_source(source, "m.py", "mi300x", rules) if f.rule == "PT101"]
     assert finding.line == U32 and "from `pick(TABLE, n, num_warps)`" in finding.message
+
+
+@pytest.mark.parametrize("warps, severity", [("[4, 8, 32]", "warning"), ("[32]", "error")])
+def test_autotune_entry_over_the_limit_is_skipped_when_the_list_has_others(rules, warps, severity):
+    source = KERNEL.replace("@triton.jit", "@triton.autotune(configs=[triton.Config({'BLOCK': 64}, num_warps=w) "
+                                           f"for w in {warps}], key=['x'])\n@triton.jit")
+    (finding,) = [f for f in analyze_source(source, "m.py", "mi300x", rules) if f.rule == "PT101"]
+    assert finding.severity == severity and finding.data["skipped_by_autotuner"] is (severity == "warning")

@@ -25,10 +25,32 @@ def num_warps_limit(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
             for p in site.val.possibles if (upper(p.value) or 0) > target.max_num_warps]
     for possible, sites in by_origin(over):
         value = upper(possible.value)
+        pruned = all(_autotuner_skips(inv, site, target) for site in sites)
         yield Hit(origin_node(possible, sites), {
             **site_data(sites, possible, inv), "value": value, "threads": value * target.wave_size,
-            "limit": target.max_num_warps, "suggested": target.max_num_warps,
-        })
+            "limit": target.max_num_warps, "suggested": target.max_num_warps, "skipped_by_autotuner": pruned,
+            "autotune_note": _SKIPPED_NOTE if pruned else "",
+        }, severity="warning" if pruned else None)
+
+
+_SKIPPED_NOTE = ("; other configs of the list fit: Triton 3.9 raises OutOfResources for this one at load and the "
+                 "autotuner skips it (a wasted compile; Triton versions without that check fail at launch)")
+
+
+def _autotuner_skips(inv, site, target) -> bool:
+    """An autotune entry over the limit whose list also holds entries within it: the autotuner drops it."""
+    if site.where != "autotune" or site.kernel is None or site.kernel.autotune is None:
+        return False
+    owner = site.inv or inv
+    fits = 0
+    for config in site.kernel.autotune.configs:
+        val = config.options.get("num_warps")
+        val = live(owner, val, target) if val is not None else None
+        if val is None:
+            fits += 1  # the default, 4 warps
+        elif val.known and not val.partial and all((upper(v) or 0) <= target.max_num_warps for v in val.values):
+            fits += 1
+    return fits > 0
 
 
 def _stage_limit(kernel, target) -> tuple[int, int]:
