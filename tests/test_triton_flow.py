@@ -274,3 +274,9 @@ def test_autotune_entry_over_the_limit_is_skipped_when_the_list_has_others(rules
                                            f"for w in {warps}], key=['x'])\n@triton.jit")
     (finding,) = [f for f in analyze_source(source, "m.py", "mi300x", rules) if f.rule == "PT101"]
     assert finding.severity == severity and finding.data["skipped_by_autotuner"] is (severity == "warning")
+
+
+def test_config_builders_are_not_launch_sites():
+    source = KERNEL + "def _config(bm, num_warps):\n    return triton.Config({'BLOCK': bm}, num_warps=num_warps)\n" \
+        "CONFIGS = [_config(64, num_warps=8)]\n"
+    assert inventory_for_source(source).launches == []

@@ -865,8 +865,9 @@ class _Builder:
                 not self.inv.matches(func, names.CONFIG | {"triton.language.range"}):
             from porter.analyze.triton import flow
 
-            if flow.resolve_function(self.inv, func) is None:
-                return None
+            target = flow.resolve_function(self.inv, func)
+            if target is None or not _launches(target[1]):
+                return None  # not a launch helper (a Config builder, a settings helper, ...)
         else:
             return None
         keywords = {arg.keyword.value: arg.value for arg in node.args if arg.keyword is not None}
@@ -899,6 +900,15 @@ class _Builder:
 
 
 _WRAPPED_KEYS = ("num_warps", "num_stages", "waves_per_eu")
+
+
+def _launches(function: cst.FunctionDef) -> bool:
+    """The function launches a kernel itself: `kernel[grid](...)` or `kernel.run(...)` in its body."""
+    for node in _walk(function.body):
+        if isinstance(node, cst.Call) and (isinstance(node.func, cst.Subscript) or (
+                isinstance(node.func, cst.Attribute) and node.func.attr.value == "run")):
+            return True
+    return False
 _FIELDS: dict[type, tuple[str, ...]] = {}
 _TOKEN_TYPES = (cst.BaseParenthesizableWhitespace, cst.Comma, cst.Dot, cst.AssignEqual, cst.Colon,
                 cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,
