@@ -62,8 +62,9 @@ def test_null_variant_means_no_finding():
 
 
 def test_feature_flag_variant():
-    assert rules_of("y = mxfp4_gemm(x, w, s)", MI300X) == [("PT209", 1)]
-    assert rules_of("y = mxfp4_gemm(x, w, s)", MI350X) == []
+    code = "import torch\ny = torch._scaled_mm(a, b, sa.view(torch.float8_e8m0fnu), sb)"
+    assert ("PT209", 2) in rules_of(code, MI300X)
+    assert "PT209" not in {rule for rule, _ in rules_of(code, MI350X)}
 
 
 def test_capability_outcome_is_computed_for_the_target():

@@ -90,6 +90,7 @@ def scan_tree(
     use_cache = use_cache and Path(root).is_dir()  # one named file: no cache directory beside it
     cache = ScanCache.open(_cache_dir(found.root, config), ruleset, target, stats) if use_cache else None
     skipped = list(found.skipped)
+    _declare_project(found)
     sources = _read_all(found.files, stats, skipped)
     statements = reach_statements(config)
     facts = project_facts(sources, cache, stats.jobs, (target, ruleset), statements.words())
@@ -128,6 +129,14 @@ def assign_reach(findings: list[Finding], project: Project, ruleset) -> tuple[li
 
 
 _BUILTIN_RULES = ("PT000", "PT001")
+
+
+def _declare_project(found) -> None:
+    """The scanned tree, for value flow across modules (settings helpers); workers fork after this."""
+    from porter.analyze.triton import flow
+
+    root = Path(found.root)
+    flow.set_project(root if root.is_dir() else root.parent, [f.path for f in found.files if f.kind == "python"])
 
 
 def _as_target(target):
