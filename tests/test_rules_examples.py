@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from porter.analyze import analyze_source, load_rules
-from porter.analyze.rules import rules_dir
+from porter.analyze.rules import OPT_IN, rules_dir
 from porter.targets import get_target
 
 RULE_FILES = sorted(p for p in rules_dir().rglob("*.yaml"))
@@ -14,7 +14,7 @@ DEFAULT_TARGET = "mi300x"
 
 
 def _ruleset(path):
-    return load_rules([path])
+    return load_rules([path], extend_select=[OPT_IN])  # opt-in rules are tested like the others
 
 
 def _example(item, default_target):
@@ -60,6 +60,6 @@ def test_rule_documentation(path):
 
 
 def test_catalog_loads_as_a_whole():
-    ruleset = load_rules()
+    ruleset = load_rules(extend_select=[OPT_IN])
     assert len(ruleset.rules) == len(RULE_FILES)
     assert len({r.id for r in ruleset.rules}) == len(RULE_FILES)

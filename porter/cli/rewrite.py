@@ -106,7 +106,7 @@ def run_rewrite(path: Path, *, target=None, out: Path = Path("porter-report"), a
     if apply and not allow_dirty and git_dirty(path, exclude=out):
         raise UsageError(f"{path}: the git tree has uncommitted changes; commit them or pass --allow-dirty")
 
-    ruleset = load_rules(select=config.select, ignore=config.ignore)
+    ruleset = load_rules(select=config.select, ignore=config.ignore, extend_select=config.extend_select)
     result = scan_tree(path, resolved, ruleset, config=config)
     root = Path(result.root)
     docs = {rule_id: dict(info.docs) for rule_id, info in result.rules.items()}
