@@ -36,7 +36,7 @@ class Package:
     source: str
     split: str
     what: str = ""
-    keep: tuple[str, ...] = ()  # archive folders whose Python files are scanned; () = all
+    keep: tuple[str, ...] = ()  # archive folders (or files) whose Python files are scanned; () = all
 
     @property
     def requirement(self) -> str:
@@ -167,7 +167,8 @@ def _download(package: Package, into: Path) -> Path:
 def _wanted(name: str, keep: tuple[str, ...]) -> bool:
     if not name.endswith(".py") or ".." in Path(name).parts or name.startswith("/"):
         return False
-    return not keep or any(f"{k.rstrip('/')}/" in f"/{name}" for k in keep)
+    # a folder keeps what is under it, a file itself; sdists put everything under NAME-VERSION/
+    return not keep or any(f"/{k.rstrip('/')}/" in f"/{name}" or f"/{name}".endswith(f"/{k}") for k in keep)
 
 
 def _extract(archive: Path, into: Path, keep: tuple[str, ...]) -> None:
