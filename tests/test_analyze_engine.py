@@ -10,7 +10,7 @@ from porter.analyze import analyze_source, load_rules
 from porter.errors import ConfigError
 from porter.targets import get_target
 
-RULES = load_rules(select=["PT2", "PT3", "PT4"])
+RULES = load_rules(select=["PT2", "PT3", "PT4", "opt-in"])  # opt-in rules are tested like the others
 MI300X, MI350X = get_target("mi300x"), get_target("mi350x")
 
 
