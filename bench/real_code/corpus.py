@@ -23,7 +23,8 @@ import yaml
 
 HERE = Path(__file__).resolve().parent
 PACKAGES_FILE = HERE / "packages.yaml"
-LABELS_FILE = HERE / "labels.jsonl"
+LABELS_FILE = HERE / "labels.jsonl"  # dev split, written by the engineers who change the rules
+HELD_OUT_LABELS_FILE = HERE / "labels_held_out.jsonl"  # held-out split, written once by someone else
 VERDICTS = ("true", "false", "debatable")
 SPLITS = ("dev", "held_out")
 ANY_TARGET = "*"

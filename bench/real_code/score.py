@@ -32,8 +32,8 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from corpus import (LABELS_FILE, PACKAGES_FILE, CorpusError, CorpusFinding, LabelIndex, fetch,  # noqa: E402
-                    load_corpus, load_labels, read_findings, scan_package, write_findings)
+from corpus import (HELD_OUT_LABELS_FILE, LABELS_FILE, PACKAGES_FILE, CorpusError, CorpusFinding,  # noqa: E402
+                    LabelIndex, fetch, load_corpus, load_labels, read_findings, scan_package, write_findings)
 
 OPT_IN = "opt-in"  # the select key that turns on every rule that is off by default
 
@@ -204,6 +204,12 @@ def print_unlabelled(findings: Sequence[CorpusFinding], labels: LabelIndex, rule
             break
 
 
+def label_files(given: Sequence[Path] | None) -> list[Path]:
+    if given:
+        return list(given)
+    return [LABELS_FILE] + ([HELD_OUT_LABELS_FILE] if HELD_OUT_LABELS_FILE.is_file() else [])
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=("dev", "held_out", "all"), default="dev")
@@ -214,7 +220,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--opt-in", action="store_true", help="also run the rules that are off by default")
     parser.add_argument("--findings", type=Path, help="score stored findings from this folder instead of scanning")
     parser.add_argument("--dump", type=Path, help="write this run's findings here")
-    parser.add_argument("--labels", type=Path, default=LABELS_FILE)
+    parser.add_argument("--labels", type=Path, nargs="*", help="label files (default: labels.jsonl and, when it "
+                        "exists, labels_held_out.jsonl)")
     parser.add_argument("--packages-file", type=Path, default=PACKAGES_FILE)
     parser.add_argument("--unlabelled", metavar="RULE", help="list unlabelled findings of RULE (dev split only)")
     parser.add_argument("--limit", type=int, default=40)
@@ -241,7 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rules = rules_that_ran(select)
     if args.dump:
         dump(findings, args.dump)
-    labels = LabelIndex(load_labels(args.labels))
+    labels = LabelIndex([label for path in label_files(args.labels) for label in load_labels(path)])
     if args.unlabelled:
         print_unlabelled(findings, labels, args.unlabelled, args.limit)
         return 0
