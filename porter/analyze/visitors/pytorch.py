@@ -306,26 +306,44 @@ def _capability_hit(node, part, op, value, target, floor, missing, nvidia) -> Hi
     return Hit(node, data)
 
 
-def _capability_names(ctx: ModuleContext) -> dict[str, str]:
+class _ScopedNames(dict):
+    """Capability names per function: `major` bound from get_device_capability() in one function is not
+    the `major` another function parses from a gfx string. Keys are (scope, name); a module-level
+    binding is visible everywhere."""
+
+    def __init__(self, ctx: ModuleContext):
+        super().__init__()
+        self.ctx = ctx
+
+    def bind(self, node: cst.CSTNode, name: str, part: str) -> None:
+        self[(self.ctx.scope_names(node), name)] = part
+
+    def part(self, node: cst.Name) -> str | None:
+        return self.get((self.ctx.scope_names(node), node.value)) or self.get(((), node.value))
+
+
+def _capability_names(ctx: ModuleContext) -> _ScopedNames:
     """Names assigned from get_device_capability(): `cap = ...` -> capability, `major, minor = ...`."""
-    names: dict[str, str] = {}
+    names = _ScopedNames(ctx)
     for assign in ctx.nodes(cst.Assign):
         if isinstance(assign.value, cst.BinaryOperation) and _sm_number(ctx, assign.value, names):
-            names.update({t.target.value: "sm" for t in assign.targets if isinstance(t.target, cst.Name)})
+            for t in assign.targets:
+                if isinstance(t.target, cst.Name):
+                    names.bind(t.target, t.target.value, "sm")
             continue
         if _CAPABILITY not in ctx.qualified_names(assign.value) or not isinstance(assign.value, cst.Call):
             continue
         for target in assign.targets:
             if isinstance(target.target, cst.Name):
-                names[target.target.value] = "capability"
+                names.bind(target.target, target.target.value, "capability")
             elif isinstance(target.target, cst.Tuple):
                 for part, element in zip(("major", "minor"), target.target.elements):
                     if isinstance(element.value, cst.Name):
-                        names[element.value.value] = part
+                        names.bind(element.value, element.value.value, part)
     return names
 
 
-def _sm_number(ctx: ModuleContext, node: cst.BinaryOperation, aliases: dict[str, str]) -> bool:
+def _sm_number(ctx: ModuleContext, node: cst.BinaryOperation, aliases: _ScopedNames) -> bool:
     """`major * 10 + minor` (also `cap[0] * 10 + cap[1]`): the "sm" number NVIDIA code compares with 90."""
     if not isinstance(node.operator, cst.Add) or not isinstance(node.left, cst.BinaryOperation):
         return False
@@ -335,13 +353,13 @@ def _sm_number(ctx: ModuleContext, node: cst.BinaryOperation, aliases: dict[str,
             and _capability_part(ctx, node.right, aliases) == "minor")
 
 
-def _capability_part(ctx: ModuleContext, node: cst.CSTNode, aliases: dict[str, str]) -> str | None:
+def _capability_part(ctx: ModuleContext, node: cst.CSTNode, aliases: _ScopedNames) -> str | None:
     if isinstance(node, cst.BinaryOperation):
         return "sm" if _sm_number(ctx, node, aliases) else None
     if isinstance(node, cst.Call) and _CAPABILITY in ctx.qualified_names(node):
         return "capability"
     if isinstance(node, cst.Name):
-        return aliases.get(node.value)
+        return aliases.part(node)
     if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
         index = literal_value(node.slice[0].slice.value)
         if index in (0, 1) and _capability_part(ctx, node.value, aliases) == "capability":
