@@ -3,7 +3,8 @@
     python bench/real_code/score.py                       # dev split, every target in packages.yaml
     python bench/real_code/score.py --split held_out      # once, at the end, by whoever labels it
     python bench/real_code/score.py --opt-in              # also the rules that are off by default
-    python bench/real_code/score.py --findings DIR        # score stored scans (DIR/*.jsonl), no download
+    python bench/real_code/score.py --findings DIR        # score stored scans (DIR/*.jsonl), no download;
+                                                          # only rules the current catalog runs count
     python bench/real_code/score.py --dump DIR            # keep this run's scans as DIR/<pkg>.<target>.jsonl
     python bench/real_code/score.py --unlabelled PT202    # list unlabelled findings of a rule (dev only)
 
@@ -241,8 +242,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("score.py: --unlabelled lists dev findings only: the held-out part is not to be looked at",
               file=sys.stderr)
         return 2
-    if args.findings:
-        findings, rules = read_stored(args.findings), None
+    if args.findings:  # stored scans: keep the rules the current catalog runs (with --opt-in: all of them)
+        rules = rules_that_ran(select)
+        findings = [f for f in read_stored(args.findings) if f.rule in rules]
     else:
         findings = scan_corpus(packages, targets, args.cache or default_cache(), select, args.jobs)
         rules = rules_that_ran(select)
