@@ -156,15 +156,23 @@ def dump(findings: Sequence[CorpusFinding], folder: Path) -> None:
 
 # ---- human ports (bench/real_code/ports.py, by the ports bench) ------------------------------------------
 
-def port_scores(targets: Sequence[str]) -> dict | None:
-    """`score_ports(targets) -> dict` from ports.py beside this file, when that bench exists."""
+def port_scores(targets: Sequence[str], split: str) -> dict | None:
+    """`score_ports(targets, split=...) -> dict` from ports.py beside this file, when that bench exists.
+
+    Its dict has "targets" -> target -> "overall" (recall_lines, false_alarms, ...) when the port trees are
+    in its cache, else "missing" and "how_to_get"; an error of its own comes back as {"error": text}.
+    """
     path = HERE / "ports.py"
     if not path.is_file():
         return None
     spec = importlib.util.spec_from_file_location("real_code_ports", path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("real_code_ports", module)
     spec.loader.exec_module(module)
-    return module.score_ports(list(targets))
+    try:
+        return module.score_ports(list(targets), split="dev" if split == "all" else split)
+    except Exception as error:  # the ports bench failing must not hide the precision table
+        return {"error": f"{type(error).__name__}: {error}"}
 
 
 # ---- printing -------------------------------------------------------------------------------------------
@@ -189,8 +197,14 @@ def print_ports(ports: dict | None) -> None:
     if ports is None:
         print("\nhuman ports: bench/real_code/ports.py not present")
         return
-    print("\nhuman ports (bench/real_code/ports.py)")
-    print(json.dumps(ports, indent=1, sort_keys=True, default=str))
+    if "targets" not in ports:
+        print("\nhuman ports: not scored: " + json.dumps({k: v for k, v in ports.items() if k != "cache"}, default=str))
+        return
+    print(f"\nhuman ports ({ports.get('split', '?')}): recall on human-changed lines, false alarms on human-fixed lines")
+    for target, result in ports["targets"].items():
+        o = result.get("overall", {})
+        print(f"{target:<8} pairs {o.get('pairs', '-'):>3}  recall {_ratio(o.get('recall_lines')):>5} "
+              f"(hunks {_ratio(o.get('recall_hunks'))})  false alarms {_ratio(o.get('false_alarms')):>5}")
 
 
 def print_unlabelled(findings: Sequence[CorpusFinding], labels: LabelIndex, rule: str, limit: int) -> None:
@@ -255,7 +269,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print_unlabelled(findings, labels, args.unlabelled, args.limit)
         return 0
     scores = score(findings, labels, targets, names, rules)
-    ports = None if args.no_ports else port_scores(targets)
+    ports = None if args.no_ports else port_scores(targets, args.split)
     if args.json:
         print(json.dumps({"split": args.split, "targets": {t: s.as_dict() for t, s in scores.items()},
                           "ports": ports}, indent=1, default=str))
