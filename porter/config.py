@@ -25,6 +25,7 @@ DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024
 class PorterConfig:
     target: str | None = None
     select: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()  # added to the default (or selected) rules, e.g. opt-in rule ids
     ignore: tuple[str, ...] = ()
     fail_on: str = "error"
     exclude: tuple[str, ...] = ()
@@ -103,7 +104,8 @@ def _check(key: str, value: Any, where: str) -> Any:
     def fail(expected: str) -> ConfigError:
         return ConfigError(f"{where}: [tool.porter] {key}: expected {expected}, got {value!r}")
 
-    if key in ("select", "ignore", "exclude", "include", "nvidia_only", "rocm_only", "nvidia_only_paths"):
+    if key in ("select", "extend_select", "ignore", "exclude", "include", "nvidia_only", "rocm_only",
+               "nvidia_only_paths"):
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, (list, tuple)) or not all(isinstance(item, str) for item in value):

@@ -64,7 +64,7 @@ def analyze(root: Path, target: Target, config, ruleset=None):
     from porter.analyze import load_rules
     from porter.analyze.scan import scan_tree
 
-    ruleset = ruleset or load_rules(select=config.select, ignore=config.ignore)
+    ruleset = ruleset or load_rules(select=config.select, ignore=config.ignore, extend_select=config.extend_select)
     return scan_tree(root, target, ruleset, config=config)
 
 

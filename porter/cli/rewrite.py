@@ -109,7 +109,7 @@ def run_rewrite(path: Path, *, target=None, out: Path = Path("porter-report"), a
     if apply and not allow_dirty and git_dirty(path, exclude=out):
         raise UsageError(f"{path}: the git tree has uncommitted changes; commit them or pass --allow-dirty")
 
-    ruleset = load_rules(select=config.select, ignore=config.ignore)
+    ruleset = load_rules(select=config.select, ignore=config.ignore, extend_select=config.extend_select)
     scan = pipeline.analyze(path, resolved, config, ruleset)
     root = Path(scan.root)
     run = _agent_run(root, scan, resolved, ruleset, config, exclusive, verify, agent, agent_replay)

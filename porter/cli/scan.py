@@ -32,6 +32,9 @@ def scan_command(
     path: Path = typer.Argument(..., help="Directory (or file) to scan.", show_default=False),
     target: str = typer.Option(None, "--target", "-t", help="Target name or gfx arch (default: config, else mi350x)."),
     select: list[str] = typer.Option(None, "--select", help="Rule ids/prefixes to run (comma list, repeatable)."),
+    extend_select: list[str] = typer.Option(
+        None, "--extend-select", help="Rule ids to add to the default set, e.g. opt-in rules (or opt-in for all)."
+    ),
     ignore: list[str] = typer.Option(None, "--ignore", help="Rule ids/prefixes to skip (comma list, repeatable)."),
     fail_on: str = typer.Option(None, "--fail-on", help="error | warning | info | never (default: error)."),
     output_format: str = typer.Option(
@@ -53,7 +56,8 @@ def scan_command(
     """Scan Python sources for CUDA-flavoured idioms that break or slow down on AMD Instinct GPUs."""
     try:
         code = run_scan(
-            path, target=target, select=_split(select), ignore=_split(ignore), fail_on=fail_on,
+            path, target=target, select=_split(select), extend_select=_split(extend_select),
+            ignore=_split(ignore), fail_on=fail_on,
             output_format=output_format, output=output, jobs=jobs, use_cache=not no_cache,
             kernels=kernels, statistics=statistics, rule_paths=rules or None, project_root=project_root,
             show_unreachable=show_unreachable,
@@ -65,9 +69,9 @@ def scan_command(
     raise typer.Exit(code)
 
 
-def run_scan(path: Path, *, target=None, select=None, ignore=None, fail_on=None, output_format="terminal",
-             output=None, jobs=None, use_cache=True, kernels=False, statistics=False, rule_paths=None,
-             project_root=None, show_unreachable=False) -> int:
+def run_scan(path: Path, *, target=None, select=None, extend_select=None, ignore=None, fail_on=None,
+             output_format="terminal", output=None, jobs=None, use_cache=True, kernels=False, statistics=False,
+             rule_paths=None, project_root=None, show_unreachable=False) -> int:
     """The scan command without Typer: returns the exit code (raises PorterError for exit 2)."""
     from porter.config import load_config
     from porter.targets import get_target
@@ -78,7 +82,7 @@ def run_scan(path: Path, *, target=None, select=None, ignore=None, fail_on=None,
         raise UsageError(f"--jobs must be at least 1, got {jobs}")
     config_root = path if path.is_dir() else path.parent
     config = load_config(config_root).with_overrides(
-        target=target, select=select, ignore=ignore, fail_on=fail_on, jobs=jobs
+        target=target, select=select, extend_select=extend_select, ignore=ignore, fail_on=fail_on, jobs=jobs
     )
     resolved_target = get_target(config.target_name)
     if kernels:
@@ -97,7 +101,7 @@ def _run_findings(path, target, config, output_format, output, use_cache, statis
 
     if output_format not in FINDINGS_FORMATS:
         raise UsageError(f"--format {output_format!r}: choose one of {', '.join(FINDINGS_FORMATS)}")
-    ruleset = load_rules(rule_paths, select=config.select, ignore=config.ignore)
+    ruleset = load_rules(rule_paths, select=config.select, ignore=config.ignore, extend_select=config.extend_select)
     with _progress_bar() as progress:
         result = scan_tree(path, target, ruleset, jobs=config.jobs, use_cache=use_cache, config=config,
                            progress=progress)
