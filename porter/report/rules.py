@@ -26,6 +26,7 @@ class RuleInfo:
     fix: str | None = None  # remedy kind
     safety: str = ""  # safe | unsafe, when a fix exists
     docs: dict[str, Any] = field(default_factory=dict)
+    enabled_by_default: bool = True  # False: an opt-in rule (runs with --extend-select ID or opt-in)
 
     def help_text(self) -> str:
         parts = [self.summary]
@@ -38,6 +39,8 @@ class RuleInfo:
 
     def help_markdown(self) -> str:
         parts = [f"**{self.id} {self.name}**: {self.summary}"]
+        if not self.enabled_by_default:
+            parts.append(f"Opt-in: off by default; enable it with `--extend-select {self.id}`.")
         for label, key in (("What it does", "what"), ("Why it matters on AMD", "why"), ("Use instead", "use_instead")):
             if self.docs.get(key):
                 parts.append(f"### {label}\n{str(self.docs[key]).strip()}")
@@ -78,6 +81,7 @@ def rule_info(rule: Any) -> RuleInfo:
         id=str(_get(rule, "id")), name=str(_get(rule, "name", "")), summary=str(_get(rule, "summary", "") or ""),
         severity=str(_get(rule, "severity", "warning") or "warning"), category=str(_get(rule, "category", "") or ""),
         fix=fix_kind, safety=safety or "", docs=dict(docs) if isinstance(docs, dict) else {},
+        enabled_by_default=_get(rule, "enabled_by_default", True) is not False,
     )
 
 
