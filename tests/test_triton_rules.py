@@ -9,7 +9,6 @@ import pytest
 import yaml
 
 from porter.analyze import analyze_source, load_rules
-from porter.analyze.rules import OPT_IN
 from tests.test_triton_inventory import GEMM_MODULE
 
 H = "import triton\nimport triton.language as tl\n"
@@ -17,7 +16,7 @@ H = "import triton\nimport triton.language as tl\n"
 
 @pytest.fixture(scope="module")
 def triton_rules():
-    return load_rules(select=["PT1"], extend_select=[OPT_IN])  # opt-in ones too: each is tested here
+    return load_rules(select=["PT1", *OPT_IN_TRITON])  # the opt-in ones too: each is tested here
 
 
 OPT_IN_TRITON = ["PT104", "PT111", "PT119", "PT120"]  # measured noisy on real code: run only when selected

@@ -41,8 +41,8 @@ class VerifyOptions:
             if key in table:
                 value = table[key]
                 if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value <= 0:
-                    raise ConfigError(f"{source}: [tool.porter.verify] {key} must be a positive number of seconds "
-                                      f"(finite), got {value!r}")
+                    raise ConfigError(f"{source}: [tool.porter.verify] {key} must be a positive finite number of "
+                                      f"seconds, got {value!r}")
                 if getattr(self, attr) == getattr(VerifyOptions, attr):
                     updates[attr] = float(value)
         for key in ("cross_compile", "select_tests"):
