@@ -98,7 +98,17 @@ def _template_values(targets: dict[str, Target], default: str) -> dict[str, Any]
         "fallback": _python_literal(_fallbacks(targets)),
         "amd_option_names": _python_literal(tuple(amd_options)),
         "feature_names": _python_literal(feature_names),
+        "nvidia_feature_capability": _python_literal(_nvidia_feature_capability(targets, feature_names)),
     }
+
+
+def _nvidia_feature_capability(targets: dict[str, Target], feature_names) -> dict[str, tuple]:
+    """feature -> ((since), (until)) from the NVIDIA targets' `feature_capability` (specs.yaml); they agree."""
+    for target in targets.values():
+        table = target.extra.get("feature_capability") if target.vendor == "nvidia" else None
+        if table:
+            return {name: tuple(tuple(cap) for cap in table[name]) for name in feature_names if name in table}
+    return {}
 
 
 def _python_literal(value: Any) -> str:
