@@ -90,14 +90,16 @@ class ShimLocation:
     import_statement: str
 
 
-def shim_location(repo: Path, shim_module: str | None = None, source: str | None = None) -> ShimLocation:
-    """Where the shim lives (H5's rules: [tool.porter] shim_module, else <top-level package>/_porter_shim.py,
-    else porter_shim.py at the root) and the statement that imports it as `porter_shim`."""
+def shim_location(repo: Path, shim_module: str | None = None, source: str | None = None,
+                  for_file: str | None = None) -> ShimLocation:
+    """Where the shim lives ([tool.porter] shim_module; else, for `for_file`, inside the package that file
+    ships in, so a wheel of the ported project carries it; else <top-level package>/_porter_shim.py, else
+    porter_shim.py at the root) and the statement that imports it as `porter_shim`."""
     from types import SimpleNamespace
 
     from porter.remedy import shim
 
-    path = shim.shim_location(repo, SimpleNamespace(shim_module=shim_module, source=source))
+    path = shim.shim_location(repo, SimpleNamespace(shim_module=shim_module, source=source), for_file=for_file)
     statement, _alias = shim.shim_import(repo, path)
     return ShimLocation(path, statement)
 
@@ -117,9 +119,8 @@ class _Planner:
         self.plan = Plan(target=target)
         self.current: dict[str, str] = {}  # path -> text after the patches planned so far
         self.file_patches: dict[str, list[str]] = {}
-        self.shim_patch: Patch | None = None
-        self.shim_checked = False
-        self._location: ShimLocation | None = None
+        self.shim_patches: dict[str, Patch | None] = {}  # shim path -> its patch (None: already current)
+        self._locations: dict[str, ShimLocation] = {}  # patched file -> the shim its package imports
         self.codemod_patches: list[Patch] = []
         self.covered: list[tuple[Finding, list[str]]] = []  # findings an earlier patch's edit already handles
 
@@ -167,14 +168,15 @@ class _Planner:
             self.current[path] = self.plan.originals[path]
         return self.plan.originals[path]
 
-    @property
-    def location(self) -> ShimLocation:
-        if self._location is None:
-            self._location = shim_location(self.repo, self.options.shim_module, self.options.config_source)
-        return self._location
+    def location(self, path: str) -> ShimLocation:
+        """The shim of the package `path` ships in (one per package; one module when configured)."""
+        if path not in self._locations:
+            self._locations[path] = shim_location(self.repo, self.options.shim_module, self.options.config_source,
+                                                  for_file=path)
+        return self._locations[path]
 
     def _context(self, path: str) -> CodemodContext:
-        location = self.location
+        location = self.location(path)
         opts = {"tune_topk": self.options.tune_topk, "repo": str(self.repo)}
         return CodemodContext(path=path, exclusive=self.options.exclusive, shim_import=location.import_statement,
                               shim_alias=SHIM_ALIAS, options=opts)
@@ -211,7 +213,7 @@ class _Planner:
             depends_on=depends,
         )
         if result.uses_shim:
-            shim = self._shim_patch()
+            shim = self._shim_patch(self.location(path))
             if shim is not None:
                 patch.depends_on.insert(0, _key(shim))
                 patch.notes.append(f"imports the porter shim ({ctx.shim_import})")
@@ -270,16 +272,15 @@ class _Planner:
             return None
         return result
 
-    def _shim_patch(self) -> Patch | None:
-        if self.shim_checked:
-            return self.shim_patch
-        self.shim_checked = True
-        location = self.location
+    def _shim_patch(self, location: ShimLocation) -> Patch | None:
+        if location.path in self.shim_patches:
+            return self.shim_patches[location.path]
         edit = render_shim(self.repo, self.target, location)
         if edit.before == edit.after:  # the current shim is already in the tree
+            self.shim_patches[location.path] = None
             return None
         verb = "Add" if edit.before is None else "Regenerate"
-        self.shim_patch = Patch(
+        self.shim_patches[location.path] = Patch(
             id="", kind="shim", rules=[], title=f"{verb} the porter shim module {location.path}",
             rationale=(
                 f"Rewritten code asks this module at run time which backend it runs on ({self.target.name}: "
@@ -290,7 +291,7 @@ class _Planner:
             edits=[edit],
             facts=self.target.facts("wave_size", "max_threads_per_block", "fp8_family", "best_fp32_dot_precision"),
         )
-        return self.shim_patch
+        return self.shim_patches[location.path]
 
     # ---- the rest --------------------------------------------------------------------------------
 
@@ -309,7 +310,8 @@ class _Planner:
         self.plan.needs_review.append(ReviewItem(finding=finding, kind=kind, reason=reason, guidance=guidance))
 
     def _number(self) -> None:
-        ordered = ([self.shim_patch] if self.shim_patch is not None else []) + self.codemod_patches
+        shims = [self.shim_patches[path] for path in sorted(self.shim_patches) if self.shim_patches[path] is not None]
+        ordered = shims + self.codemod_patches
         ids: dict[str, str] = {}
         for index, patch in enumerate(ordered, start=1):
             old = _key(patch)
