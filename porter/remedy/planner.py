@@ -7,6 +7,11 @@ Each finding's rule names its remedy kind (Finding.fix):
   needs-review with the rule's use_instead guidance;
 - advice / None: listed, never patched.
 
+Runtime findings (provenance "runtime": what the verifier saw on the target) go to the codemod of their
+rule (porter.remedy.codemods.runtime: RT101 threads, RT107 LDS, or the one data["kind"] names), tried at
+the launch site, then at the origin of the value, then in the kernel's file; one that no codemod fixes
+goes to the agent, else to review with its evidence.
+
 Findings in the project's tests, mocks and skip conditions are listed (kind "test"), never patched, unless
 PlanOptions.patch_tests (`[tool.porter.remedy] patch_tests = true`): see porter.remedy.project_tests.
 
@@ -64,7 +69,7 @@ class ReviewItem:
     """A finding porter does not patch, and what a person should do about it."""
 
     finding: Finding
-    kind: str  # agent | advice | declined | no-codemod | error | test
+    kind: str  # agent | advice | declined | no-codemod | error | test | runtime
     reason: str
     guidance: str = ""
 
@@ -127,6 +132,7 @@ class _Planner:
     def run(self, findings: list[Finding]) -> Plan:
         self.plan.findings = sorted(findings, key=Finding.sort_key)
         groups: dict[tuple[str, Any], list[Finding]] = {}
+        runtime: list[Finding] = []
         for finding in self.plan.findings:
             if self._generated(finding.path):
                 continue  # porter's own shim module: regenerated, never patched
@@ -136,7 +142,9 @@ class _Planner:
                     self._review(finding, "test", f"{why}: reported, not patched (the tests judge the port; "
                                  "[tool.porter.remedy] patch_tests = true lets porter edit them)")
                     continue
-            if finding.fix in CODEMOD_KINDS:
+            if finding.provenance == "runtime":
+                runtime.append(finding)
+            elif finding.fix in CODEMOD_KINDS:
                 fn = get_codemod(finding.rule)
                 if fn is None:
                     self._review(finding, "no-codemod", f"no codemod registered for {finding.rule}")
@@ -149,6 +157,8 @@ class _Planner:
         order = lambda item: (item[0][0], getattr(item[0][1], "porter_priority", 1), item[1][0].rule)  # noqa: E731
         for (path, fn), group in sorted(groups.items(), key=order):
             self._codemod_patch(path, fn, group)
+        for finding in runtime:  # after the static patches: they compose on top of them
+            self._runtime(finding)
         self._number()
         return self.plan
 
@@ -181,16 +191,18 @@ class _Planner:
         return CodemodContext(path=path, exclusive=self.options.exclusive, shim_import=location.import_statement,
                               shim_alias=SHIM_ALIAS, options=opts)
 
-    def _codemod_patch(self, path: str, fn, group: list[Finding]) -> None:
+    def _codemod_patch(self, path: str, fn, group: list[Finding], quiet: bool = False) -> bool:
+        """Plan the codemod's patch for `group` in `path`; False when it changed nothing (quiet: the
+        caller decides what becomes of the findings)."""
         original = self._read(path)
         if original is None:
             for finding in group:
                 self._review(finding, "error", f"{path} could not be read as UTF-8")
-            return
+            return False
         ctx = self._context(path)
-        result = self._run(fn, original, group, ctx)
+        result = self._run(fn, original, group, ctx, quiet=quiet)
         if result is None:
-            return
+            return False
         before, after, depends = original, result.text, []
         shifted = group
         composed = apply_hunks(self.current[path], original, result.text, allow_present=False)
@@ -198,9 +210,9 @@ class _Planner:
             mapping = line_map(original, self.current[path])
             shifted = [_shift(f, mapping) for f in group]
             earlier = list(self.file_patches.get(path, []))
-            result = self._run(fn, self.current[path], shifted, ctx, covered_by=earlier)
+            result = self._run(fn, self.current[path], shifted, ctx, covered_by=earlier, quiet=quiet)
             if result is None:
-                return
+                return False
             before, after, depends = self.current[path], result.text, list(self.file_patches.get(path, []))
             composed = after
         group = self._claimed(result, group, before, after, shifted)
@@ -220,6 +232,7 @@ class _Planner:
         self.current[path] = composed
         self.file_patches.setdefault(path, []).append(_key(patch))
         self.codemod_patches.append(patch)
+        return True
 
     def _claimed(self, result: CodemodResult, group: list[Finding], before: str, after: str, shifted) -> list[Finding]:
         """The findings the change fixes: those the codemod names (CodemodResult.claimed), else those on the
@@ -231,7 +244,7 @@ class _Planner:
             kept = [f for f, moved in zip(group, shifted) if id(f) in named or id(moved) in named]
             for finding in group:
                 if all(finding is not k for k in kept):
-                    self._review(finding, "declined", "the codemod left this occurrence unchanged (see the patch notes)")
+                    self._declined(finding, "the codemod left this occurrence unchanged (see the patch notes)")
             return kept or group
 
         spans = []
@@ -248,7 +261,7 @@ class _Planner:
         if not kept:
             return group
         for finding in left:
-            self._review(finding, "declined", "the codemod left this occurrence unchanged (see the patch notes)")
+            self._declined(finding, "the codemod left this occurrence unchanged (see the patch notes)")
         return kept
 
     def _safety(self, result: CodemodResult, rules: list[str]) -> str:
@@ -256,19 +269,22 @@ class _Planner:
         flags = [result.safety] + [self.options.rule_safety.get(rule, "safe") for rule in rules]
         return "unsafe" if "unsafe" in flags else "safe"
 
-    def _run(self, fn, text: str, group: list[Finding], ctx: CodemodContext, covered_by=None) -> CodemodResult | None:
+    def _run(self, fn, text: str, group: list[Finding], ctx: CodemodContext, covered_by=None,
+             quiet: bool = False) -> CodemodResult | None:
         try:
             result = fn(text, group, self.target, ctx)
         except Exception as error:  # a codemod bug must not sink the whole run: report it
             for finding in group:
                 self._review(finding, "error", f"codemod {fn.__name__} failed: {type(error).__name__}: {error}")
             return None
+        if (result is None or result.text == text) and quiet:
+            return None
         if result is None or result.text == text:
             for finding in group:
                 if covered_by:  # an earlier patch to these lines already rewrote them
                     self.covered.append((finding, list(covered_by)))
                 else:
-                    self._review(finding, "declined", "the codemod found nothing it can rewrite safely here")
+                    self._declined(finding, "the codemod found nothing it can rewrite safely here")
             return None
         return result
 
@@ -293,16 +309,41 @@ class _Planner:
         )
         return self.shim_patches[location.path]
 
+    def _runtime(self, finding: Finding) -> None:
+        from porter.remedy.codemods.runtime import runtime_rule, runtime_sites
+
+        fn = get_codemod(runtime_rule(finding))
+        if fn is not None:
+            for site in runtime_sites(finding):
+                if self._read(site.path) is not None and self._codemod_patch(site.path, fn, [site], quiet=True):
+                    return
+        if finding.fix == "agent" or self.options.agent is not None:
+            self._agent(finding)
+            return
+        tried = "no codemod for it" if fn is None else "its codemod found nothing to rewrite at the launch or the origin"
+        self._review(finding, "runtime", f"seen on the target ({tried}): {finding.message}")
+
     # ---- the rest --------------------------------------------------------------------------------
 
-    def _agent(self, finding: Finding) -> None:
+    def _agent(self, finding: Finding, declined: str | None = None) -> None:
         hook = self.options.agent
         if hook is not None:
             patch = hook([finding], self._read(finding.path) or "", self.target)
             if patch is not None:
                 self.codemod_patches.append(patch)
                 return
+        if declined is not None:
+            self._review(finding, "declined", f"{declined}; the agent's proposals were not accepted"
+                         if hook is not None else declined)
+            return
         self._review(finding, "agent", "needs the agent (LLM) or a person: no mechanical fix")
+
+    def _declined(self, finding: Finding, reason: str) -> None:
+        """What no codemod rewrote goes to the agent when one is configured, else to review."""
+        if self.options.agent is not None:
+            self._agent(finding, declined=reason)
+        else:
+            self._review(finding, "declined", reason)
 
     def _review(self, finding: Finding, kind: str, reason: str) -> None:
         docs = self.options.rule_docs.get(finding.rule, {}) or {}
