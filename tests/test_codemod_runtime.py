@@ -1,4 +1,7 @@
-"""Codemods for the verifier's runtime findings (porter.remedy.codemods.runtime) and their routing."""
+"""Codemods for the verifier's runtime findings (porter.remedy.codemods.runtime) and their routing.
+
+The findings are built as porter.verify.runtime (dev-emul) writes them: rules PT906/PT907, located at the
+launch call, with data["launch"], data["kernel"] (its config), data["value"] and data["origin"]."""
 
 from __future__ import annotations
 
@@ -62,21 +65,25 @@ def runtime(rule: str, path: str, line: int, end_line: int | None = None, **data
                    provenance="runtime", data=data)
 
 
-def threads(line: int, end_line: int | None = None, **extra) -> Finding:
-    return runtime("RT101", "pkg/ops.py", line, end_line, kernel="_softmax_kernel", launch=f"pkg/ops.py:{line}",
-                   value=2048, limit=1024, **extra)
+def threads(line: int, end_line: int | None = None, origin=None) -> Finding:
+    return runtime("PT906", "pkg/ops.py", line, end_line, origin=origin,
+                   launch={"path": "pkg/ops.py", "line": line, "tests": ["tests/test_ops.py::test_softmax"]},
+                   kernel={"name": "_softmax_kernel", "path": "pkg/kernels.py", "line": 3, "end_line": 9,
+                           "config": {"BLOCK_SIZE": 65536, "num_warps": 32, "num_stages": 3}},
+                   value={"name": "num_warps", "value": 32, "limit": 16})
 
 
-def lds(value: int, config: dict) -> Finding:
-    return runtime("RT107", "pkg/ops.py", 13, kernel="pkg.ops:matmul_kernel", launch="pkg/ops.py:13", value=value,
-                   limit=TARGET.lds_bytes, config=config)
+def lds(value: int, config: dict, path: str = "pkg/ops.py", line: int = 13) -> Finding:
+    return runtime("PT907", path, line, launch={"path": path, "line": line, "tests": []},
+                   kernel={"name": "matmul_kernel", "path": "pkg/ops.py", "line": 12, "end_line": 15, "config": config},
+                   value={"name": "lds_bytes", "value": value, "limit": TARGET.lds_bytes})
 
 
 def test_threads_over_the_limit_are_capped_at_the_launch():
-    result = get_codemod("RT101")(OPS, [threads(20, 21)], TARGET, CTX)
+    result = get_codemod("PT906")(OPS, [threads(20, 21)], TARGET, CTX)
     assert "num_warps=porter_shim.cap_num_warps(num_warps))" in result.text
     assert "from pkg import _porter_shim as porter_shim" in result.text and result.uses_shim
-    assert "2048 > 1024 at pkg/ops.py:20" in result.rationale
+    assert "_softmax_kernel: 32 > 16 at pkg/ops.py:20" in result.rationale
     assert result.text.count("cap_num_warps") == 1  # the other launch is not touched
 
 
@@ -103,21 +110,30 @@ def test_runtime_findings_with_a_model_go_to_the_agent(tmp_path):
     root = write_repo(tmp_path)
     asked = []
     plan = plan_patches(root, [threads(27)], TARGET, PlanOptions(agent=lambda fs, text, t: asked.extend(fs)))
-    assert [f.rule for f in asked] == ["RT101"] and plan.needs_review[0].kind == "agent"
+    assert [f.rule for f in asked] == ["PT906"] and plan.needs_review[0].kind == "agent"
 
 
-def test_kind_routes_an_unknown_runtime_rule_to_its_codemod(tmp_path):
+def test_a_confirmed_static_finding_is_fixed_at_the_launch_its_evidence_names(tmp_path):
+    """flow reports PT101 at the helper; the target's PT906 at the launch confirmed it (merge_findings):
+    the launch is tried first, so a test of the helper's own values keeps passing."""
     root = write_repo(tmp_path)
-    finding = runtime("RTX9", "pkg/ops.py", 20, 21, kind="threads", kernel="_softmax_kernel", value=2048)
-    plan = plan_patches(root, [finding], TARGET)
-    assert [p.rules for p in plan.patches if p.rules] == [["RTX9"]]
+    evidence = threads(20, 21)
+    static = Finding(rule="PT101", name="num-warps-over-wave64-limit", severity="error", path="pkg/settings.py",
+                     line=8, column=9, end_line=8, end_column=23, message="num_warps 32 > 16", fix="codemod",
+                     provenance="runtime", data={"value": 32, "runtime": [
+                         {"rule": "PT906", "message": evidence.message, "launch": evidence.data["launch"],
+                          "kernel": evidence.data["kernel"], "value": evidence.data["value"]}]})
+    plan = plan_patches(root, [static], TARGET)
+    [patch] = [p for p in plan.patches if p.rules]
+    assert patch.paths == ["pkg/ops.py"] and patch.rules == ["PT101"]
+    assert "num_warps=porter_shim.cap_num_warps(num_warps))" in patch.edits[0].after
 
 
 def test_lds_over_budget_refits_a_new_amd_list_with_the_measured_size():
     config = {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 2}
     estimate = _footprint(_Cfg({k: v for k, v in config.items() if k.startswith("BLOCK")}, 4, 2), 2)
     measured = 200_000  # the compiled kernel's figure: four times porter's estimate
-    result = get_codemod("RT107")(OPS, [lds(measured, config)], TARGET, CTX)
+    result = get_codemod("PT907")(OPS, [lds(measured, config)], TARGET, CTX)
     assert result is not None and result.safety == "unsafe"
     assert "configs=MATMUL_KERNEL_AMD_CONFIGS if porter_shim.IS_HIP else CONFIGS" in result.text
     assert 'triton.Config({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64}, num_warps=8, num_stages=4)' in result.text
@@ -133,9 +149,9 @@ def test_lds_over_budget_refits_a_new_amd_list_with_the_measured_size():
 
 def test_lds_refits_the_amd_list_porter_wrote_before():
     config = {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 2}
-    first = get_codemod("RT107")(OPS, [lds(120_000, config)], TARGET, CTX).text
-    assert get_codemod("RT107")(first, [lds(120_000, config)], TARGET, CTX) is None  # already fits
-    second = get_codemod("RT107")(first, [lds(400_000, config)], TARGET, CTX)
+    first = get_codemod("PT907")(OPS, [lds(120_000, config)], TARGET, CTX).text
+    assert get_codemod("PT907")(first, [lds(120_000, config)], TARGET, CTX) is None  # already fits
+    second = get_codemod("PT907")(first, [lds(400_000, config)], TARGET, CTX)
     assert second is not None and second.text.count("MATMUL_KERNEL_AMD_CONFIGS = [") == 1
     assert second.text.count("# porter: autotune configs") == 1
     before, after = amd_configs(first), amd_configs(second.text)
@@ -143,9 +159,18 @@ def test_lds_refits_the_amd_list_porter_wrote_before():
 
 
 def test_lds_of_a_kernel_without_an_autotune_list_declines():
-    finding = runtime("RT107", "pkg/ops.py", 20, kernel="_softmax_kernel", value=300_000,
-                      config={"BLOCK_SIZE": 65536, "num_warps": 16, "num_stages": 1})
-    assert get_codemod("RT107")(OPS, [finding], TARGET, CTX) is None
+    finding = runtime("PT907", "pkg/ops.py", 20, kernel={"name": "_softmax_kernel", "config": {
+        "BLOCK_SIZE": 65536, "num_warps": 16, "num_stages": 1}}, value={"value": 300_000, "limit": TARGET.lds_bytes})
+    assert get_codemod("PT907")(OPS, [finding], TARGET, CTX) is None
+
+
+def test_lds_launched_from_another_module_is_fixed_in_the_kernel_file(tmp_path):
+    root = write_repo(tmp_path)
+    (root / "pkg" / "api.py").write_text("from pkg.ops import matmul_kernel\n\n\ndef mm(a, b, c):\n    matmul_kernel[(1,)](a, b, c)\n")
+    config = {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 2}
+    plan = plan_patches(root, [lds(200_000, config, path="pkg/api.py", line=5)], TARGET)
+    [patch] = [p for p in plan.patches if p.rules]
+    assert patch.paths == ["pkg/ops.py"] and "MATMUL_KERNEL_AMD_CONFIGS" in patch.edits[0].after
 
 
 def write_repo(root: Path) -> Path:

@@ -7,10 +7,10 @@ Each finding's rule names its remedy kind (Finding.fix):
   needs-review with the rule's use_instead guidance;
 - advice / None: listed, never patched.
 
-Runtime findings (provenance "runtime": what the verifier saw on the target) go to the codemod of their
-rule (porter.remedy.codemods.runtime: RT101 threads, RT107 LDS, or the one data["kind"] names), tried at
-the launch site, then at the origin of the value, then in the kernel's file; one that no codemod fixes
-goes to the agent, else to review with its evidence.
+Runtime findings (provenance "runtime": what the verifier saw on the target, porter.verify.runtime) go
+to the codemod of their rule, then of each runtime rule that confirmed them (PT906 threads, PT907 LDS:
+porter.remedy.codemods.runtime), tried at the launch call, where the finding points, the value's origin,
+then the kernel's file; one that no codemod fixes goes to the agent, else to review with its evidence.
 
 Findings in the project's tests, mocks and skip conditions are listed (kind "test"), never patched, unless
 PlanOptions.patch_tests (`[tool.porter.remedy] patch_tests = true`): see porter.remedy.project_tests.
@@ -310,18 +310,23 @@ class _Planner:
         return self.shim_patches[location.path]
 
     def _runtime(self, finding: Finding) -> None:
-        from porter.remedy.codemods.runtime import runtime_rule, runtime_sites
+        from porter.remedy.codemods.runtime import runtime_attempts, widen_to_statement
 
-        fn = get_codemod(runtime_rule(finding))
-        if fn is not None:
-            for site in runtime_sites(finding):
-                if self._read(site.path) is not None and self._codemod_patch(site.path, fn, [site], quiet=True):
-                    return
+        tried = []
+        for rule, site in runtime_attempts(finding):
+            fn = get_codemod(rule)
+            if fn is None or self._read(site.path) is None:
+                continue
+            tried.append(rule)
+            site = widen_to_statement(self.current[site.path], site)
+            if self._codemod_patch(site.path, fn, [site], quiet=True):
+                return
         if finding.fix == "agent" or self.options.agent is not None:
             self._agent(finding)
             return
-        tried = "no codemod for it" if fn is None else "its codemod found nothing to rewrite at the launch or the origin"
-        self._review(finding, "runtime", f"seen on the target ({tried}): {finding.message}")
+        tried_text = ("no codemod for it" if not tried else
+                      f"the codemods of {', '.join(dict.fromkeys(tried))} found nothing to rewrite at the launch or the origin")
+        self._review(finding, "runtime", f"seen on the target ({tried_text}): {finding.message}")
 
     # ---- the rest --------------------------------------------------------------------------------
 

@@ -1,18 +1,22 @@
 """Codemods for what the verifier saw on the target (Finding.provenance == "runtime").
 
-The verifier's runtime findings carry the evidence in `data`: "kernel" (the kernel's name or
-"module:qualname"), "launch" (the launch site, "path:line" or {"path", "line"}), "value" (the measured
-quantity: threads per block, or LDS bytes), optionally "limit" (the target's), "config" (the autotune
-config or launch options that produced it: meta keys plus num_warps / num_stages), "source" (the file
-that defines the kernel) and "origin" ({"path", "line", "end_line"}: where the bad value is computed).
+Runtime findings (porter.verify.runtime, rules/runtime/PT9xx) carry the evidence in `data`:
+"launch" ({"path", "line", "tests"}: the launch call the replay recorded), "kernel" ({"name", "path",
+"line", "config", ...}: the compiled kernel and the launch options or autotune config it was compiled
+for), "value" ({"name": "num_warps" | "lds_bytes", "value", "limit"}) and "origin" (where the value
+flow found the bad value computed: {"path", "line", ...} or a list of them, None when unknown). A static
+finding the target confirmed keeps its own rule, with the runtime entries under data["runtime"].
 
-- RT101, a launch over the target's threads per block: the launch's `num_warps=` is capped through the
-  shim (`num_warps=porter_shim.cap_num_warps(_num_warps(block))`, unchanged on NVIDIA); at the origin
-  (the helper's `num_warps = 32`) when the launch passes no num_warps keyword. The planner tries the
-  launch first, then the origin (`runtime_sites`).
-- RT107, a compiled kernel's LDS over the budget: the kernel's autotune list for the target is refitted
-  with the measured LDS (fewer stages, then smaller tiles, until the compiled size would fit), the AMD
-  list porter wrote earlier refitted in place, the NVIDIA list untouched.
+- PT906, a launch over the target's threads per workgroup: the launch's `num_warps=` is capped through
+  the shim (`num_warps=porter_shim.cap_num_warps(_num_warps(block))`, unchanged on NVIDIA); at the
+  origin (the helper's `num_warps = 32`) when the launch passes no num_warps keyword.
+- PT907, a compiled kernel's LDS over the budget: the kernel's autotune list for the target is refitted
+  with the measured LDS (BLOCK_K, then stages, then the other tiles, until the compiled size would
+  fit); an AMD list porter wrote earlier is refitted in place; the NVIDIA list is untouched.
+
+`runtime_attempts(finding)` gives the planner what to try, in order: (rule whose codemod runs, the
+finding located at the site). Launch sites come first: the value's origin may be a helper the
+project's tests check (a rejected origin patch is what made the target's evidence necessary).
 """
 
 from __future__ import annotations
@@ -28,32 +32,58 @@ from porter.remedy.codemods import autotune as tune
 from porter.remedy.codemods import warps
 from porter.remedy.codemods._cst import code, ensure_shim_import, int_value, string_value
 
-THREADS_RULE = "RT101"
-LDS_RULE = "RT107"
-# data["kind"] of a runtime finding whose rule id has no codemod of its own -> the rule that fixes it
-KIND_RULES = {"threads": THREADS_RULE, "lds": LDS_RULE}
+THREADS_RULE = "PT906"
+LDS_RULE = "PT907"
 
 
-def runtime_rule(finding: Finding) -> str:
-    """The rule whose codemod handles a runtime finding: its own, else the one its data["kind"] names."""
-    from porter.remedy.codemods import get_codemod
+def runtime_attempts(finding: Finding) -> list[tuple[str, Finding]]:
+    """(rule id, finding at a site) pairs to try in order: the finding's own rule at every site, then
+    each runtime rule that confirmed it, with that entry's evidence, at every site."""
+    attempts = [(finding.rule, site) for site in _sites(finding)]
+    for entry in finding.data.get("runtime") or []:
+        if isinstance(entry, dict) and entry.get("rule") and entry["rule"] != finding.rule:
+            evidence = replace(finding, rule=entry["rule"], data={**finding.data, **entry, "runtime": None})
+            attempts += [(entry["rule"], site) for site in _sites(evidence)]
+    unique: dict[tuple, tuple[str, Finding]] = {}
+    for rule, site in attempts:
+        unique.setdefault((rule, site.path, site.line, site.end_line), (rule, site))
+    return list(unique.values())
 
-    if get_codemod(finding.rule) is not None:
-        return finding.rule
-    return KIND_RULES.get(str(finding.data.get("kind", "")), finding.rule)
 
-
-def runtime_sites(finding: Finding) -> list[Finding]:
-    """Where a runtime finding can be fixed, in order: where it points (the launch), then the origin
-    of the value and the file that defines the kernel, each as a copy of the finding located there."""
-    sites = [finding]
-    origin = _location(finding.data.get("origin"))
-    if origin is not None and (origin[0], origin[1]) != (finding.path, finding.line):
-        sites.append(replace(finding, path=origin[0], line=origin[1], end_line=origin[2], column=1, end_column=1))
-    source = finding.data.get("source")
-    if isinstance(source, str) and source and source != finding.path:
-        sites.append(replace(finding, path=source, line=1, end_line=1, column=1, end_column=1))
+def _sites(finding: Finding) -> list[Finding]:
+    """The finding at its launch calls, where it points, at the value's origins and in the kernel's file."""
+    own = (finding.path, finding.line, finding.end_line)
+    places = [_location(finding.data.get("launch"))]
+    places += [_location(entry.get("launch")) for entry in finding.data.get("runtime") or [] if isinstance(entry, dict)]
+    places.append(own)
+    origins = finding.data.get("origin")
+    places += [_location(o) for o in (origins if isinstance(origins, list) else [origins])]
+    kernel = finding.data.get("kernel")
+    if isinstance(kernel, dict) and isinstance(kernel.get("path"), str) and kernel["path"]:
+        places.append((kernel["path"], int(kernel.get("line") or 1), int(kernel.get("end_line") or kernel.get("line") or 1)))
+    sites, seen = [], set()
+    for place in places:
+        if place is None or place in seen:
+            continue
+        seen.add(place)
+        sites.append(finding if place == own else
+                     replace(finding, path=place[0], line=place[1], end_line=place[2], column=1, end_column=1))
     return sites
+
+
+def widen_to_statement(text: str, finding: Finding) -> Finding:
+    """The finding over the whole statement that starts on its line (a launch call's keywords may sit on
+    later lines; the replay records the call's first line)."""
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    try:
+        wrapper = MetadataWrapper(cst.parse_module(text))
+    except cst.ParserSyntaxError:
+        return finding
+    positions = wrapper.resolve(PositionProvider)
+    ends = [pos.end.line for node, pos in positions.items()
+            if isinstance(node, cst.SimpleStatementLine) and pos.start.line == finding.line]
+    return replace(finding, end_line=max(ends)) if ends and max(ends) > finding.end_line else finding
 
 
 def _location(value: Any) -> tuple[str, int, int] | None:
@@ -66,16 +96,38 @@ def _location(value: Any) -> tuple[str, int, int] | None:
     return None
 
 
+def _kernel_name(finding: Finding) -> str:
+    kernel = finding.data.get("kernel")
+    name = kernel.get("name", "") if isinstance(kernel, dict) else str(kernel or "")
+    return name.split(":")[-1].split(".")[-1]
+
+
+def _value(finding: Finding) -> tuple[Any, Any]:
+    """(measured value, limit) from data["value"] ({"value", "limit"}) or plain data["value"]/data["limit"]."""
+    value = finding.data.get("value")
+    if isinstance(value, dict):
+        return value.get("value"), value.get("limit")
+    return value, finding.data.get("limit")
+
+
+def _config(finding: Finding) -> dict | None:
+    kernel = finding.data.get("kernel")
+    config = kernel.get("config") if isinstance(kernel, dict) else None
+    return config if isinstance(config, dict) else finding.data.get("config")
+
+
 def _evidence(findings: list[Finding], target) -> str:
     parts = []
     for f in findings:
-        limit = f.data.get("limit")
-        parts.append(f"{f.data.get('kernel', '?')}: {f.data.get('value', '?')}"
-                     + (f" > {limit}" if limit is not None else "") + f" at {f.data.get('launch', f'{f.path}:{f.line}')}")
+        value, limit = _value(f)
+        site = _location(f.data.get("launch"))
+        where = f"{site[0]}:{site[1]}" if site else f"{f.path}:{f.line}"
+        parts.append(f"{_kernel_name(f) or '?'}: {value if value is not None else '?'}"
+                     + (f" > {limit}" if limit is not None else "") + f" at {where}")
     return f"the verifier saw on {target.name} ({target.arch}): " + "; ".join(parts)
 
 
-# ---- RT101 launches over the target's threads per block ---------------------------------------------
+# ---- PT906 launches over the target's threads per workgroup ---------------------------------------------
 
 
 @codemod(THREADS_RULE)
@@ -84,13 +136,14 @@ def cap_launch_warps(source, findings, target, ctx):
     result = warps.cap_num_warps(source, findings, target, ctx)
     if result is None:
         return None
-    result.rationale = (f"A launch ran over {target.max_threads_per_block} threads per block: {_evidence(findings, target)}. "
+    result.rationale = (f"A launch asked for over {target.max_threads_per_block} threads per workgroup: "
+                        f"{_evidence(findings, target)}. "
                         + result.rationale)
     result.safety = "safe"
     return result
 
 
-# ---- RT107 compiled LDS over the budget -------------------------------------------------------------
+# ---- PT907 compiled LDS over the budget -------------------------------------------------------------
 
 
 @codemod(LDS_RULE)
@@ -139,8 +192,7 @@ def fit_measured_lds(source, findings, target, ctx):
 def _by_kernel(findings: list[Finding]) -> dict[str, list[Finding]]:
     out: dict[str, list[Finding]] = {}
     for finding in findings:
-        name = str(finding.data.get("kernel", "")).split(":")[-1].split(".")[-1]
-        out.setdefault(name, []).append(finding)
+        out.setdefault(_kernel_name(finding), []).append(finding)
     return out
 
 
@@ -161,21 +213,21 @@ def _refit(module: cst.Module, kernel, group: list[Finding], target, ctx, source
     plan.measured_scale = scale
     fitted = plan.reshape(configs)
     header = (f"porter: autotune configs for {target.name} ({target.arch}), refitted to the LDS the compiled kernel "
-              f"used (measured {max(f.data.get('value', 0) for f in group)} B; estimate x{scale:.2f}); LDS <= "
+              f"used (measured {max(_value(f)[0] or 0 for f in group)} B; estimate x{scale:.2f}); LDS <= "
               f"{plan.lds_limit} B.")
     statement = tune._render_list(amd_name, fitted, plan, tune._config_call(source), header)
     return amd_name, statement, existing, plan
 
 
 def _limits(group: list[Finding]) -> list[int]:
-    return [int(f.data["limit"]) for f in group if isinstance(f.data.get("limit"), int)]
+    return [int(limit) for limit in (_value(f)[1] for f in group) if isinstance(limit, int)]
 
 
 def _measured_scale(group: list[Finding], plan) -> float | None:
     """The largest measured / estimated LDS among the findings' configs."""
     ratios = []
     for finding in group:
-        config, value = finding.data.get("config"), finding.data.get("value")
+        config, (value, _limit) = _config(finding), _value(finding)
         if not isinstance(config, dict) or not isinstance(value, (int, float)):
             continue
         meta = {k: v for k, v in config.items() if k not in ("num_warps", "num_stages") and isinstance(v, int)}
