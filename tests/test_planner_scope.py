@@ -150,3 +150,18 @@ def test_a_configured_shim_module_is_shared(tmp_path):
                         PlanOptions(shim_module="common.gpu"))
     assert [p.paths for p in plan.patches if not p.rules] == [["src/common/gpu.py"]]
     assert all("from common import gpu as porter_shim" in p.edits[0].after for p in plan.patches if p.rules)
+
+
+def test_an_agent_patch_that_imports_the_shim_depends_on_it(tmp_path):
+    from porter.records import FileEdit, Patch
+
+    root = write(tmp_path, {"src/alpha/__init__.py": "", "src/alpha/k.py": "x = 1\n"})
+    statement = "from alpha import _porter_shim as porter_shim"
+
+    def agent(findings, text, target):
+        return Patch(id="", kind="agent", rules=[findings[0].rule], title="agent", rationale="",
+                     edits=[FileEdit("src/alpha/k.py", text, f"{statement}\nx = porter_shim.WARP_SIZE\n")])
+
+    plan = plan_patches(root, [finding("PT109", "src/alpha/k.py", 1)], TARGET, PlanOptions(agent=agent))
+    shim, answer = plan.patches
+    assert shim.paths == ["src/alpha/_porter_shim.py"] and answer.depends_on == [shim.id]

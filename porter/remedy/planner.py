@@ -335,6 +335,7 @@ class _Planner:
         if hook is not None:
             patch = hook([finding], self._read(finding.path) or "", self.target)
             if patch is not None:
+                self._needs_shim(patch, finding.path)
                 self.codemod_patches.append(patch)
                 return
         if declined is not None:
@@ -342,6 +343,14 @@ class _Planner:
                          if hook is not None else declined)
             return
         self._review(finding, "agent", "needs the agent (LLM) or a person: no mechanical fix")
+
+    def _needs_shim(self, patch: Patch, path: str) -> None:
+        """An agent patch that imports the porter shim depends on the patch that adds it."""
+        location = self.location(path)
+        if any(location.import_statement in edit.after for edit in patch.edits):
+            shim = self._shim_patch(location)
+            if shim is not None and _key(shim) not in patch.depends_on:
+                patch.depends_on.insert(0, _key(shim))
 
     def _declined(self, finding: Finding, reason: str) -> None:
         """What no codemod rewrote goes to the agent when one is configured, else to review."""
