@@ -112,8 +112,8 @@ def run_rewrite(path: Path, *, target=None, out: Path = Path("porter-report"), a
     docs = {rule_id: dict(info.docs) for rule_id, info in result.rules.items()}
     safety = {rule_id: info.safety or "safe" for rule_id, info in result.rules.items()}
     agent_run = _agent_run(root, result, resolved, ruleset, config, docs, exclusive, verify, agent, agent_replay)
-    plan = plan_patches(root, result.findings, resolved, PlanOptions.from_config(
-        config, exclusive=exclusive, tune_topk=tune_topk,
+    plan = plan_patches(root, result.findings, resolved, PlanOptions(
+        exclusive=exclusive, shim_module=config.shim_module, config_source=config.source, tune_topk=tune_topk,
         rule_docs=docs, rule_safety=safety, agent=agent_run.hook if agent_run else None))
 
     verdicts, verification = _verify(root, plan, resolved, verify, config)
