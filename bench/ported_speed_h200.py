@@ -55,7 +55,7 @@ out = {{}}
 for name, (setup, timed) in json.loads(sys.argv[2]).items():
     scope = {{"torch": torch, "{package}": {package}}}
     exec(setup, scope)
-    out[name] = triton.testing.do_bench(lambda: eval(timed, scope), warmup=100, rep=300)
+    out[name] = triton.testing.do_bench(lambda: eval(timed, scope), warmup=50, rep=200)
 print(json.dumps(out))
 """
 
@@ -111,7 +111,7 @@ def main(out: str, pairs: list[str]) -> int:
     import triton
 
     results = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
-               "rounds": ROUNDS, "timer": "triton.testing.do_bench median, warmup=100 ms, rep=300 ms", "pairs": {}}
+               "rounds": ROUNDS, "timer": "triton.testing.do_bench median, warmup=50 ms, rep=200 ms", "pairs": {}}
     for pair in pairs:
         name, _, trees = pair.partition("=")
         original, ported = (Path(p) for p in trees.split(","))
@@ -121,7 +121,7 @@ def main(out: str, pairs: list[str]) -> int:
                   f"({row['ported_over_original']:.3f}x)", flush=True)
         for label, run in results["pairs"][name]["tests"].items():
             print(f"{name} {label} tests: {run['summary']}", flush=True)
-    Path(out).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        Path(out).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")  # after each pair
     return 0
 
 
