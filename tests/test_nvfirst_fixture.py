@@ -59,3 +59,22 @@ def test_fixture_tests_pass_on_the_cpu_under_the_interpreter(tmp_path):
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "17 passed" in done.stdout
+
+
+@pytest.mark.slow
+def test_the_ptx_path_compiles_for_sm_90(tmp_path):
+    """The interpreter never compiles the PTX path; Triton's NVIDIA backend does (the H200 run found a
+    non-constexpr global here that no CPU test saw)."""
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1])\n"
+        "import triton\nfrom triton.backends.compiler import GPUTarget\nfrom nvfirst import activations\n"
+        "sig = {'gate_ptr': '*fp32', 'up_ptr': '*fp32', 'out_ptr': '*fp32', 'n_cols': 'i32', 'stride': 'i32',"
+        " 'BLOCK_SIZE': 'constexpr'}\n"
+        "src = triton.compiler.ASTSource(fn=activations._silu_mul_kernel, signature=sig, constexprs={'BLOCK_SIZE': 1024})\n"
+        "ptx = triton.compile(src, target=GPUTarget('cuda', 90, 32)).asm['ptx']\n"
+        "print('ex2.approx.ftz.f32' in ptx and 'rcp.approx.ftz.f32' in ptx)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("PORTER_EMULATE_TARGET", "TRITON_INTERPRET")}
+    done = subprocess.run([sys.executable, "-c", code, str(FIXTURE / "src")], capture_output=True, text=True,
+                          timeout=300, env=env, cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout.strip().endswith("True"), done.stderr[-2000:]
