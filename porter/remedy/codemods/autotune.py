@@ -96,12 +96,35 @@ def _folded(config) -> _Cfg | None:
     return _Cfg(meta, options["num_warps"] or 4, stages, extra=dict(sorted(extra.items())))
 
 
+def _footprint(cfg: _Cfg, elem_bytes: int) -> int:
+    """Proportional to a kernel's LDS (scaled by a compiled kernel's measured LDS, _Plan.measured_scale):
+    the GEMM estimate when the config has BLOCK_M/N/K, else stages x the product of the block sizes."""
+    gemm = _lds(cfg, _block_keys(cfg.meta), elem_bytes)
+    if gemm is not None:
+        return gemm
+    size = 1
+    for key, value in cfg.meta.items():
+        if names_block_dim(key):
+            size *= value
+    return max(cfg.num_stages, 1) * size * elem_bytes
+
+
+def names_block_dim(key: str) -> str | None:
+    from porter.analyze.triton import names
+
+    return names.block_dim(key) or ("S" if key.upper().startswith("BLOCK") else None)
+
+
 class _Plan:
     """The AMD list for one autotune site."""
 
-    def __init__(self, kernel, target):
+    def __init__(self, kernel, target, measured_scale: float | None = None, lds_limit: int | None = None):
         self.kernel = kernel
         self.target = target
+        # measured LDS of a compiled config over porter's estimate of it: the estimate of every config is
+        # multiplied by it (runtime findings, porter.remedy.codemods.runtime); None: the static estimate
+        self.measured_scale = measured_scale
+        self.lds_limit = lds_limit or target.lds_bytes
         self.gemm = kernel.gemm_like
         fused = len(getattr(kernel, "dot_nodes", [])) > 1 or not self.gemm
         self.stages = target.triton["fused_num_stages" if fused else "gemm_num_stages"]
@@ -126,18 +149,34 @@ class _Plan:
         if self.gemm:
             new.num_stages = self.stages
         blocks = _block_keys(new.meta)
-        limit = self.target.lds_bytes
+        limit = self.lds_limit
+        if self.measured_scale is not None:
+            self._shrink_measured(new, blocks)
         while (_lds(new, blocks, self.elem_bytes) or 0) > limit and "K" in blocks and new.meta[blocks["K"]] > _MIN_BLOCK_K:
             new.meta[blocks["K"]] //= 2
         while (_lds(new, blocks, self.elem_bytes) or 0) > limit and new.num_stages > 1:
             new.num_stages -= 1
-        lds = _lds(new, blocks, self.elem_bytes)
+        lds = _lds(new, blocks, self.elem_bytes) if self.measured_scale is None else self.estimate(new)
         if lds is not None and lds > limit and not force:
             self.changes.append(f"config {index} dropped: {lds} B of LDS even at BLOCK_K={new.meta[blocks['K']]}, 1 stage")
             return None
         if new.key() != cfg.key():
             self.changes.append(f"config {index}: {_describe(cfg)} -> {_describe(new)}")
         return new
+
+    def estimate(self, cfg: _Cfg) -> int:
+        """LDS of a config as the compiled kernel has it: the footprint times the measured ratio."""
+        return int(_footprint(cfg, self.elem_bytes) * (self.measured_scale or 1.0))
+
+    def _shrink_measured(self, cfg: _Cfg, blocks: dict[str, str]) -> None:
+        """As the static fit: BLOCK_K halved, then fewer stages, then BLOCK_N and BLOCK_M halved, until the
+        measured estimate fits; sizes never go below 16."""
+        for step in ("K", "stages", "N", "M"):
+            key = blocks.get(step)
+            while step == "stages" and self.estimate(cfg) > self.lds_limit and cfg.num_stages > 1:
+                cfg.num_stages -= 1
+            while key and self.estimate(cfg) > self.lds_limit and cfg.meta[key] > _MIN_BLOCK_K:
+                cfg.meta[key] //= 2
 
     def knobs(self, cfg: _Cfg) -> dict[str, int]:
         if not self.gemm:
