@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -125,9 +126,10 @@ def test_a_tree_that_is_not_the_pinned_one_is_refused(synthetic):
 
 def test_missing_trees_say_how_to_get_them(tmp_path):
     pairs = ports.load_pairs(split="dev")
-    with pytest.raises(ports.PortsError, match=r"(?s)git clone https://github.com/\S+ .*ports.py extract"):
-        ports.score_ports(["mi300x"], "dev", tmp_path)
-    assert ports.missing_trees(tmp_path, pairs) == pairs
+    result = ports.score_ports(["mi300x"], "dev", tmp_path)
+    assert "targets" not in result and result["missing"] == [p.id for p in pairs]
+    assert re.search(r"(?s)git clone https://github.com/\S+ .*ports.py extract", result["how_to_get"])
+    assert ports.main(["--cache", str(tmp_path), "--targets", "mi300x"]) == 2
 
 
 def test_committed_pairs_have_line_data_and_a_held_out_part():
@@ -138,3 +140,18 @@ def test_committed_pairs_have_line_data_and_a_held_out_part():
     assert all(lines.get(p.id) for p in pairs), "every pair has at least one port hunk"
     for pair in pairs:
         assert len(pair.before) == len(pair.after) == 40 and pair.description
+
+
+def test_rewrite_diff_lines_are_mapped_to_the_before_tree():
+    diff = ("--- a/pkg/ops.py\n+++ b/pkg/ops.py\n@@ -12,3 +12,4 @@\n     block = 1024\n"
+            "-    launch(num_warps=32)\n+    launch(num_warps=16)\n     total = n * 2\n+    extra = 1\n"
+            "--- /dev/null\n+++ b/pkg/_porter_shim.py\n@@ -0,0 +1 @@\n+WAVE = 64\n")
+    assert ports._edited_lines([{"diff": diff}]) == {"pkg/ops.py": {13, 14}}
+
+
+def test_a_line_the_port_left_wrong_is_not_a_fixed_line(synthetic):
+    pair, cache = synthetic
+    hunks = ports.derive_hunks(ports.tree(cache, pair, "before"), ports.tree(cache, pair, "after"))
+    left = ports.Pair(**{**pair.__dict__, "still_wrong": {"mi300x": ["pkg/ops.py:18"]}})
+    score = ports.score_pair(left, hunks, "mi300x", cache)
+    assert (score.fixed, score.still_wrong, score.still_wrong_warned) == (2, 1, 0)

@@ -14,7 +14,8 @@ the lines the human changed (path, line, hash of the stripped text), derived onc
   patches touch; whether that is an equivalent change is judged by hand and kept in pairs.yaml.
 
 Imports, comments, blank lines and docstrings are plumbing, not port lines: they are left out.
-Trees are read from a cache directory (default /work/corpus/ports); nothing is fetched here.
+Trees are read from a cache directory (--cache, else $PORTER_PORTS_CACHE, else /work/corpus/ports);
+nothing is fetched here.
 
     python bench/real_code/ports.py [--cache DIR] [--split dev|held_out|all] [--targets mi300x mi350x]
     python bench/real_code/ports.py extract --repos DIR   # trees from local clones (git archive)
@@ -28,6 +29,7 @@ import ast
 import difflib
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -67,7 +69,12 @@ class Pair:
     split: str
     description: str
     url: str = ""
+    targets: tuple[str, ...] = TARGETS  # the targets the port is about (an fnuz fix is not about gfx950)
+    still_wrong: dict | None = None  # target -> ["path:line", ...]: after-lines the port left wrong there
     rewrite: dict | None = None
+
+    def left_wrong(self, target: str) -> set[str]:
+        return set((self.still_wrong or {}).get(target, []))
 
 
 @dataclass(frozen=True)
@@ -103,8 +110,11 @@ class PairScore:
     lines_hit: int = 0
     hunks: int = 0
     hunks_hit: int = 0
+    hunks_hit_function: int = 0  # looser: a finding anywhere in the function that holds the hunk
     fixed: int = 0
     fixed_warned: int = 0
+    still_wrong: int = 0  # after-lines the port left wrong on this target (not in `fixed`)
+    still_wrong_warned: int = 0
     missed: list[LabelledLine] = field(default_factory=list)
     warned: list[tuple[LabelledLine, str]] = field(default_factory=list)
     rules_hit: set[str] = field(default_factory=set)
@@ -116,7 +126,8 @@ def digest(text: str) -> str:
 
 def load_pairs(path: Path = PAIRS_FILE, split: str = "dev") -> list[Pair]:
     raw = yaml.safe_load(path.read_text())["pairs"]
-    pairs = [Pair(**{**item, "paths": tuple(item["paths"])}) for item in raw]
+    pairs = [Pair(**{**item, "paths": tuple(item["paths"]), "targets": tuple(item.get("targets", TARGETS))})
+             for item in raw]
     return [p for p in pairs if split == "all" or p.split == split]
 
 
@@ -276,6 +287,7 @@ class Regions:
 
     def __init__(self, source: str) -> None:
         self._spans: list[tuple[int, int, int, int]] = []  # (start, end, body_start, body_end)
+        self._functions: list[tuple[int, int]] = []
         try:
             module = ast.parse(source)
         except SyntaxError:
@@ -283,6 +295,15 @@ class Regions:
         for node in ast.walk(module):
             if isinstance(node, ast.stmt):
                 self._spans.append(_header_span(node))
+        self._functions = _function_spans(source)
+
+    def function(self, line: int) -> set[int]:
+        """The innermost function holding the line (its statement at module level)."""
+        holding = [f for f in self._functions if f[0] <= line <= f[1]]
+        if not holding:
+            return self.around(line)
+        start, end = min(holding, key=lambda f: f[1] - f[0])
+        return set(range(start, end + 1))
 
     def around(self, line: int) -> set[int]:
         """The innermost statement (header only, for compound ones) holding the line; a def line adds its body."""
@@ -294,6 +315,15 @@ class Regions:
         if body_start:
             region.update(range(body_start, body_end + 1))
         return region
+
+
+def _function_spans(source: str) -> list[tuple[int, int]]:
+    try:
+        module = ast.parse(source)
+    except SyntaxError:
+        return []
+    return [(min([n.lineno] + [d.lineno for d in n.decorator_list]), n.end_lineno) for n in ast.walk(module)
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
 
 
 def _header_span(node: ast.stmt) -> tuple[int, int, int, int]:
@@ -356,7 +386,7 @@ def check_digests(root: Path, lines: Iterable[LabelledLine]) -> None:
 
 
 def hits_by_line(root: Path, hits: list[Hit], lines: Iterable[LabelledLine],
-                 severities: tuple[str, ...] | None = None) -> dict[LabelledLine, list[Hit]]:
+                 severities: tuple[str, ...] | None = None, widen: str = "statement") -> dict[LabelledLine, list[Hit]]:
     files = python_files(root)
     regions = {path: Regions(text) for path, text in files.items()}
     by_path: dict[str, list[Hit]] = {}
@@ -365,21 +395,23 @@ def hits_by_line(root: Path, hits: list[Hit], lines: Iterable[LabelledLine],
             by_path.setdefault(hit.path, []).append(hit)
     out = {}
     for item in lines:
-        region = regions[item.path].around(item.line)
+        where = regions[item.path]
+        region = where.function(item.line) if widen == "function" else where.around(item.line)
         out[item] = [h for h in by_path.get(item.path, []) if h.lines & region]
     return out
 
 
-def score_pair(pair: Pair, hunks: list[Hunk], target: str, cache: Path,
-               scanner=scan) -> PairScore:
+def score_pair(pair: Pair, hunks: list[Hunk], target: str, cache: Path, scanner=scan) -> PairScore:
     before_root, after_root = tree(cache, pair, "before"), tree(cache, pair, "after")
     before_lines = [x for h in hunks for x in h.before]
     after_lines = [x for h in hunks for x in h.after]
     check_digests(before_root, before_lines)
     check_digests(after_root, after_lines)
-    found = hits_by_line(before_root, scanner(before_root, target), before_lines)
-    still = hits_by_line(after_root, scanner(after_root, target), after_lines, WARNS)
-    score = PairScore(pair.id, target, lines=len(before_lines), hunks=len(hunks), fixed=len(after_lines))
+    before_hits, after_hits = scanner(before_root, target), scanner(after_root, target)
+    found = hits_by_line(before_root, before_hits, before_lines)
+    nearby = hits_by_line(before_root, before_hits, before_lines, widen="function")
+    still = hits_by_line(after_root, after_hits, after_lines, WARNS)
+    score = PairScore(pair.id, target, lines=len(before_lines), hunks=len(hunks))
     for item, hits in found.items():
         if hits:
             score.lines_hit += 1
@@ -387,57 +419,69 @@ def score_pair(pair: Pair, hunks: list[Hunk], target: str, cache: Path,
         else:
             score.missed.append(item)
     score.hunks_hit = sum(any(found[x] for x in h.before) for h in hunks)
+    score.hunks_hit_function = sum(any(nearby[x] for x in h.before) for h in hunks)
+    _count_fixed(score, still, pair.left_wrong(target))
+    return score
+
+
+def _count_fixed(score: PairScore, still: dict[LabelledLine, list[Hit]], left_wrong: set[str]) -> None:
     for item, hits in still.items():
+        if f"{item.path}:{item.line}" in left_wrong:
+            score.still_wrong += 1
+            score.still_wrong_warned += bool(hits)
+            continue
+        score.fixed += 1
         if hits:
             score.fixed_warned += 1
             score.warned.append((item, ",".join(sorted({h.rule for h in hits}))))
-    return score
 
 
 def _ratio(part: int, whole: int) -> float | None:
     return round(part / whole, 3) if whole else None
 
 
+COUNTS = ("lines", "lines_hit", "hunks", "hunks_hit", "hunks_hit_function", "fixed", "fixed_warned",
+          "still_wrong", "still_wrong_warned")
+
+
 def summarize(scores: list[PairScore]) -> dict:
-    total = PairScore("all", "")
-    for s in scores:
-        total.lines += s.lines
-        total.lines_hit += s.lines_hit
-        total.hunks += s.hunks
-        total.hunks_hit += s.hunks_hit
-        total.fixed += s.fixed
-        total.fixed_warned += s.fixed_warned
-    return {"pairs": len({s.pair for s in scores}), "lines": total.lines, "lines_hit": total.lines_hit,
-            "hunks": total.hunks, "hunks_hit": total.hunks_hit, "fixed": total.fixed,
-            "fixed_warned": total.fixed_warned, "recall_lines": _ratio(total.lines_hit, total.lines),
-            "recall_hunks": _ratio(total.hunks_hit, total.hunks),
-            "false_alarms": _ratio(total.fixed_warned, total.fixed)}
+    total = {key: sum(getattr(s, key) for s in scores) for key in COUNTS}
+    return {"pairs": len({s.pair for s in scores}), **total,
+            "recall_lines": _ratio(total["lines_hit"], total["lines"]),
+            "recall_hunks": _ratio(total["hunks_hit"], total["hunks"]),
+            "recall_hunks_function": _ratio(total["hunks_hit_function"], total["hunks"]),
+            "false_alarms": _ratio(total["fixed_warned"], total["fixed"])}
 
 
-def score_ports(targets: Iterable[str] = TARGETS, split: str = "dev", cache: Path = DEFAULT_CACHE) -> dict:
+def score_ports(targets: Iterable[str] = TARGETS, split: str = "dev", cache: Path | None = None) -> dict:
     """Recall on human-changed lines and false alarms on human-fixed ones, per target and per pair.
 
-    Raises PortsError when a tree is missing (the message says how to get it).
+    When trees are missing nothing is scored: the dict names them under "missing" and says how to get
+    them under "how_to_get" (no "targets" key). A pinned line that does not match raises PortsError.
     """
+    cache = cache or default_cache()
     pairs, lines = load_pairs(split=split), load_lines()
     absent = missing_trees(cache, pairs)
     if absent:
-        raise PortsError(how_to_get(cache, absent))
+        return {"split": split, "cache": str(cache), "missing": [p.id for p in absent],
+                "how_to_get": how_to_get(cache, absent)}
     unlabelled = [p.id for p in pairs if p.id not in lines]
     if unlabelled:
         raise PortsError(f"no line data for {', '.join(unlabelled)}: run `ports.py lines`")
-    result: dict = {"split": split, "targets": {}}
+    result: dict = {"split": split, "cache": str(cache), "targets": {}}
     for target in targets:
-        scores = [score_pair(p, lines[p.id], target, cache) for p in pairs]
+        scores = [score_pair(p, lines[p.id], target, cache) for p in pairs if target in p.targets]
         result["targets"][target] = {"overall": summarize(scores),
                                      "pairs": {s.pair: _pair_dict(s) for s in scores}}
     return result
 
 
+def default_cache() -> Path:
+    return Path(os.environ.get("PORTER_PORTS_CACHE", DEFAULT_CACHE))
+
+
 def _pair_dict(score: PairScore) -> dict:
-    return {"lines": score.lines, "lines_hit": score.lines_hit, "hunks": score.hunks,
-            "hunks_hit": score.hunks_hit, "fixed": score.fixed, "fixed_warned": score.fixed_warned,
-            "rules_hit": sorted(score.rules_hit),
+    return {**{key: getattr(score, key) for key in COUNTS}, "rules_hit": sorted(score.rules_hit),
             "missed": [f"{x.path}:{x.line}" for x in score.missed],
             "warned": [f"{x.path}:{x.line} {rules}" for x, rules in score.warned]}
 
@@ -454,7 +498,8 @@ def rewrite_touches(pair: Pair, hunks: list[Hunk], target: str, cache: Path) -> 
         copy = Path(work) / "tree"
         shutil.copytree(tree(cache, pair, "before"), copy)
         out = Path(work) / "report"
-        command = [sys.executable, "-m", "porter", "rewrite", str(copy), "--target", target, "--out", str(out)]
+        command = [sys.executable, "-m", "porter", "rewrite", str(copy), "--target", target, "--out", str(out),
+                   "--no-verify"]
         done = subprocess.run(command, capture_output=True, text=True)
         report = out / "report.json"
         if not report.exists():
@@ -467,15 +512,24 @@ def rewrite_touches(pair: Pair, hunks: list[Hunk], target: str, cache: Path) -> 
 
 
 def _edited_lines(patches: list[dict]) -> dict[str, set[int]]:
+    """Before-tree lines each patch's unified diff removes or inserts after (report.json keeps only the diff)."""
     out: dict[str, set[int]] = {}
     for patch in patches:
-        for edit in patch.get("edits", []):
-            if edit.get("before") is None:
+        path, old_line = None, 0
+        for text in patch.get("diff", "").splitlines():
+            if text.startswith("--- "):
+                path = None if text[4:].strip() == "/dev/null" else text[4:].strip().removeprefix("a/")
+            elif text.startswith("+++ ") or path is None:
                 continue
-            old, new = edit["before"].splitlines(), edit["after"].splitlines()
-            for tag, i1, i2, _, _ in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
-                if tag != "equal":
-                    out.setdefault(edit["path"], set()).update(range(i1 + 1, max(i2, i1 + 1) + 1))
+            elif text.startswith("@@"):
+                old_line = int(re.match(r"@@ -(\d+)", text).group(1))
+            elif text.startswith("-"):
+                out.setdefault(path, set()).add(old_line)
+                old_line += 1
+            elif text.startswith("+"):
+                out.setdefault(path, set()).add(max(old_line - 1, 1))
+            else:
+                old_line += 1
     return out
 
 
@@ -486,21 +540,22 @@ def _edited_lines(patches: list[dict]) -> dict[str, set[int]]:
 def print_table(result: dict) -> None:
     for target, block in result["targets"].items():
         print(f"\n== {target} ({result['split']}) ==")
-        print(f"{'pair':<18} {'lines':>9} {'hunks':>9} {'fixed warned':>13}  rules")
-        for pair, s in block["pairs"].items():
+        print(f"{'pair':<18} {'lines':>9} {'hunks':>9} {'in fn':>5} {'fixed warned':>13} {'left wrong':>10}  rules")
+        rows = [*block["pairs"].items(), ("overall", block["overall"])]
+        for pair, s in rows:
             print(f"{pair:<18} {s['lines_hit']:>4}/{s['lines']:<4} {s['hunks_hit']:>4}/{s['hunks']:<4} "
-                  f"{s['fixed_warned']:>6}/{s['fixed']:<6}  {','.join(s['rules_hit']) or '-'}")
+                  f"{s['hunks_hit_function']:>5} {s['fixed_warned']:>6}/{s['fixed']:<6} "
+                  f"{s['still_wrong_warned']:>4}/{s['still_wrong']:<5}  {','.join(s.get('rules_hit', [])) or '-'}")
         o = block["overall"]
-        print(f"{'overall':<18} {o['lines_hit']:>4}/{o['lines']:<4} {o['hunks_hit']:>4}/{o['hunks']:<4} "
-              f"{o['fixed_warned']:>6}/{o['fixed']:<6}")
-        print(f"recall (lines) {o['recall_lines']}  recall (hunks) {o['recall_hunks']}  "
+        print(f"recall: lines {o['recall_lines']}, hunks {o['recall_hunks']} "
+              f"(hunks with a finding in the same function {o['recall_hunks_function']}); "
               f"false alarms {o['false_alarms']}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("command", nargs="?", default="score", choices=("score", "extract", "lines"))
-    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    parser.add_argument("--cache", type=Path, default=None, help=f"tree cache (default $PORTER_PORTS_CACHE, else {DEFAULT_CACHE})")
     parser.add_argument("--split", default="dev", choices=("dev", "held_out", "all"))
     parser.add_argument("--targets", nargs="+", default=list(TARGETS))
     parser.add_argument("--repos", type=Path, help="extract: directory of local clones")
@@ -508,6 +563,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--misses", action="store_true", help="score: list missed and still-warned lines")
     parser.add_argument("--rewrite", action="store_true", help="score: also run porter rewrite per pair")
     args = parser.parse_args(argv)
+    args.cache = args.cache or default_cache()
     try:
         return {"score": _cmd_score, "extract": _cmd_extract, "lines": _cmd_lines}[args.command](args)
     except PortsError as error:
@@ -517,6 +573,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _cmd_score(args) -> int:
     result = score_ports(args.targets, args.split, args.cache)
+    if "missing" in result:
+        raise PortsError(result["how_to_get"])
     if args.json:
         print(json.dumps(result, indent=2))
     else:
