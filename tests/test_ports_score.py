@@ -142,11 +142,19 @@ def test_committed_pairs_have_line_data_and_a_held_out_part():
         assert len(pair.before) == len(pair.after) == 40 and pair.description
 
 
-def test_rewrite_diff_lines_are_mapped_to_the_before_tree():
-    diff = ("--- a/pkg/ops.py\n+++ b/pkg/ops.py\n@@ -12,3 +12,4 @@\n     block = 1024\n"
-            "-    launch(num_warps=32)\n+    launch(num_warps=16)\n     total = n * 2\n+    extra = 1\n"
-            "--- /dev/null\n+++ b/pkg/_porter_shim.py\n@@ -0,0 +1 @@\n+WAVE = 64\n")
-    assert ports._edited_lines([{"diff": diff}]) == {"pkg/ops.py": {13, 14}}
+def test_rewrite_edits_are_mapped_to_before_lines():
+    before = {"pkg/ops.py": "a = 1\nlaunch(num_warps=32)\nb = 2\n", "pkg/gone.py": "x = 1\n"}
+    after = {"pkg/ops.py": "a = 1\nlaunch(num_warps=16)\nb = 2\nc = 3\n", "pkg/new.py": "y = 2\n"}
+    assert ports._edited_lines(before, after) == {"pkg/ops.py": {2, 3}}
+
+
+def test_stacked_patches_apply_in_order(tmp_path):
+    (tmp_path / "m.py").write_text("a = 1\nb = 2\n")
+    first = "--- a/m.py\n+++ b/m.py\n@@ -1,2 +1,3 @@\n+import shim\n a = 1\n b = 2\n"
+    second = "--- a/m.py\n+++ b/m.py\n@@ -2,2 +2,2 @@\n a = 1\n-b = 2\n+b = shim.two()\n"
+    assert ports._git_apply(tmp_path, first) and ports._git_apply(tmp_path, second)
+    assert (tmp_path / "m.py").read_text() == "import shim\na = 1\nb = shim.two()\n"
+    assert not ports._git_apply(tmp_path, second)
 
 
 def test_a_line_the_port_left_wrong_is_not_a_fixed_line(synthetic):

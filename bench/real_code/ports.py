@@ -31,6 +31,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -491,13 +492,14 @@ def _pair_dict(score: PairScore) -> dict:
 
 
 def rewrite_touches(pair: Pair, hunks: list[Hunk], target: str, cache: Path) -> dict:
-    """Which human hunks `porter rewrite` of the before tree edits (a copy: the cache stays pristine)."""
-    import shutil
+    """Which human hunks `porter rewrite` of the before tree edits.
 
+    Patches stack (a later one's diff is against the tree with the earlier ones applied), so they are
+    applied in order to a copy with `git apply` and the result is compared with the pristine tree.
+    """
     with tempfile.TemporaryDirectory(prefix="porter-ports-rw-") as work:
-        copy = Path(work) / "tree"
+        copy, out = Path(work) / "tree", Path(work) / "report"
         shutil.copytree(tree(cache, pair, "before"), copy)
-        out = Path(work) / "report"
         command = [sys.executable, "-m", "porter", "rewrite", str(copy), "--target", target, "--out", str(out),
                    "--no-verify"]
         done = subprocess.run(command, capture_output=True, text=True)
@@ -505,31 +507,32 @@ def rewrite_touches(pair: Pair, hunks: list[Hunk], target: str, cache: Path) -> 
         if not report.exists():
             raise PortsError(f"porter rewrite {pair.id} wrote no report ({done.returncode}): {done.stderr[-400:]}")
         patches = json.loads(report.read_text()).get("patches", [])
-    edited = _edited_lines(patches)
+        failed = [p["id"] for p in patches if not _git_apply(copy, p.get("diff", ""))]
+        edited = _edited_lines(python_files(tree(cache, pair, "before")), python_files(copy))
     touched = [h for h in hunks if any(x.line in edited.get(x.path, set()) for x in h.before)]
-    return {"patches": len(patches), "hunks": len(hunks), "hunks_touched": len(touched),
-            "titles": sorted({p.get("title", "") for p in patches})}
+    return {"patches": len(patches), "not_applied": failed, "hunks": len(hunks), "hunks_touched": len(touched),
+            "titles": sorted({p.get("title", "") for p in patches}),
+            "edited": {path: sorted(lines) for path, lines in edited.items()}}
 
 
-def _edited_lines(patches: list[dict]) -> dict[str, set[int]]:
-    """Before-tree lines each patch's unified diff removes or inserts after (report.json keeps only the diff)."""
+def _git_apply(root: Path, diff: str) -> bool:
+    if not diff.strip():
+        return True
+    done = subprocess.run(["git", "apply", "--whitespace=nowarn", "-"], cwd=root, input=diff, text=True,
+                          capture_output=True)
+    return done.returncode == 0
+
+
+def _edited_lines(before: dict[str, str], after: dict[str, str]) -> dict[str, set[int]]:
+    """Before-tree lines a rewrite replaced or deleted, or inserted code after (new files are left out)."""
     out: dict[str, set[int]] = {}
-    for patch in patches:
-        path, old_line = None, 0
-        for text in patch.get("diff", "").splitlines():
-            if text.startswith("--- "):
-                path = None if text[4:].strip() == "/dev/null" else text[4:].strip().removeprefix("a/")
-            elif text.startswith("+++ ") or path is None:
-                continue
-            elif text.startswith("@@"):
-                old_line = int(re.match(r"@@ -(\d+)", text).group(1))
-            elif text.startswith("-"):
-                out.setdefault(path, set()).add(old_line)
-                old_line += 1
-            elif text.startswith("+"):
-                out.setdefault(path, set()).add(max(old_line - 1, 1))
-            else:
-                old_line += 1
+    for path in sorted(before.keys() & after.keys()):
+        old, new = before[path].splitlines(), after[path].splitlines()
+        for tag, i1, i2, _, _ in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+            if tag in ("replace", "delete"):
+                out.setdefault(path, set()).update(range(i1 + 1, i2 + 1))
+            elif tag == "insert":
+                out.setdefault(path, set()).add(max(i1, 1))
     return out
 
 
@@ -600,9 +603,9 @@ def _print_rewrite(args) -> None:
     for pair in load_pairs(split=args.split):
         touched = rewrite_touches(pair, lines[pair.id], args.targets[0], args.cache)
         judged = pair.rewrite or {}
-        print(f"rewrite {pair.id}: {touched['hunks_touched']}/{touched['hunks']} hunks touched by "
-              f"{touched['patches']} patches {touched['titles']}; judged {judged.get('equivalent', '?')}: "
-              f"{judged.get('reason', '')}")
+        print(f"rewrite {pair.id}: {touched['hunks_touched']}/{touched['hunks']} human hunks edited by "
+              f"{touched['patches']} patches ({len(touched['not_applied'])} did not apply); "
+              f"judged {judged.get('equivalent', '?')}: {judged.get('reason', '')}")
 
 
 def _cmd_extract(args) -> int:
