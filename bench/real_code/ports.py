@@ -469,12 +469,19 @@ def score_ports(targets: Iterable[str] = TARGETS, split: str = "dev", cache: Pat
     unlabelled = [p.id for p in pairs if p.id not in lines]
     if unlabelled:
         raise PortsError(f"no line data for {', '.join(unlabelled)}: run `ports.py lines`")
-    result: dict = {"split": split, "cache": str(cache), "targets": {}}
+    result: dict = {"split": split, "cache": str(cache), "targets": {}, "rewrite": rewrite_judgments(pairs)}
     for target in targets:
         scores = [score_pair(p, lines[p.id], target, cache) for p in pairs if target in p.targets]
         result["targets"][target] = {"overall": summarize(scores),
                                      "pairs": {s.pair: _pair_dict(s) for s in scores}}
     return result
+
+
+def rewrite_judgments(pairs: list[Pair]) -> dict:
+    """The hand judgments of `porter rewrite` (pairs.yaml): counts and the one-line reasons."""
+    verdicts = [str((p.rewrite or {}).get("equivalent", "unjudged")) for p in pairs]
+    counts = {key: verdicts.count(key) for key in ("yes", "partial", "no", "unjudged")}
+    return {**counts, "pairs": {p.id: p.rewrite for p in pairs if p.rewrite}}
 
 
 def default_cache() -> Path:
@@ -553,6 +560,10 @@ def print_table(result: dict) -> None:
         print(f"recall: lines {o['recall_lines']}, hunks {o['recall_hunks']} "
               f"(hunks with a finding in the same function {o['recall_hunks_function']}); "
               f"false alarms {o['false_alarms']}")
+    judged = result.get("rewrite", {})
+    if judged:
+        print(f"\nporter rewrite equivalent to the human change (judged): yes {judged['yes']}, "
+              f"partial {judged['partial']}, no {judged['no']}, unjudged {judged['unjudged']}")
 
 
 def main(argv: list[str] | None = None) -> int:
