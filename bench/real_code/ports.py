@@ -18,6 +18,7 @@ Trees are read from a cache directory (--cache, else $PORTER_PORTS_CACHE, else /
 nothing is fetched here.
 
     python bench/real_code/ports.py [--cache DIR] [--split dev|held_out|all] [--targets mi300x mi350x]
+        [--pairs ID ...] [--misses] [--rewrite] [--json]
     python bench/real_code/ports.py extract --repos DIR   # trees from local clones (git archive)
     python bench/real_code/ports.py lines                 # re-derive ports/lines.json from the trees
 """
@@ -454,14 +455,15 @@ def summarize(scores: list[PairScore]) -> dict:
             "false_alarms": _ratio(total["fixed_warned"], total["fixed"])}
 
 
-def score_ports(targets: Iterable[str] = TARGETS, split: str = "dev", cache: Path | None = None) -> dict:
+def score_ports(targets: Iterable[str] = TARGETS, split: str = "dev", cache: Path | None = None,
+                only: Iterable[str] | None = None) -> dict:
     """Recall on human-changed lines and false alarms on human-fixed ones, per target and per pair.
 
     When trees are missing nothing is scored: the dict names them under "missing" and says how to get
     them under "how_to_get" (no "targets" key). A pinned line that does not match raises PortsError.
     """
     cache = cache or default_cache()
-    pairs, lines = load_pairs(split=split), load_lines()
+    pairs, lines = _chosen(load_pairs(split=split), only), load_lines()
     absent = missing_trees(cache, pairs)
     if absent:
         return {"split": split, "cache": str(cache), "missing": [p.id for p in absent],
@@ -475,6 +477,16 @@ def score_ports(targets: Iterable[str] = TARGETS, split: str = "dev", cache: Pat
         result["targets"][target] = {"overall": summarize(scores),
                                      "pairs": {s.pair: _pair_dict(s) for s in scores}}
     return result
+
+
+def _chosen(pairs: list[Pair], only: Iterable[str] | None) -> list[Pair]:
+    if not only:
+        return pairs
+    wanted = set(only)
+    unknown = wanted - {p.id for p in pairs}
+    if unknown:
+        raise PortsError(f"no such pair in this split: {', '.join(sorted(unknown))}")
+    return [p for p in pairs if p.id in wanted]
 
 
 def rewrite_judgments(pairs: list[Pair]) -> dict:
@@ -572,6 +584,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=None, help=f"tree cache (default $PORTER_PORTS_CACHE, else {DEFAULT_CACHE})")
     parser.add_argument("--split", default="dev", choices=("dev", "held_out", "all"))
     parser.add_argument("--targets", nargs="+", default=list(TARGETS))
+    parser.add_argument("--pairs", nargs="+", help="score: only these pair ids")
     parser.add_argument("--repos", type=Path, help="extract: directory of local clones")
     parser.add_argument("--json", action="store_true", help="score: print the result as JSON")
     parser.add_argument("--misses", action="store_true", help="score: list missed and still-warned lines")
@@ -586,7 +599,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _cmd_score(args) -> int:
-    result = score_ports(args.targets, args.split, args.cache)
+    result = score_ports(args.targets, args.split, args.cache, args.pairs)
     if "missing" in result:
         raise PortsError(result["how_to_get"])
     if args.json:
@@ -611,7 +624,7 @@ def _print_misses(result: dict) -> None:
 
 def _print_rewrite(args) -> None:
     lines = load_lines()
-    for pair in load_pairs(split=args.split):
+    for pair in _chosen(load_pairs(split=args.split), args.pairs):
         touched = rewrite_touches(pair, lines[pair.id], args.targets[0], args.cache)
         judged = pair.rewrite or {}
         print(f"rewrite {pair.id}: {touched['hunks_touched']}/{touched['hunks']} human hunks edited by "
