@@ -80,9 +80,9 @@ def remedy(root: Path, findings: list[Finding], scan, settings: RewriteSettings,
     safety = {rule_id: info.safety or "safe" for rule_id, info in scan.rules.items()}
     hook = settings.agent.hook if settings.agent is not None else None  # an AgentMemo: each finding asked once
     findings = [as_remediable(f, root) for f in findings]
-    plan = plan_patches(root, findings, settings.target, PlanOptions(
-        exclusive=settings.exclusive, shim_module=config.shim_module, config_source=config.source,
-        tune_topk=settings.tune_topk, rule_docs=docs, rule_safety=safety, agent=hook))
+    plan = plan_patches(root, findings, settings.target, PlanOptions.from_config(
+        config, exclusive=settings.exclusive, tune_topk=settings.tune_topk, rule_docs=docs, rule_safety=safety,
+        agent=hook))
     for patch in extra:
         plan.patches.append(patch)
         for edit in patch.edits:
@@ -240,7 +240,8 @@ def leftovers(plan, result: RewriteResult, skip: set[str]) -> list[tuple[Finding
         if verdict is not None and not verdict.accepted:
             items += [(f, f"the patch {patch.id} was {verdict.status}: " + "; ".join(verdict.reasons))
                       for f in patch.findings]
-    items += [(item.finding, f"{item.kind}: {item.reason}") for item in plan.needs_review]
+    # findings in the project's tests are reported, never patched: no model is asked to edit them
+    items += [(item.finding, f"{item.kind}: {item.reason}") for item in plan.needs_review if item.kind != "test"]
     items += [(f, "still fails on the target after the accepted patches") for f in result.target_failures]
     unique: dict[str, tuple[Finding, str]] = {}
     for finding, evidence in items:
