@@ -149,13 +149,32 @@ def verify(root: Path, patches: list[Patch], target: Target, config) -> Verifica
                              "nothing was applied") from error
 
 
-def agent_verifier(root: Path, target: Target, config) -> Callable[[Patch], Verdict]:
-    """What the agent's last gate calls: the same verifier, on the one proposal, failing closed."""
+@dataclass
+class AgentVerifier:
+    """What the agent's last gate calls: the same verifier, failing closed, on the proposal stacked on the
+    shim patches of the current plan (a proposal that imports the shim needs the module it creates)."""
 
-    def check(patch: Patch) -> Verdict:
-        return verify(root, [patch], target, config).verdicts[0]
+    root: Path
+    target: Target
+    config: Any
+    plan: Any = None  # the round's Plan, set by rewrite() before the agent is asked
 
-    return check
+    def __call__(self, patch: Patch) -> Verdict:
+        base = self._shim_patches()
+        if base:
+            patch.depends_on = sorted(set(patch.depends_on) | {p.id for p in base})
+        verdicts = verify(self.root, [*base, patch], self.target, self.config).verdicts
+        return next(v for v in verdicts if v.patch_id == patch.id)
+
+    def _shim_patches(self) -> list[Patch]:
+        """The plan's patches that create the shim module(s): new files, no dependencies of their own."""
+        patches = self.plan.patches if self.plan is not None else []
+        return [p for p in patches if p.kind == "shim" and not p.depends_on
+                and all(edit.before is None for edit in p.edits)]
+
+
+def agent_verifier(root: Path, target: Target, config) -> AgentVerifier:
+    return AgentVerifier(root, target, config)
 
 
 # ---------------------------------------------------------------- the loop
@@ -187,13 +206,17 @@ def rewrite(root: Path, scan, settings: RewriteSettings) -> RewriteResult:
             result.verification = "skipped (--no-verify): every patch is unverified"
             result.rounds.append(RewriteRound(number, len(plan.patches), 0))
         round_record = result.rounds[-1]
+        if settings.verify:
+            findings, round_record.relocated = relocate_rejected_origins(root, plan, result, findings)
         asked = []
         if settings.agent is not None and number < settings.max_rounds:
+            if isinstance(settings.agent.run.loop.verify, AgentVerifier):
+                settings.agent.run.loop.verify.plan = plan  # proposals are verified on this round's shim
             asked = _ask_agent(settings, leftovers(plan, result, fixed_by_agent), root)
             round_record.agent_asked = len(asked)
         added = [p for p in asked if p is not None]
         agent_patches += added
-        if not new and not added:
+        if not new and not added and not round_record.relocated:
             break
     result.skipped = {pid: _why_not_applied(state, result) for pid, state in result.statuses().items()
                       if state != "accepted"}
@@ -230,6 +253,39 @@ def _verify_round(root: Path, plan, findings: list[Finding], settings: RewriteSe
                                       new_runtime=[f"{f.rule} {f.path}:{f.line} {_kernel_name(f)}".strip()
                                                    for f in new]))
     return new
+
+
+def relocate_rejected_origins(root: Path, plan, result: RewriteResult,
+                              findings: list[Finding]) -> tuple[list[Finding], list[str]]:
+    """Value-flow origins (a helper's `num_warps = 32`) whose patch a project test rejected, moved to the
+    launches they reach: the helper's contract is what the test checks, the launch is where the target's
+    limit applies (capped through the shim there, NVIDIA unchanged). Returns (findings, one note each)."""
+    rejected = {_key(f): patch.id for patch in plan.patches for f in patch.findings
+                if (verdict := result.verdicts.get(patch.id)) is not None and verdict.status == "rejected"}
+    moved: list[Finding] = []
+    notes: list[str] = []
+    for finding in findings:
+        sites = _launch_sites(finding) if _key(finding) in rejected else []
+        if not sites:
+            moved.append(finding)
+            continue
+        origin = f"{finding.path}:{finding.line}"
+        moved += [replace(finding, path=path, line=line, column=1, end_line=_call_end(root / path, line), end_column=1,
+                          data=finding.data | {"launches": None, "relocated_from": origin})
+                  for path, line in sites]
+        notes.append(f"{rejected[_key(finding)]} ({finding.rule} at {origin}) -> "
+                     + ", ".join(f"{path}:{line}" for path, line in sites))
+    return moved, notes
+
+
+def _launch_sites(finding: Finding) -> list[tuple[str, int]]:
+    """The launch calls a value-flow finding names (data["launches"]: "path:line"), other than its own line."""
+    sites = []
+    for launch in finding.data.get("launches") or []:
+        path, _, line = str(launch).rpartition(":")
+        if path and line.isdigit() and (path, int(line)) != (finding.path, finding.line):
+            sites.append((path, int(line)))
+    return sites
 
 
 def leftovers(plan, result: RewriteResult, skip: set[str]) -> list[tuple[Finding, str]]:

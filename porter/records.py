@@ -224,6 +224,8 @@ class RewriteRound:
     patches: int
     accepted: int
     new_runtime: list[str] = field(default_factory=list)  # runtime findings first seen in this round
+    # value-flow origins whose patch broke a project test, remedied at the launches they reach instead
+    relocated: list[str] = field(default_factory=list)
     agent_asked: int = 0  # findings handed to the agent in this round
 
 

@@ -86,6 +86,7 @@ class Project:
         self._functions: dict[tuple[str, str], Reach] = {}
         self._users: dict[tuple[str, str], list] | None = None
         self._scope_lists: dict[str, list] = {}
+        self._importers: dict[str, set[str]] | None = None
 
     # ---- names ------------------------------------------------------------------------------
     def locate(self, qualified: str) -> tuple[str, list[str]] | None:
@@ -120,6 +121,29 @@ class Project:
                 return qualified
             bound = f"{bound}.{more}" if more else bound
         return self.canonical(".".join([bound, *tail]), depth + 1)
+
+    def related_files(self, path: str) -> list[str]:
+        """The project files cross-module value flow may read for `path`: those it imports, transitively,
+        and those importing it directly (a helper's finding names the launches its callers make). Not
+        the whole undirected import graph: in a real project that is every file, and no cache would hit."""
+        if self._importers is None:
+            self._importers = {}
+            for module_path in self.facts:
+                for dep in self._imports_of(module_path):
+                    self._importers.setdefault(dep, set()).add(module_path)
+        seen: set[str] = set(self._importers.get(path, ()))
+        todo = [path]
+        while todo:
+            for dep in self._imports_of(todo.pop()):
+                if dep != path and dep not in seen:
+                    seen.add(dep)
+                    todo.append(dep)
+        seen.discard(path)
+        return sorted(seen)
+
+    def _imports_of(self, path: str) -> set[str]:
+        found = (self.locate(q) for q in (self.facts.get(path) or {}).get("imports", {}).values())
+        return {self.path_of[f[0]] for f in found if f and self.path_of.get(f[0]) and self.path_of[f[0]] != path}
 
     def aliases_for(self, path: str) -> dict[str, str]:
         """Imports of `path` that reach a library through the project's own modules: local -> library name."""

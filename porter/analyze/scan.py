@@ -265,10 +265,12 @@ def _triage(sources: list[_Source], ruleset, cache, stats: ScanStats, skipped: l
     may_match = prefilter_for(ruleset)
     findings: list[Finding] = []
     pending: list[Pending] = []
+    digests = {item.source.path: item.digest for item in sources}
     for item in sources:
         path = item.source.path
         aliases = project.aliases_for(path)
-        digest = _findings_key(item.digest, aliases)
+        imported = {dep: digests.get(dep, "") for dep in project.related_files(path)}
+        digest = _findings_key(item.digest, aliases, imported)
         cached = cache.lookup(path, digest) if cache is not None else None
         if cached is not None:
             stats.cache_hits += 1
@@ -287,11 +289,13 @@ def _triage(sources: list[_Source], ruleset, cache, stats: ScanStats, skipped: l
     return findings, pending
 
 
-def _findings_key(digest: str, aliases: dict[str, str]) -> str:
-    """A file's findings depend on its text and on what the project's re-exports bind its imports to."""
-    if not aliases:
+def _findings_key(digest: str, aliases: dict[str, str], imported: dict[str, str] | None = None) -> str:
+    """A file's findings depend on its text, on what the project's re-exports bind its imports to, and on
+    the project modules it imports or is imported by (value flow follows settings helpers there: an edit to one must
+    re-analyse the launches it feeds, an edit to a launch its helper's finding)."""
+    if not aliases and not imported:
         return digest
-    bound = json.dumps(sorted(aliases.items()), separators=(",", ":"))
+    bound = json.dumps([sorted(aliases.items()), sorted((imported or {}).items())], separators=(",", ":"))
     return f"{digest}+{hashlib.sha256(bound.encode()).hexdigest()[:16]}"
 
 

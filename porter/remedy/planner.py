@@ -291,7 +291,8 @@ class _Planner:
         from porter.remedy.codemods.runtime import runtime_attempts, widen_to_statement
 
         tried = []
-        for rule, site in runtime_attempts(finding):
+        attempts = runtime_attempts(finding)
+        for rule, site in attempts:
             fn = get_codemod(rule)
             if fn is None or self._read(site.path) is None:
                 continue
@@ -299,6 +300,10 @@ class _Planner:
             site = widen_to_statement(self.current[site.path], site)
             if self._codemod_patch(site.path, fn, [site], quiet=True):
                 return
+        covering = self._covering_patch([site for _rule, site in attempts])
+        if covering is not None:  # an earlier patch of this plan already rewrote the launch (a relocated origin)
+            covering.findings.append(finding)
+            return
         if finding.fix == "agent" or self.options.agent is not None:
             self._agent(finding)
             return
@@ -337,9 +342,22 @@ class _Planner:
         else:
             self._review(finding, "declined", reason)
 
+    def _covering_patch(self, sites: list[Finding]) -> Patch | None:
+        """A codemod patch planned earlier whose findings sit on one of these sites' lines."""
+        for patch in self.codemod_patches:
+            for claimed in patch.findings:
+                for site in sites:
+                    if claimed.path == site.path and claimed.line <= site.end_line and site.line <= claimed.end_line:
+                        return patch
+        return None
+
     def _review(self, finding: Finding, kind: str, reason: str) -> None:
         docs = self.options.rule_docs.get(finding.rule, {}) or {}
         guidance = str(docs.get("use_instead", "") or "").strip()
+        place = (finding.rule, finding.path, finding.line, finding.column, kind)
+        if any((i.finding.rule, i.finding.path, i.finding.line, i.finding.column, i.kind) == place
+               for i in self.plan.needs_review):
+            return  # one kernel compiled for several configs fails the same way: one item to review
         self.plan.needs_review.append(ReviewItem(finding=finding, kind=kind, reason=reason, guidance=guidance))
 
     def _number(self) -> None:

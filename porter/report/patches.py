@@ -187,6 +187,7 @@ def render_markdown(plan, verdicts, applied, skipped, options) -> str:
     for number, item in enumerate(options.get("rounds", []), start=1):
         md.append(f"- round {number}: {item['patches']} patches, {item['accepted']} accepted"
                   + (f", new runtime findings: {', '.join(item['new_runtime'])}" if item["new_runtime"] else "")
+                  + (f", remedied at the launches instead: {'; '.join(item['relocated'])}" if item.get("relocated") else "")
                   + (f", {item['agent_asked']} finding(s) sent to the agent" if item.get("agent_asked") else ""))
     md += [""]
     md += _table(sorted(counts["by_rule"].items()), "rule") + [""]

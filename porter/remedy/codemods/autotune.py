@@ -115,6 +115,19 @@ def names_block_dim(key: str) -> str | None:
     return names.block_dim(key) or ("S" if key.upper().startswith("BLOCK") else None)
 
 
+_FP32_DOT_KNOBS = frozenset({"input_precision", "allow_tf32"})
+
+
+def _unseen_operand_bytes(kernel) -> int:
+    """Operand size for a list that must launch when the source hides the dot operands' dtype: 4 bytes
+    where a dot carries an fp32 precision knob (it only matters for fp32 operands, so they are expected),
+    else 2. The analyzer's estimate (PT107) stays at the likely size; a rewritten list must fit the worst."""
+    dots = getattr(kernel, "dot_nodes", None) or []
+    if any(arg.keyword is not None and arg.keyword.value in _FP32_DOT_KNOBS for dot in dots for arg in dot.args):
+        return 4
+    return 2
+
+
 class _Plan:
     """The AMD list for one autotune site."""
 
@@ -128,7 +141,7 @@ class _Plan:
         self.gemm = kernel.gemm_like
         fused = len(getattr(kernel, "dot_nodes", [])) > 1 or not self.gemm
         self.stages = target.triton["fused_num_stages" if fused else "gemm_num_stages"]
-        self.elem_bytes = kernel.elem_bytes or 2
+        self.elem_bytes = kernel.elem_bytes or _unseen_operand_bytes(kernel)
         self.changes: list[str] = []
         self.notes: list[str] = []
 
@@ -315,7 +328,11 @@ def autotune_for_target(source, findings, target, ctx):
     facts["triton"] = {k: target.triton[k] for k in ("gemm_num_stages", "fused_num_stages", "amd_options")}
     for kernel in inventory.kernels:
         tune = kernel.autotune
-        if tune is None or not (_overlaps(tune.span, spans) or any(_overlaps(c.span, spans) for c in tune.configs)):
+        if tune is None:
+            continue
+        # a config built by a helper (`_config(128, 256, ...)`) is reported at its list entry, not in the helper
+        sites_of_list = [tune.span] + [s for c in tune.configs for s in (c.span, c.entry_span)]
+        if not any(_overlaps(site, spans) for site in sites_of_list):
             continue
         decline = _decline_reason(kernel, tune, ctx)
         if decline:
@@ -333,7 +350,7 @@ def autotune_for_target(source, findings, target, ctx):
         header = (f"porter: autotune configs for {target.name} ({target.arch}): {how}; num_warps <= "
                   f"{target.max_num_warps}, num_stages {plan.stages}, LDS estimate <= {target.lds_bytes} B.")
         sites[kernel.name] = (name, _render_list(name, amd, plan, _config_call(source), header))
-        claimed += [f for f in findings if _about_site(f, kernel.name, [tune.span] + [c.span for c in tune.configs])]
+        claimed += [f for f in findings if _about_site(f, kernel.name, sites_of_list)]
         rationale_parts.append(
             f"{kernel.name}: {len(tune.configs)} NVIDIA configs -> {len(amd)} AMD configs ({how}). "
             + ("Candidates from the NVIDIA list, made feasible: " if picked else "Reshaped: ")
