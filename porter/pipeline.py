@@ -11,6 +11,7 @@ said so in the report); the verifier failing in any way stops the run with Verif
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
@@ -84,11 +85,37 @@ def remedy(root: Path, findings: list[Finding], scan, settings: RewriteSettings,
         config, exclusive=settings.exclusive, tune_topk=settings.tune_topk, rule_docs=docs, rule_safety=safety,
         agent=hook))
     for patch in extra:
-        plan.patches.append(patch)
-        for edit in patch.edits:
-            if edit.before is not None:
-                plan.originals.setdefault(edit.path, edit.before)
+        _add_patch(plan, patch)
+    _resolve_shim_dependencies(plan)
+    for patch in [p for p in plan.patches if p.kind == "agent"]:
+        _stack_on_agent_patch(plan, patch)
     return plan
+
+
+def _resolve_shim_dependencies(plan) -> None:
+    """Agent patches name the shim module they need as "shim:<path>" (AgentVerifier): the plan's patch
+    creating that module, or nothing where the module is already in the tree."""
+    creates = {edit.path: p.id for p in plan.patches for edit in p.edits if p.kind == "shim" and edit.before is None}
+    for patch in plan.patches:
+        deps = [creates.get(dep[len("shim:"):], "") if dep.startswith("shim:") else dep for dep in patch.depends_on]
+        patch.depends_on = list(dict.fromkeys(dep for dep in deps if dep and dep != patch.id))
+
+
+def _add_patch(plan, patch: Patch) -> None:
+    plan.patches.append(patch)
+    for edit in patch.edits:
+        if edit.before is not None:
+            plan.originals.setdefault(edit.path, edit.before)
+
+
+def _stack_on_agent_patch(plan, patch: Patch) -> None:
+    """The plan's other patches of the model's files are judged with its change applied: their evidence
+    (the kernel compiling) may need it, e.g. a launch cap in a file whose PTX the model replaced."""
+    files = {edit.path for edit in patch.edits}
+    for other in plan.patches:
+        touches = files & {edit.path for edit in other.edits if edit.before is not None}
+        if other is not patch and touches and other.id not in patch.depends_on and patch.id not in other.depends_on:
+            other.depends_on.append(patch.id)
 
 
 def as_remediable(finding: Finding, root: Path) -> Finding:
@@ -152,25 +179,33 @@ def verify(root: Path, patches: list[Patch], target: Target, config) -> Verifica
 @dataclass
 class AgentVerifier:
     """What the agent's last gate calls: the same verifier, failing closed, on the proposal stacked on the
-    shim patches of the current plan (a proposal that imports the shim needs the module it creates)."""
+    shim module it imports (the shim patch of the plan, which the proposal's text cannot contain)."""
 
     root: Path
     target: Target
     config: Any
-    plan: Any = None  # the round's Plan, set by rewrite() before the agent is asked
 
     def __call__(self, patch: Patch) -> Verdict:
-        base = self._shim_patches()
+        base = self._shims_for(patch)
         if base:
             patch.depends_on = sorted(set(patch.depends_on) | {p.id for p in base})
         verdicts = verify(self.root, [*base, patch], self.target, self.config).verdicts
         return next(v for v in verdicts if v.patch_id == patch.id)
 
-    def _shim_patches(self) -> list[Patch]:
-        """The plan's patches that create the shim module(s): new files, no dependencies of their own."""
-        patches = self.plan.patches if self.plan is not None else []
-        return [p for p in patches if p.kind == "shim" and not p.depends_on
-                and all(edit.before is None for edit in p.edits)]
+    def _shims_for(self, patch: Patch) -> list[Patch]:
+        """A shim patch per shim module the proposal imports that is not in the tree yet."""
+        from porter.remedy.planner import render_shim, shim_location
+
+        shims: dict[str, Patch] = {}
+        for edit in patch.edits:
+            location = shim_location(self.root, self.config.shim_module, self.config.source, for_file=edit.path)
+            imports_it = location.import_statement in (edit.after or "")
+            if imports_it and location.path not in shims and not (self.root / location.path).is_file():
+                shim = render_shim(self.root, self.target, location)
+                shims[location.path] = Patch(id=f"shim:{location.path}", kind="shim", rules=[],
+                                             title=f"Add the porter shim module {location.path}",
+                                             rationale="the module the proposal imports", edits=[shim])
+        return list(shims.values())
 
 
 def agent_verifier(root: Path, target: Target, config) -> AgentVerifier:
@@ -210,8 +245,6 @@ def rewrite(root: Path, scan, settings: RewriteSettings) -> RewriteResult:
             findings, round_record.relocated = relocate_rejected_origins(root, plan, result, findings)
         asked = []
         if settings.agent is not None and number < settings.max_rounds:
-            if isinstance(settings.agent.run.loop.verify, AgentVerifier):
-                settings.agent.run.loop.verify.plan = plan  # proposals are verified on this round's shim
             asked = _ask_agent(settings, leftovers(plan, result, fixed_by_agent), root)
             round_record.agent_asked = len(asked)
         added = [p for p in asked if p is not None]
@@ -247,12 +280,67 @@ def _verify_round(root: Path, plan, findings: list[Finding], settings: RewriteSe
     result.target_failures = runtime_findings(tree, settings.target, root) if tree is not None and not result.problem \
         else []
     merged = merge_findings(findings, result.target_failures)
+    if not result.problem:
+        merged += confirmed_opt_in_findings(root, verification.baseline, settings, merged)
     known = {_key(f) for f in findings}
     new = [f for f in merged if _key(f) not in known]
     result.rounds.append(RewriteRound(number, len(plan.patches), sum(v.accepted for v in verification.verdicts),
                                       new_runtime=[f"{f.rule} {f.path}:{f.line} {_kernel_name(f)}".strip()
                                                    for f in new]))
     return new
+
+
+_FRAME = re.compile(r"^([\w./-]+\.py):(\d+): in ", re.MULTILINE)
+
+
+def confirmed_opt_in_findings(root: Path, baseline: Verdict | None, settings: RewriteSettings,
+                              known: list[Finding]) -> list[Finding]:
+    """Findings of the opt-in rules (off by default: noisy on real code) on the lines where the project's
+    tests failed before any patch, in the replay's tracebacks: the target's evidence makes them real
+    (a `torch.version.cuda` check that raises on ROCm at import), so they are reported and remedied."""
+    from porter.analyze import analyze_source, load_rules
+    from porter.analyze.rules import OPT_IN
+
+    tests = baseline.tests if baseline is not None else None
+    if tests is None or not (tests.failed or tests.errors):
+        return []
+    frames: dict[str, set[int]] = {}
+    for path, line in _FRAME.findall(tests.output_tail + "\n" + "\n".join(tests.messages.values())):
+        if (root / path).is_file() and not path.startswith(("tests/", "test/")):
+            frames.setdefault(path, set()).add(int(line))
+    if not frames:
+        return []
+    opt_in = load_rules(select=[OPT_IN])
+    seen = {(f.rule, f.path, f.line) for f in known}
+    found = []
+    for path, lines in sorted(frames.items()):
+        text = _read(root / path)
+        ran = _ran_before_failing(text, lines)
+        for finding in analyze_source(text, path, settings.target, opt_in):
+            if finding.line in ran and (finding.rule, finding.path, finding.line) not in seen:
+                found.append(replace(finding, provenance="runtime", severity="error",
+                                     data=finding.data | {"evidence": "the project's tests fail here on the target "
+                                                                     "before any patch"}))
+    return found
+
+
+def _ran_before_failing(text: str, lines: set[int]) -> set[int]:
+    """The lines of each failing frame's function up to the line that failed (the test that raised
+    there), or the line alone at module level."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return set(lines)
+    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    ran = set(lines)
+    for line in lines:
+        around = [f for f in functions if f.lineno <= line <= (f.end_lineno or f.lineno)]
+        if around:
+            innermost = max(around, key=lambda f: f.lineno)
+            ran |= set(range(innermost.lineno, line + 1))
+    return ran
 
 
 def relocate_rejected_origins(root: Path, plan, result: RewriteResult,

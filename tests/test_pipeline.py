@@ -244,3 +244,37 @@ def test_porter_verify_shows_runtime_findings_in_every_format(tmp_path, capsys):
     assert main(["verify", str(repo), "--target", "mi350x"]) == 1
     text = capsys.readouterr().out
     assert "runtime findings (1)" in text and f"pkg/kern.py:{launch} PT906" in text
+
+
+HARDWARE = '''\
+import torch
+
+
+def check_cuda_build():
+    if torch.cuda.is_available() and torch.version.cuda is None:
+        raise RuntimeError("needs a CUDA build of PyTorch")
+
+
+def describe():
+    return f"built with CUDA {torch.version.cuda}"
+'''
+
+
+def test_an_opt_in_finding_on_the_line_that_failed_on_the_target_is_reported(tmp_path):
+    """Opt-in rules stay off (noisy on real code) until the replay fails on their line: the target's
+    evidence then makes the finding real, with provenance runtime, so the loop remedies it."""
+    from porter.config import PorterConfig
+    from porter.pipeline import RewriteSettings, confirmed_opt_in_findings
+    from porter.records import TestRun, Verdict
+    from porter.targets import get_target
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "hardware.py").write_text(HARDWARE, encoding="utf-8")
+    trace = ("pkg/__init__.py:3: in <module>\npkg/hardware.py:6: in check_cuda_build\n"
+             "E   RuntimeError: needs a CUDA build of PyTorch\n")
+    run = TestRun(command=["pytest"], errors=["tests/test_ops.py"], output_tail=trace)
+    settings = RewriteSettings(target=get_target("mi350x"), config=PorterConfig())
+    [finding] = confirmed_opt_in_findings(tmp_path, Verdict("baseline", False, tests=run), settings, [])
+    assert (finding.rule, finding.path, finding.line, finding.provenance) == ("PT201", "pkg/hardware.py", 5, "runtime")
+    green = TestRun(command=["pytest"], passed=["tests/test_ops.py::test_ok"], output_tail=trace)
+    assert confirmed_opt_in_findings(tmp_path, Verdict("baseline", True, tests=green), settings, []) == []

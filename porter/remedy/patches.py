@@ -9,6 +9,7 @@ the patch onto the earlier ones instead (Patch.depends_on).
 from __future__ import annotations
 
 import difflib
+from collections import Counter
 from dataclasses import dataclass
 
 from porter.records import FileEdit
@@ -82,12 +83,22 @@ def apply_hunks(text: str, before: str, after: str, allow_present: bool = True) 
     for hunk in hunks(before, after):
         start = _find(lines, hunk.old, hunk.old_start + offset)
         if start is None:
-            if allow_present and _find(lines, hunk.new, hunk.old_start + offset) is not None:
+            if allow_present and (_find(lines, hunk.new, hunk.old_start + offset) is not None
+                                  or _added_lines_present(hunk, lines)):
                 continue
             return None
         lines[start : start + len(hunk.old)] = hunk.new
         offset = start - hunk.old_start + len(hunk.new) - len(hunk.old)
     return "".join(lines)
+
+
+def _added_lines_present(hunk: Hunk, lines: list[str]) -> bool:
+    """A pure insertion whose every line is already in the text: the same import that an earlier patch
+    added a line higher or lower (the shim import a codemod and the model's proposal both add)."""
+    removed = Counter(hunk.old) - Counter(hunk.new)
+    added = Counter(hunk.new) - Counter(hunk.old)
+    present = Counter(lines)
+    return not removed and bool(added) and all(line.strip() and present[line] >= n for line, n in added.items())
 
 
 def _find(lines: list[str], block: list[str], near: int) -> int | None:
