@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-ROUNDS = 2
+ROUNDS = int(os.environ.get("PORTER_SPEED_ROUNDS", "2"))  # interleaved rounds per pair
 
 # package -> op name -> (setup source, timed expression); shapes are the same for both trees
 OPS = {
