@@ -16,14 +16,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper
 
+from porter.records import Severity
 from porter.registry import Registry
 
-VisitorFn = Callable[["ModuleContext", dict, Any], Iterable["Hit"]]
+if TYPE_CHECKING:
+    from porter.analyze.rules import Rule
+
+VisitorFn = Callable[["ModuleContext", "Rule", Any], Iterable["Hit"]]
 
 _VISITORS: Registry[VisitorFn] = Registry("visitor", ("porter.analyze.visitors", "porter.analyze.triton"))
 
@@ -34,7 +38,7 @@ class Hit:
 
     node: cst.CSTNode
     data: dict[str, Any] = field(default_factory=dict)
-    severity: str | None = None
+    severity: Severity | None = None
     message: str | None = None
 
 
