@@ -11,9 +11,10 @@ said so in the report); the verifier failing in any way stops the run with Verif
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from porter.errors import PorterError
 from porter.records import Finding, Patch, RewriteResult, RewriteRound, Verdict, Verification

@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import libcst as cst
 
 from porter.analyze.guards import only_on_cuda
-from porter.analyze.index import build_index, dotted_name, iter_strings, literal_value, qualified_names
+from porter.analyze.index import build_index, iter_strings, literal_value, qualified_names
 from porter.analyze.rules import Rule, RuleSet, lookup_fact
-from porter.analyze.visitors import Hit, ModuleContext, get_visitor
+from porter.analyze.visitors import ModuleContext, get_visitor
 from porter.discover.source import parse_hazard
 from porter.records import Finding, Severity
 from porter.targets import Target, get_target
@@ -73,10 +74,10 @@ class _Missing:
     def __init__(self, name: str) -> None:
         self.name = name
 
-    def __getattr__(self, attr: str) -> "_Missing":
+    def __getattr__(self, attr: str) -> _Missing:
         return _Missing(f"{self.name}.{attr}")
 
-    def __getitem__(self, key: Any) -> "_Missing":
+    def __getitem__(self, key: Any) -> _Missing:
         return _Missing(f"{self.name}[{key}]")
 
     def __format__(self, spec: str) -> str:
@@ -145,7 +146,7 @@ class Suppressions:
     whole_file: set[str] | None = field(default_factory=set)
 
     @classmethod
-    def parse(cls, text: str) -> "Suppressions":
+    def parse(cls, text: str) -> Suppressions:
         found = cls()
         if "noqa" not in text and "porter:" not in text:
             return found

@@ -11,8 +11,9 @@ from __future__ import annotations
 import dataclasses
 import re
 from bisect import bisect_right
+from collections.abc import Iterator
 from itertools import accumulate
-from typing import Any, Iterator, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState

@@ -24,7 +24,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from porter.analyze.project_eval import (
-    NOT_FOUND, OPAQUE, PLATFORM, Evaluator, Fn, PlatformRef, Scope, by_name, merge, truth,
+    NOT_FOUND,
+    OPAQUE,
+    PLATFORM,
+    Evaluator,
+    Fn,
+    PlatformRef,
+    Scope,
+    by_name,
+    merge,
+    truth,
 )
 from porter.analyze.project_facts import POSITIONAL, module_name
 
@@ -148,11 +157,11 @@ class Project:
             sources = facts["locals"].get(qualname, {}).get(name)
             if sources is not None:
                 return self._memo(("local", scope.module, qualname, name),
-                                  lambda q=qualname: merge([evaluator.source(s, Scope(scope.module, q)) for s in sources], False))
+                                  lambda q=qualname, found=sources: merge([evaluator.source(s, Scope(scope.module, q)) for s in found], False))
             params = facts["params"].get(qualname, {})
             if name in params:
                 return self._memo(("param", scope.module, qualname, name),
-                                  lambda q=qualname: self._param(scope.module, q, name, params[name]))
+                                  lambda q=qualname, declared=params: self._param(scope.module, q, name, declared[name]))
             qualname = qualname.rpartition(".")[0]
         return self.module_value(scope.module, name)
 
@@ -260,7 +269,7 @@ class Project:
             return OPAQUE
         default_value = self.evaluator.source(default, Scope(module, "")) if default else OPAQUE
         values = []
-        for path, line, column, keywords in users:
+        for path, line, _column, keywords in users:
             if name in keywords:
                 user = self.module_facts_at(path)
                 values.append(self.evaluator.source(keywords[name], Scope(user["module"], self.scope_at(path, line))))

@@ -16,8 +16,9 @@ import ast
 import operator
 import re
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 
 class _Marker:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import json
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import jsonschema
 import yaml
@@ -19,7 +19,8 @@ from porter.errors import ConfigError
 from porter.records import Severity
 
 try:  # Python >= 3.11 names the regex parser privately; 3.10 still has the public modules
-    from re import _constants as sre_constants, _parser as sre_parse  # type: ignore[attr-defined]
+    from re import _constants as sre_constants  # type: ignore[attr-defined]  # private: typeshed omits it
+    from re import _parser as sre_parse  # type: ignore[attr-defined]  # private: typeshed omits it
 except ImportError:  # pragma: no cover
     import sre_constants
     import sre_parse

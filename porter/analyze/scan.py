@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from porter import __version__
-from porter.config import PorterConfig, load_config
-from porter.discover import DiscoverOptions, decode, discover, kinds_for, read_bytes
 from porter.analyze.project import Project, reach_statements
 from porter.analyze.project_facts import FACTS_FORMAT, empty_facts, module_facts
+from porter.config import PorterConfig, load_config
+from porter.discover import DiscoverOptions, decode, discover, kinds_for, read_bytes
 from porter.records import Finding, SkipNote, SourceFile
 from porter.report.output import atomic_write_text
 from porter.report.rules import RuleInfo, rule_infos
@@ -581,7 +581,7 @@ def kernel_inventory(root: str | Path, target, config: PorterConfig | None = Non
             pending.append(Pending(item.source.path, text, "", project.aliases_for(item.source.path)))
     results = list(_map_files(_inventory_chunk, pending, jobs, (target, None), _inventory_crash_note))
     files = []
-    for path, outcome in sorted(results, key=lambda pair: pair[0]):
+    for _path, outcome in sorted(results, key=lambda pair: pair[0]):
         if isinstance(outcome, SkipNote):
             skipped.append(outcome)
         elif outcome.get("kernels") or outcome.get("launches"):

@@ -15,7 +15,12 @@ from pathlib import Path
 
 from porter.config import DEFAULT_MAX_FILE_BYTES
 from porter.discover.ignore import (
-    DEFAULT_EXCLUDED_DIRS, IgnoreLayer, ancestor_layers, compile_globs, is_ignored, read_gitignore,
+    DEFAULT_EXCLUDED_DIRS,
+    IgnoreLayer,
+    ancestor_layers,
+    compile_globs,
+    is_ignored,
+    read_gitignore,
 )
 from porter.discover.kinds import DEFAULT_KINDS, kind_of
 from porter.errors import UsageError

@@ -359,7 +359,7 @@ def render_yaml(draft: Draft, name: str) -> str:
     tf32 = draft.tf32
     precision = ("tf32" if tf32.value else "fp32") if tf32 and tf32.value is not None else None
     lines = [
-        f"# Drafted by `porter plan --extract`; check every value and fill each TODO(porter).",
+        "# Drafted by `porter plan --extract`; check every value and fill each TODO(porter).",
         f"name: {_yaml_value(name)}",
         f"gpus: {_todo('the number of GPUs (world size is a launch-time setting)')}",
         "gpus_per_node: 8",
@@ -367,7 +367,7 @@ def render_yaml(draft: Draft, name: str) -> str:
         "activation_dtype: fp32",
         f"matmul_precision: {_scalar(Value(precision, tf32.where) if precision else None, 'allow_tf32', 'fp32')}",
         f"fp8: {'true  # ' + draft.fp8.where + ' (' + draft.fp8.note + ')' if draft.fp8 else 'false'}",
-        f"optimizer:",
+        "optimizer:",
         f"  dense: {_scalar(draft.dense_optimizer, 'the dense optimizer', 'adam')}",
         f"  embedding: {_scalar(draft.embedding_optimizer, 'the embedding optimizer', 'rowwise_adagrad')}",
         "dense:",
@@ -378,7 +378,7 @@ def render_yaml(draft: Draft, name: str) -> str:
         "tables:",
     ]
     if not draft.tables:
-        lines[-1] = f"tables: []  # TODO(porter): no embedding tables found"
+        lines[-1] = "tables: []  # TODO(porter): no embedding tables found"
     for table in draft.tables:
         lines.append(f"  - name: {_yaml_value(table['name'])}  # {table['where']}" + (f" ({table['note']})" if table["note"] else ""))
         for key, what in (("rows", "num_embeddings"), ("dim", "embedding_dim")):

@@ -107,7 +107,7 @@ class ModelDesc:
     pad_inputs_to: int = 1  # zero-pad the MLPs' input widths (dense features, interaction) to a multiple
     source: str = ""
 
-    def replace(self, **changes: Any) -> "ModelDesc":
+    def replace(self, **changes: Any) -> ModelDesc:
         return dataclasses.replace(self, **changes)
 
     @property

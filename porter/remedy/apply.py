@@ -288,7 +288,7 @@ class _Lock:
     def __init__(self, work: Path, create: bool):
         self.work, self.create, self.handle = work, create, None
 
-    def __enter__(self) -> "_Lock":
+    def __enter__(self) -> _Lock:
         try:
             if self.create:
                 self.work.mkdir()

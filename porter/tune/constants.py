@@ -60,7 +60,7 @@ class ModelConstants:
         table = self.compute_eff
         return table.get(rate_key, table.get("default", 0.8))
 
-    def with_overrides(self, **changes: Any) -> "ModelConstants":
+    def with_overrides(self, **changes: Any) -> ModelConstants:
         return replace(self, **changes)
 
 

@@ -56,7 +56,7 @@ class Machine:
     lds_bps: float | None  # shared memory / LDS bytes/s of one unit (None: not in the spec)
 
     @classmethod
-    def build(cls, target: Target, dtype: GemmDtype, const: ModelConstants | None = None) -> "Machine":
+    def build(cls, target: Target, dtype: GemmDtype, const: ModelConstants | None = None) -> Machine:
         const = const or constants_for(target)
         clock = target.clock_ghz * 1e9
         per_xcd = target.l2_scope == "xcd" and target.xcds > 1
@@ -90,7 +90,7 @@ def _peak_flops_clk(target: Target, dtype: GemmDtype) -> float:
 # ---------------------------------------------------------------- feasibility
 
 
-def lds_bytes(machine: Machine, cfg: GemmConfig, unaligned: "Unaligned | None" = None) -> int:
+def lds_bytes(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | None = None) -> int:
     """Shared memory / LDS the pipelined loop allocates for A and B tiles. An operand loaded
     element-wise (see `unaligned_loads`) is staged through registers into a single buffer; only
     the operands with async copies get one buffer per stage (the sweeps' compile records)."""
@@ -114,7 +114,7 @@ def acc_regs(machine: Machine, cfg: GemmConfig) -> float:
     return cfg.BLOCK_M * cfg.BLOCK_N / (cfg.num_warps * machine.wave)
 
 
-def infeasibility(machine: Machine, cfg: GemmConfig, unaligned: "Unaligned | None" = None) -> str | None:
+def infeasibility(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | None = None) -> str | None:
     """Why `cfg` cannot run well on the target (None when it can); `unaligned`: the shape's
     element-wise operands (None: sizes aligned, the most shared memory a config can need)."""
     target, const = machine.target, machine.const
@@ -196,7 +196,7 @@ def _wgmma_grid(cfg: GemmConfig) -> tuple[int, int]:
     return along_m, groups // along_m
 
 
-def lds_step_bytes(machine: Machine, cfg: GemmConfig, unaligned: "Unaligned | None" = None) -> float:
+def lds_step_bytes(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | None = None) -> float:
     """Shared memory / LDS bytes one tile moves per K step: the A and B tiles written once, then
     read by the matrix instructions. A warpgroup MMA (Hopper) reads its A rows and, per 64-row
     slice, the whole B tile; warps on mma.sync and MFMA read the A rows and B columns of their
@@ -221,7 +221,7 @@ def lds_step_bytes(machine: Machine, cfg: GemmConfig, unaligned: "Unaligned | No
     return ((bm + a_reads) * a_cost + (bn + b_reads) * b_cost) * bk * elem
 
 
-def registers_needed(machine: Machine, cfg: GemmConfig, unaligned: "Unaligned | None" = None) -> float:
+def registers_needed(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | None = None) -> float:
     """Registers per lane the kernel asks for: accumulators plus a fixed overhead (addresses,
     MMA fragments, async-copy bookkeeping); with element-wise loads a smaller fixed part plus the
     staged values and their addresses. Past the target's limit the excess spills."""
@@ -232,7 +232,7 @@ def registers_needed(machine: Machine, cfg: GemmConfig, unaligned: "Unaligned | 
     return acc_regs(machine, cfg) + const.unaligned_reg_overhead + staged
 
 
-def blocks_per_unit(machine: Machine, cfg: GemmConfig, unaligned: "Unaligned | None" = None) -> int:
+def blocks_per_unit(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | None = None) -> int:
     """Resident blocks per unit, limited by threads, registers and shared memory."""
     target, const = machine.target, machine.const
     threads = cfg.num_warps * machine.wave

@@ -15,8 +15,9 @@ import importlib
 import importlib.util
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable
+from typing import Any
 
 
 class ImportTracker:

@@ -19,8 +19,8 @@ from typing import Any
 
 from porter.records import TestRun
 from porter.secrets import without_secrets
-from porter.verify.options import VerifyOptions
 from porter.verify.isolation import TOKEN_VARIABLE, become_subreaper, hand_over, isolation_for, kill_run
+from porter.verify.options import VerifyOptions
 from porter.verify.protocol import NOT_REPLAYED_PREFIX
 from porter.verify.workspace import project_import_paths
 

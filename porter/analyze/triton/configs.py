@@ -33,7 +33,7 @@ class _Expansion:
     sites: list[_Site] = field(default_factory=list)
     complete: bool = True
 
-    def add(self, other: "_Expansion") -> None:
+    def add(self, other: _Expansion) -> None:
         self.sites.extend(other.sites)
         self.complete &= other.complete
 

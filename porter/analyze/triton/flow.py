@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import libcst as cst
 
@@ -51,7 +52,7 @@ class Project:
 
 
 _PROJECT: Project | None = None
-_LOADED: "OrderedDict[str, Any]" = OrderedDict()  # absolute path -> TritonInventory (None: unreadable)
+_LOADED: OrderedDict[str, Any] = OrderedDict()  # absolute path -> TritonInventory (None: unreadable)
 _CURRENT: dict[str, Any] = {}  # absolute path -> the inventory of the module being analysed now
 _ACTIVE: set[tuple] = set()
 
@@ -430,7 +431,7 @@ def origin_of(root: str | Path, path: str, line: int, param: str) -> list[dict[s
     inv = load(file)
     if inv is None:
         return []
-    launch = next((l for l in inv.launches if l.span.line <= line <= l.span.end_line), None)
+    launch = next((site for site in inv.launches if site.span.line <= line <= site.span.end_line), None)
     if launch is None:
         return []
     kernel = inv.kernel(launch.kernel) if launch.kernel_known else None

@@ -14,9 +14,10 @@ node to report; its `data` fills the rule message's {placeholders} and travels t
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import operator
 import re
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import libcst as cst
 

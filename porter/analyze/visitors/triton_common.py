@@ -3,8 +3,9 @@ guards, and outermost references to qualified names."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 import libcst as cst
 

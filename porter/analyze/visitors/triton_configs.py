@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import libcst as cst
 
@@ -11,7 +11,15 @@ from porter.analyze.triton.estimates import estimate
 from porter.analyze.triton.fold import upper
 from porter.analyze.visitors import Hit, ModuleContext, register
 from porter.analyze.visitors.triton_common import (
-    by_origin, config_sites, is_int, live, live_values, option_sites, origin_node, site_data, skip_for_target,
+    by_origin,
+    config_sites,
+    is_int,
+    live,
+    live_values,
+    option_sites,
+    origin_node,
+    site_data,
+    skip_for_target,
 )
 
 
@@ -189,8 +197,8 @@ def lds_budget(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         return
     sites = [(kernel, live_values(inv, {**c.meta, **c.options}, target), c.entry or c.node, where, c.index, c.guard)
              for kernel, c, where in config_sites(inv)]
-    sites += [(inv.kernel(l.kernel), live_values(inv, {**l.meta, **l.options}, target), l.node, "launch", None,
-               l.guard) for l in inv.launches if l.kernel_known]
+    sites += [(inv.kernel(site.kernel), live_values(inv, {**site.meta, **site.options}, target), site.node, "launch",
+               None, site.guard) for site in inv.launches if site.kernel_known]
     worst: dict[int, tuple] = {}  # one finding per Config call / launch: a comprehension builds many
     for kernel, values, node, where, index, guard in sites:
         if kernel is None or skip_for_target(guard, target):

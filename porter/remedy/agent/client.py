@@ -65,7 +65,7 @@ class AgentSettings:
     )
 
     @classmethod
-    def from_config(cls, table: dict | None, source: str = "[tool.porter.agent]") -> "AgentSettings":
+    def from_config(cls, table: dict | None, source: str = "[tool.porter.agent]") -> AgentSettings:
         table = dict(table or {})
         unknown = sorted(set(table) - set(cls.KEYS))
         if unknown:

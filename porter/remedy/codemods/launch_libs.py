@@ -5,7 +5,16 @@ from __future__ import annotations
 import libcst as cst
 
 from porter.remedy.codemods import CodemodResult, codemod
-from porter.remedy.codemods._cst import LineScoped, code, describe, ensure_shim_import, expr, finish, int_value, transform
+from porter.remedy.codemods._cst import (
+    LineScoped,
+    code,
+    describe,
+    ensure_shim_import,
+    expr,
+    finish,
+    int_value,
+    transform,
+)
 
 # Options in Triton's CUDAOptions and not HIPOptions (rules/triton/PT105); num_ctas only above 1.
 _NVIDIA_ONLY = {"maxnreg", "launch_pdl", "ptx_version", "ptx_options", "sched4reg", "enable_reflect_ftz", "clc",

@@ -27,9 +27,8 @@ from typing import Any
 import libcst as cst
 
 from porter.records import Finding
-from porter.remedy.codemods import CodemodResult, codemod
+from porter.remedy.codemods import CodemodResult, codemod, warps
 from porter.remedy.codemods import autotune as tune
-from porter.remedy.codemods import warps
 from porter.remedy.codemods._cst import code, ensure_shim_import, int_value, string_value
 
 THREADS_RULE = "PT906"

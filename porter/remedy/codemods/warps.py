@@ -7,7 +7,16 @@ import re
 import libcst as cst
 
 from porter.remedy.codemods import CodemodResult, codemod
-from porter.remedy.codemods._cst import LineScoped, code, describe, ensure_shim_import, expr, finish, int_value, transform
+from porter.remedy.codemods._cst import (
+    LineScoped,
+    code,
+    describe,
+    ensure_shim_import,
+    expr,
+    finish,
+    int_value,
+    transform,
+)
 
 _WARPS_NAME = re.compile(r"warps", re.IGNORECASE)
 _WARP_SIZE_NAME = re.compile(r"warp_?size|lanes?_per_warp|threads_per_warp", re.IGNORECASE)
