@@ -240,7 +240,7 @@ class Project:
             return value
         return self._memo(("call", fn.module, fn.qualname), run)
 
-    def local_import(self, statement: ast.stmt, scope: Scope) -> None:
+    def local_import(self, statement: ast.Import | ast.ImportFrom, scope: Scope) -> None:
         facts = self.module_facts.get(scope.module, {})
         for alias in statement.names:
             local = alias.asname or alias.name.split(".", 1)[0]

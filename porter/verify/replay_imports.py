@@ -43,8 +43,9 @@ class ImportTracker:
     def uninstall(self) -> None:
         if self._original_import is not None:
             builtins.__import__ = self._original_import
+        if self._original_import_module is not None:
             importlib.import_module = self._original_import_module
-            self._original_import = self._original_import_module = None
+        self._original_import = self._original_import_module = None
 
     def _import(self, name, globals=None, locals=None, fromlist=(), level=0):
         module = self._original_import(name, globals, locals, fromlist, level)

@@ -204,7 +204,7 @@ def parse_junit(path: Path, run: TestRun) -> None:
         test = _test_id(case)
         children = {child.tag: child for child in case}
         if "failure" in children or "error" in children:
-            element = children.get("failure", children.get("error"))
+            element = children["failure"] if "failure" in children else children["error"]
             (run.failed if "failure" in children else run.errors).append(test)
             raised = [line[1:].strip() for line in (element.text or "").splitlines() if line.startswith("E ")]
             errors = [line for line in raised if "Error" in line or "assert" in line.lower()] or raised

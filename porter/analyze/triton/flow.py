@@ -345,8 +345,8 @@ def caller_sites(inv, key: str) -> list[CallerSite]:
             continue
         sites += [s for s in _sites_of(other, key) if s.val.possibles]
     # the possibles set here, as this module's own (module None): the finding goes at their node
-    here = [replace(s, val=Val([replace(p, module=None) for p in s.val.possibles if p.module is inv],
-                               s.val.partial or any(p.module is not inv for p in s.val.possibles)))
+    here = [replace(s, val=Val([replace(p, module=None) for p in (s.val.possibles or ()) if p.module is inv],
+                               s.val.partial or any(p.module is not inv for p in (s.val.possibles or ()))))
             for s in sites]
     cache[key] = [s for s in here if s.val.possibles]
     return cache[key]

@@ -328,7 +328,7 @@ def combine(node: cst.CSTNode, fn: Callable[..., Any], *vals: Val) -> Val:
     if any(not v.known for v in vals):
         return UNKNOWN
     results: list[Possible] = []
-    for combo in itertools.product(*(v.possibles for v in vals)):
+    for combo in itertools.product(*((v.possibles or ()) for v in vals)):
         if len(results) > MAX_POSSIBLE:
             return UNKNOWN
         try:
@@ -343,7 +343,7 @@ _NOT_INT = object()
 
 
 def _has_range(val: Val) -> bool:
-    return val.known and any(isinstance(p.value, Range) for p in val.possibles)
+    return val.known and any(isinstance(p.value, Range) for p in (val.possibles or ()))
 
 
 def _span(val: Val):
@@ -361,7 +361,7 @@ def _span(val: Val):
 def _map_range(val: Val, fn: Callable[[int], int]) -> Val:
     """A monotone increasing fn over every possible value (Ranges end-wise)."""
     out = []
-    for p in val.possibles:
+    for p in (val.possibles or ()):
         try:
             if isinstance(p.value, Range):
                 lo = None if p.value.lo is None else fn(p.value.lo)

@@ -527,7 +527,7 @@ class TritonInventory:
         if any(not v.known for v in folded):
             return UNKNOWN
         folded = self._overwritten(exprs, folded)
-        return Val([p for v in folded for p in v.possibles], any(v.partial for v in folded))
+        return Val([p for v in folded for p in (v.possibles or ())], any(v.partial for v in folded))
 
     def _overwritten(self, exprs: list, folded: list[Val]) -> list[Val]:
         """`nw = 32` then `if is_hip(): nw = 16`: on AMD the 32 never reaches a use (dead_on="amd")."""
@@ -542,7 +542,7 @@ class TritonInventory:
             later = {g for g in guards[i + 1:] if g in ("amd", "nvidia")}
             if guards[i] is None and len(later) == 1 and self.condition_of(anchors[i]) is None:
                 vendor = later.pop()
-                val = Val([dataclasses.replace(p, dead_on=p.dead_on or vendor) for p in val.possibles], val.partial)
+                val = Val([dataclasses.replace(p, dead_on=p.dead_on or vendor) for p in (val.possibles or ())], val.partial)
             out.append(val)
         return out
 
@@ -562,7 +562,7 @@ class TritonInventory:
         if when is None:
             return val
         return Val([p if p.when is not None or p.module is not None else dataclasses.replace(p, when=when)
-                    for p in val.possibles], val.partial)
+                    for p in (val.possibles or ())], val.partial)
 
     def condition_of(self, node: cst.CSTNode) -> str | None:
         """The test of the innermost `if` (in the node's function) whose branch holds the node."""
@@ -660,7 +660,7 @@ class TritonInventory:
         if not items.known:
             return UNKNOWN
         parts = []
-        for possible in items.possibles:
+        for possible in (items.possibles or ()):
             bound = {**env, for_in.target.value: Val([possible])}
             tests = [self.fold(condition.test, bound) for condition in for_in.ifs]
             if any(t.is_single and not t.single for t in tests):
@@ -680,7 +680,7 @@ class TritonInventory:
         out: dict[str, Any] = {"known": val.known, "values": _jsonable(val.values)}
         if val.known:  # where each value was written: what a codemod edits
             out["origins"] = [{"value": _jsonable(p.value), "text": self.code(p.node), **self.span(p.node).to_dict()}
-                              for p in val.possibles]
+                              for p in (val.possibles or ())]
         if node is not None:
             span = self.span(node)
             out |= {"text": self.code(node), "line": span.line, "column": span.column}
@@ -695,7 +695,7 @@ class TritonInventory:
 def _union(parts: list[Val], empty_ok: bool = False) -> Val:
     if any(not v.known for v in parts) or (not parts and not empty_ok):
         return UNKNOWN
-    return Val([p for v in parts for p in v.possibles], any(v.partial for v in parts))
+    return Val([p for v in parts for p in (v.possibles or ())], any(v.partial for v in parts))
 
 
 def _dotted(node: cst.CSTNode) -> str | None:

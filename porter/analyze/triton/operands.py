@@ -144,8 +144,8 @@ def dot_operand_bytes(inv, kernel: cst.FunctionDef, dots: list[cst.Call],
         sizes.append((names.DTYPE_BYTES[widest], widest))
     if not sizes:
         return None, "unknown (the dot operands' dtype is not visible: loaded through run-time pointers)"
-    size, dtype = min(sizes)
-    return size, f"dot operands ({dtype})"
+    smallest, dtype = min(sizes)
+    return smallest, f"dot operands ({dtype})"
 
 
 def _scaled_format_bytes(inv, dot: cst.Call) -> tuple[int, str] | None:

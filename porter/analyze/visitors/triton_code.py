@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import TypeGuard
 
 import libcst as cst
 
@@ -30,7 +31,7 @@ def _assigned_name(inv, node: cst.CSTNode) -> str:
     return ""
 
 
-def _int_literal(node: cst.CSTNode, value: int) -> bool:
+def _int_literal(node: cst.CSTNode, value: int) -> TypeGuard[cst.Integer]:
     return isinstance(node, cst.Integer) and node.evaluated_value == value
 
 
@@ -52,7 +53,7 @@ def warp_size_32(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     if inv is None or _nvidia_dsl_module(ctx):
         return
     for node in inv.nodes_of(cst.Assign, cst.AnnAssign, cst.Param, cst.Arg, cst.BinaryOperation):
-        hit = None
+        hit: tuple[cst.Integer, str] | None = None
         if isinstance(node, cst.Assign) and _int_literal(node.value, 32):
             if any(isinstance(t.target, cst.Name) and _WARP_SIZE_NAME.match(t.target.value) for t in node.targets):
                 hit = (node.value, "assign")

@@ -41,7 +41,7 @@ def live(inv, val: Val, target) -> Val:
     """The possible values left on this target: `32 if not is_hip() else 16` is only 16 on AMD."""
     if not val.known:
         return val
-    return Val([p for p in val.possibles if p.dead_on != target.vendor
+    return Val([p for p in (val.possibles or ()) if p.dead_on != target.vendor
                 and not skip_for_target((p.module or inv).guard_at(p.node), target)], val.partial)
 
 
@@ -116,7 +116,7 @@ def site_data(sites: list[OptionSite], possible: Possible | None = None, here=No
         data["launches"] = sorted({s.location(here) for s in sites})
     if possible is not None:
         vals = [s.val for s in sites]
-        merged = Val([p for v in vals if v.known for p in v.possibles], any(v.partial for v in vals)) \
+        merged = Val([p for v in vals if v.known for p in (v.possibles or ())], any(v.partial for v in vals)) \
             if all(v.known for v in vals) else None
         described = flow.describe(possible, merged)
         data["flow"] = described

@@ -30,7 +30,7 @@ def num_warps_limit(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     if inv is None:
         return
     over = [(site, p) for site in option_sites(inv, "num_warps", target) if site.val.known
-            for p in site.val.possibles if (upper(p.value) or 0) > target.max_num_warps]
+            for p in (site.val.possibles or ()) if (upper(p.value) or 0) > target.max_num_warps]
     for possible, sites in by_origin(over):
         value = upper(possible.value)
         pruned = all(_autotuner_skips(inv, site, target) for site in sites)
@@ -79,7 +79,7 @@ def num_stages(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         if site.kernel is None or not site.kernel.gemm_like or not site.val.known:
             continue
         limit, _ = _stage_limit(site.kernel, target)
-        flagged += [(site, p) for p in site.val.possibles if is_int(p.value) and (p.value > limit or p.value == 0)]
+        flagged += [(site, p) for p in (site.val.possibles or ()) if is_int(p.value) and (p.value > limit or p.value == 0)]
     for possible, sites in by_origin(flagged):
         limit, suggested = _stage_limit(sites[0].kernel, target)
         yield Hit(origin_node(possible, sites), {
