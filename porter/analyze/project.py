@@ -36,6 +36,7 @@ from porter.analyze.project_eval import (
     truth,
 )
 from porter.analyze.project_facts import POSITIONAL, module_name
+from porter.records import Reach as ReachKind
 
 # Folders holding another accelerator's backend (or NVIDIA-only kernel families): never loaded on AMD.
 VENDOR_FOLDERS = frozenset({
@@ -48,7 +49,9 @@ VENDOR_FOLDERS = frozenset({
 VENDOR_FILE_PREFIXES = ("xpu", "tpu", "hpu", "npu", "neuron", "ascend", "mlu", "musa")
 _PLATFORM_OBJECT = ("current_platform", "platform", "_platform", "PLATFORM")
 _NOT_TARGET_ENUMS = {"CUDA", "XPU", "TPU", "CPU", "HPU", "NEURON", "OOT", "NPU", "MPS", "UNSPECIFIED"}
-TARGET, UNKNOWN, NVIDIA_ONLY = "target", "unknown", "nvidia_only"
+TARGET: ReachKind = "target"
+UNKNOWN: ReachKind = "unknown"
+NVIDIA_ONLY: ReachKind = "nvidia_only"
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,7 @@ class ReachStatements:
 
 @dataclass(frozen=True)
 class Reach:
-    reach: str  # target | unknown | nvidia_only
+    reach: ReachKind  # target | unknown | nvidia_only
     reason: str = ""
 
 

@@ -119,7 +119,8 @@ def scan_tree(
 def assign_reach(findings: list[Finding], project: Project, ruleset) -> tuple[list[Finding], list[Finding]]:
     """Each finding's reach from the project analysis: (reported: target + unknown, nvidia_only)."""
     opted_out = {rule.id for rule in getattr(ruleset, "rules", ()) if rule.get("platform_guards", True) is False}
-    reported, unreachable = [], []
+    reported: list[Finding] = []
+    unreachable: list[Finding] = []
     for finding in findings:
         if finding.reach != "nvidia_only" and finding.rule not in opted_out and finding.rule not in _BUILTIN_RULES:
             verdict = project.reach(finding.path, finding.line, finding.column)
@@ -551,7 +552,7 @@ def _inventory_crash_note(item: Pending):
 
 
 def _inventory_chunk(chunk: list[Pending]) -> list:
-    out = []
+    out: list[tuple[str, dict | SkipNote]] = []
     for item in chunk:
         try:
             out.append((item.path, _inventory_of(item.text, item.path, _WORKER["target"], item.aliases)))

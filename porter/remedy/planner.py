@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from porter.errors import ConfigError
 from porter.records import FileEdit, Finding, Patch, Plan, ReviewItem  # Plan, ReviewItem: re-exported
@@ -233,7 +233,8 @@ class _Planner:
             else:  # a pure insertion touches the lines on either side of it
                 spans.append((hunk.old_start, hunk.old_start + 1))
         located = shifted or group
-        kept, left = [], []
+        kept = []
+        left: list[Finding] = []
         for original, where in zip(group, located):
             hit = any(a <= where.end_line and b >= where.line for a, b in spans)
             (kept if hit else left).append(original)
@@ -243,7 +244,7 @@ class _Planner:
             self._declined(finding, "the codemod left this occurrence unchanged (see the patch notes)")
         return kept
 
-    def _safety(self, result: CodemodResult, rules: list[str]) -> str:
+    def _safety(self, result: CodemodResult, rules: list[str]) -> Literal["safe", "unsafe"]:
         """Unsafe when the codemod or any of the rules says so: a reviewer must judge behaviour changes."""
         flags = [result.safety] + [self.options.rule_safety.get(rule, "safe") for rule in rules]
         return "unsafe" if "unsafe" in flags else "safe"
@@ -344,7 +345,7 @@ class _Planner:
         self.plan.needs_review.append(ReviewItem(finding=finding, kind=kind, reason=reason, guidance=guidance))
 
     def _number(self) -> None:
-        shims = [self.shim_patches[path] for path in sorted(self.shim_patches) if self.shim_patches[path] is not None]
+        shims = [patch for path in sorted(self.shim_patches) if (patch := self.shim_patches[path]) is not None]
         ordered = shims + self.codemod_patches
         ids: dict[str, str] = {}
         for index, patch in enumerate(ordered, start=1):

@@ -11,6 +11,7 @@ import libcst as cst
 from porter.analyze.triton.inventory import walk
 from porter.analyze.visitors import Hit, ModuleContext, register
 from porter.analyze.visitors.triton_common import calls, keyword_arg, references, skip_for_target
+from porter.records import Severity
 
 _WARPISH = re.compile(r"warp|lane", re.IGNORECASE)
 _WARP_SIZE_NAME = re.compile(r"^(warp_?size|threads_?per_?warp|lanes?_?per_?warp|warp_?width|num_?lanes)$",
@@ -331,6 +332,7 @@ def fp8_dtypes(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         if family == target.fp8_family or (family == "nvidia" and target.vendor == "nvidia"):
             continue
         suggested = _TORCH_TO_TRITON.get(target.fp8_formats.get(fmt, ""), None)
+        severity: Severity
         if family == "fnuz" and target.vendor == "amd":
             severity = "warning"  # gfx950: FNUZ dot operands deprecated / emulated
         else:
