@@ -117,7 +117,7 @@ def gemm_command(
                 _print_table(f"{target} {problem['dtype']} {problem['m']}x{problem['n']}x{problem['k']}", result)
         return
     missing = [flag for flag, value in (("--dtype", dtype), ("--m", m), ("--n", n), ("--k", k)) if value is None]
-    if missing:
+    if missing or dtype is None or m is None or n is None or k is None:
         raise UsageError(f"porter tune gemm needs {', '.join(missing)} (or --problems FILE)")
     _note_dropped(target, dtype, candidates, "")
     result = _rank_json(target, dtype, m, n, k, candidates, top)

@@ -22,8 +22,10 @@ available). Terms, in the order perfmodel.md lists them:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from porter.errors import ConfigError
 from porter.targets import Target
 from porter.tune.config import GemmConfig
 from porter.tune.constants import ModelConstants, constants_for
@@ -144,7 +146,14 @@ def _nonkdim(cfg: GemmConfig) -> int:
     return 32 if min(cfg.BLOCK_M, cfg.BLOCK_N) >= 32 else 16  # the compiler's choice when unset
 
 
-def _mfma(machine: Machine, cfg: GemmConfig) -> tuple[int, int, int, int] | None:
+def _amd_fact(target: Target, value: int | None, name: str) -> int:
+    """A fact every AMD target's specs.yaml entry carries; a clear error when one does not."""
+    if value is None:
+        raise ConfigError(f"specs.yaml: {target.name} has no {name}, which the GEMM model needs")
+    return value
+
+
+def _mfma(machine: Machine, cfg: GemmConfig) -> Sequence[int] | None:
     """The fastest MFMA of the config's non-K dim whose K fits BLOCK_K: (M, N, K, cycles)."""
     key = "bf16" if machine.dtype.rate_key == "bf16x3" else machine.dtype.rate_key
     table = machine.target.mfma.get(key)
@@ -169,7 +178,7 @@ def unit_flops_clk(machine: Machine, cfg: GemmConfig) -> tuple[float, int, int]:
         if ins is None or ins[3] == 0:
             return machine.peak_flops_clk * eff, bm, bn
         m_i, n_i, k_i, cycles = ins
-        simds = target.simds_per_unit
+        simds = _amd_fact(target, target.simds_per_unit, "simds_per_unit")
         per_simd = 2.0 * m_i * n_i * k_i / cycles
         if machine.dtype.rate_key == "bf16x3":
             per_simd /= 3.0
@@ -237,13 +246,15 @@ def blocks_per_unit(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | No
     target, const = machine.target, machine.const
     threads = cfg.num_warps * machine.wave
     regs = registers_needed(machine, cfg, unaligned)
+    if const.max_threads_per_unit is None:  # constants_for always sets it; a spec block may not null it
+        raise ConfigError(f"specs.yaml: {target.name}: the GEMM model has no max_threads_per_unit")
     limits = [const.max_threads_per_unit // threads]
     lds = lds_bytes(machine, cfg, unaligned)
     if lds:
         limits.append(target.lds_bytes // lds)
     if target.is_amd:
-        simds = target.simds_per_unit
-        waves_simd = min(target.waves_per_simd_max, int(target.registers["vgprs_per_wave_max"] // regs))
+        simds = _amd_fact(target, target.simds_per_unit, "simds_per_unit")
+        waves_simd = min(_amd_fact(target, target.waves_per_simd_max, "waves_per_simd_max"), int(target.registers["vgprs_per_wave_max"] // regs))
         if cfg.waves_per_eu:  # the compiler budgets registers for exactly this occupancy
             waves_simd = cfg.waves_per_eu
         limits.append(waves_simd // -(-cfg.num_warps // simds))

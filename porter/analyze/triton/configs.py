@@ -246,6 +246,8 @@ def _meta(inv, expr, env, meta, meta_nodes, depth) -> bool:
             if isinstance(element, cst.StarredDictElement):
                 complete &= _meta(inv, element.value, env, meta, meta_nodes, depth + 1)
                 continue
+            if not isinstance(element, cst.DictElement):  # never: a dict element is starred or keyed
+                continue
             key = inv.fold(element.key, env).single
             if not isinstance(key, str):
                 complete = False

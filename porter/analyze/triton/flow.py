@@ -329,7 +329,7 @@ class CallerSite:
 
 def caller_sites(inv, key: str) -> list[CallerSite]:
     """Launch/config values in other scanned modules that originate in this module's helpers."""
-    if _PROJECT is None or absolute_path(inv) is None or _PROJECT.relative(absolute_path(inv)) is None:
+    if _PROJECT is None or (path := absolute_path(inv)) is None or _PROJECT.relative(path) is None:
         return []
     cache = inv.__dict__.setdefault("_caller_sites", {})
     if key in cache:
@@ -382,9 +382,9 @@ def value_range(val: Val) -> str | None:
     """'4..32' over every possible integer value (Ranges included); None when unbounded or unknown."""
     if not val.known or not val.possibles or val.partial:
         return None
-    lows = [lower(p.value) for p in val.possibles]
-    highs = [upper(p.value) for p in val.possibles]
-    if any(v is None for v in lows + highs):
+    lows = [low for p in val.possibles if (low := lower(p.value)) is not None]
+    highs = [high for p in val.possibles if (high := upper(p.value)) is not None]
+    if len(lows) < len(val.possibles) or len(highs) < len(val.possibles):
         return None
     lo, hi = min(lows), max(highs)
     return str(lo) if lo == hi else f"{lo}..{hi}"

@@ -81,7 +81,8 @@ class OperandTypes:
         if isinstance(func, cst.Attribute) and func.attr.value == "to" and call.args:
             return self.dtype_value(call.args[0].value)
         if inv.matches(func, {"triton.language.cast"}) and len(call.args) > 1:
-            return self.dtype_value(_arg(call, "dtype", 1))
+            cast_to = _arg(call, "dtype", 1)
+            return self.dtype_value(cast_to) if cast_to is not None else None
         if inv.matches(func, _FILLS):
             dtype = _arg(call, "dtype", 2 if inv.matches(func, {"triton.language.full"}) else 1)
             if dtype is not None:

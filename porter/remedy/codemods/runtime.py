@@ -205,6 +205,8 @@ def _refit(module: cst.Module, kernel, group: list[Finding], target, ctx, source
             return None
         configs = [tune._folded(c) for c in kernel.autotune.configs]
         amd_name = f"{kernel.name.upper().lstrip('_')}_AMD_CONFIGS"
+    if amd_name is None:  # never: a found list has a name, a new one was just named
+        return None
     plan = tune._Plan(kernel, target, lds_limit=min(_limits(group) or [target.lds_bytes]))
     scale = _measured_scale(group, plan)
     if scale is None:
