@@ -24,17 +24,29 @@ import importlib.util
 import json
 import os
 import sys
-from collections import Counter, defaultdict
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
 
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from corpus import (HELD_OUT_LABELS_FILE, LABELS_FILE, PACKAGES_FILE, CorpusError, CorpusFinding,  # noqa: E402
-                    LabelIndex, fetch, load_corpus, load_labels, read_findings, scan_package, write_findings)
+from corpus import (  # noqa: E402
+    HELD_OUT_LABELS_FILE,
+    LABELS_FILE,
+    PACKAGES_FILE,
+    CorpusError,
+    CorpusFinding,
+    LabelIndex,
+    fetch,
+    load_corpus,
+    load_labels,
+    read_findings,
+    scan_package,
+    write_findings,
+)
 
 OPT_IN = "opt-in"  # the select key that turns on every rule that is off by default
 

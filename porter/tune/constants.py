@@ -60,7 +60,7 @@ class ModelConstants:
         table = self.compute_eff
         return table.get(rate_key, table.get("default", 0.8))
 
-    def with_overrides(self, **changes: Any) -> "ModelConstants":
+    def with_overrides(self, **changes: Any) -> ModelConstants:
         return replace(self, **changes)
 
 
@@ -71,6 +71,8 @@ def _vendor_defaults(target: Target) -> dict[str, Any]:
     if target.is_amd:
         # accumulators beyond a quarter of the architectural VGPRs spill (measured.md: 256x256 tiles on
         # 8 waves, 128 accumulators per lane, spill on gfx942 and gfx950)
+        if target.waves_per_simd_max is None or target.simds_per_unit is None:
+            raise ConfigError(f"specs.yaml: {target.name} needs waves_per_simd_max and simds_per_unit")
         return {
             "max_threads_per_unit": target.waves_per_simd_max * target.simds_per_unit * target.wave_size,
             "max_acc_regs": target.registers["arch_vgprs"] // 4,
