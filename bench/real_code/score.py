@@ -283,7 +283,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.findings:  # stored scans: keep the rules the current catalog runs (with --opt-in: all of them)
         rules = rules_that_ran(select)
-        findings = [f for f in read_stored(args.findings) if f.rule in rules]
+        stored = read_stored(args.findings)
+        names &= {f.package for f in stored}  # packages not stored have no findings: their labels are not "gone"
+        findings = [f for f in stored if f.rule in rules]
     else:
         findings = scan_corpus(packages, targets, args.cache or default_cache(), select, args.jobs, missing)
         rules = rules_that_ran(select)
