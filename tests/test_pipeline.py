@@ -225,7 +225,8 @@ def test_a_ptx_op_no_codemod_knows_goes_to_the_agent(tmp_path, monkeypatch, caps
               "--no-verify", "--agent", "openai", "--format", "json"])
     assert len(server.requests) == 1
     prompt = json.dumps(server.requests[0])
-    assert "PT109" in prompt and "brev.b32" in prompt and "Evidence: declined" in prompt
+    # the planner hands a declined op to the model as soon as the codemod declines it (in the first round)
+    assert "PT109" in prompt and "brev.b32" in prompt
     report = json.loads(capsys.readouterr().out)
     assert [p["kind"] for p in report["patches"]] == ["agent"]
     assert report["needs_review"] == []
