@@ -246,14 +246,7 @@ def _only_logs(ctx: ModuleContext, comparison: cst.Comparison) -> bool:
         node, parent = parent, ctx.parent(parent)
     if not isinstance(parent, cst.If) or parent.test is not node or parent.orelse is not None:
         return False
-    for line in parent.body.body:
-        if not isinstance(line, cst.SimpleStatementLine):
-            return False
-        for small in line.body:
-            call = small.value if isinstance(small, cst.Expr) else None
-            if not isinstance(call, cst.Call) or _tail(call.func) not in _LOG_CALLS:
-                return False
-    return True
+    return _body_only_logs(parent)
 
 
 def _flip(op):
