@@ -159,3 +159,13 @@ def test_exit_zero_keeps_errors_at_2(tree, rules, capsys):
     (tree / "pyproject.toml").write_text("[tool.porter]\njobs = 'many'\n", encoding="utf-8")
     assert scan(tree, "--rules", rules, "--exit-zero") == 2
     capsys.readouterr()
+
+
+def test_cli_ignore_extends_the_configured_ignores(tree, rules, capsys):
+    (tree / "pyproject.toml").write_text('[tool.porter]\nignore = ["PT991"]\n', encoding="utf-8")
+    assert scan(tree, "--rules", rules, "--format", "json", "--fail-on", "info") == 1
+    assert {rule for rule, _ in _json_findings(capsys)[1]} == {"PT990"}
+    assert scan(tree, "--rules", rules, "--format", "json", "--ignore", "PT990", "--fail-on", "info") == 0
+    assert _json_findings(capsys)[1] == []  # the configured PT991 ignore still holds
+    assert scan(tree, "--rules", rules, "--format", "json", "--select", "PT991", "--fail-on", "info") == 1
+    assert {rule for rule, _ in _json_findings(capsys)[1]} == {"PT991"}  # --select replaces, as in ruff
