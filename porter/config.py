@@ -48,12 +48,19 @@ class PorterConfig:
         return dict(self.tables.get(name, {}))
 
     def with_overrides(self, **flags: Any) -> PorterConfig:
-        """Command-line values win over the file; None (flag not given) keeps the file's value."""
+        """Command-line values win over the file; None (flag not given) keeps the file's value.
+
+        Rule selection as ruff resolves it: `ignore` adds to the file's list, but a command-line
+        `select` starts afresh, so only the command line's own ignores apply to it.
+        """
         given = {key: value for key, value in flags.items() if value is not None}
         unknown = set(given) - set(SCALAR_KEYS)
         if unknown:
             raise UsageError(f"unknown configuration override(s): {', '.join(sorted(unknown))}")
         checked = {key: _check(key, value, "command line") for key, value in given.items()}
+        if "select" in checked or "ignore" in checked:
+            kept = () if "select" in checked else self.ignore
+            checked["ignore"] = tuple(dict.fromkeys((*kept, *checked.get("ignore", ()))))
         return replace(self, **checked)
 
     @property

@@ -93,6 +93,21 @@ def test_suppressions(comment, kept):
     assert bool(analyze_source(code, "m.py", MI300X, RULES)) is kept
 
 
+@pytest.mark.parametrize("tail,kept", [
+    ('; s = "# noqa"', True), ("; s = '# noqa: PT208'", True), ('; s = "# porter: ignore[PT208]"', True),
+    ('; s = f"{a} # noqa"', True), ('; s = "# noqa"  # noqa: PT208', False), ("  # s = '#' # noqa", False),
+])
+def test_noqa_counts_only_in_comments(tail, kept):
+    code = f"import torch\ny = torch._scaled_mm(a, b, sa, sb){tail}\n"
+    assert bool(analyze_source(code, "m.py", MI300X, RULES)) is kept
+
+
+def test_noqa_inside_a_multiline_string_or_docstring_suppresses_nothing():
+    code = ('"""Usage:\n    # porter: ignore-file\n"""\nimport torch\n'
+            'y = torch._scaled_mm(a, b, sa, sb); doc = """\n# noqa\n"""\n')
+    assert rules_of(code) == [("PT208", 5)]
+
+
 def test_suppression_on_statement_line_covers_multiline_call():
     code = "import torch\ny = foo(  # noqa: PT206\n    torch.float8_e4m3fn,\n)\n"
     assert rules_of(code) == []

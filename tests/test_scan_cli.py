@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
@@ -113,3 +114,58 @@ def test_internal_error_is_one_line_and_a_hint(tree, rules, capsys, monkeypatch)
     monkeypatch.setenv("PORTER_DEBUG", "1")
     assert scan(tree, "--rules", rules) == 2
     assert "Traceback" in capsys.readouterr().err
+
+
+def _json_findings(capsys):
+    document = json.loads(capsys.readouterr().out)
+    return document, [(f["rule"], f["path"]) for f in document["findings"]]  # (document, (rule, path) pairs)
+
+
+def test_several_paths_report_paths_from_the_git_top_level(tree, rules, capsys, monkeypatch):
+    subprocess.run(["git", "init", "-q", str(tree)], check=True)
+    sub = tree / "pkg" / "sub0"
+    # a file named twice (alone and inside a named directory) is reported once
+    assert scan(sub / "sync.py", sub, tree / "pkg" / "plain.py", "--rules", rules, "--format", "json",
+                "--no-cache") == 1
+    _, findings = _json_findings(capsys)
+    assert findings == [("PT991", "pkg/sub0/smi.py"), ("PT990", "pkg/sub0/sync.py")]
+    monkeypatch.chdir(tree)  # pre-commit's way: relative names from the repository root
+    assert scan("pkg/sub0/smi.py", "pkg/plain.py", "--rules", rules, "--format", "json", "--no-cache") == 0
+    assert _json_findings(capsys)[1] == [("PT991", "pkg/sub0/smi.py")]
+
+
+def test_several_paths_outside_git_start_from_their_common_directory(tmp_path, rules, capsys, monkeypatch):
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))  # even if the temporary folder lies in a repo
+    tree = write_tree(tmp_path / "plain-dir")
+    assert scan(tree / "pkg" / "sub0" / "sync.py", tree / "pkg" / "sub0" / "smi.py", "--rules", rules,
+                "--format", "json") == 1
+    assert _json_findings(capsys)[1] == [("PT991", "smi.py"), ("PT990", "sync.py")]
+    config_dir = tree / "pkg" / "sub0"
+    (config_dir / "pyproject.toml").write_text('[tool.porter]\ntarget = "mi355x"\n', encoding="utf-8")
+    assert scan(config_dir / "sync.py", config_dir / "smi.py", "--rules", rules, "--format", "json") == 1
+    assert json.loads(capsys.readouterr().out)["target"] == "mi355x"  # the shared root's config applies
+
+
+def test_several_paths_one_missing_exits_2(tree, rules, capsys):
+    assert scan(tree / "pkg", tree / "nope.py", "--rules", rules) == 2
+    assert "nope.py: no such file or directory" in capsys.readouterr().err
+
+
+def test_exit_zero_keeps_errors_at_2(tree, rules, capsys):
+    assert scan(tree, "--rules", rules, "--exit-zero") == 0
+    assert "PT990" in capsys.readouterr().out  # the findings are still reported
+    assert scan(tree, "--rules", rules, "--exit-zero", "--target", "h100x") == 2
+    assert scan(tree / "missing", "--rules", rules, "--exit-zero") == 2
+    (tree / "pyproject.toml").write_text("[tool.porter]\njobs = 'many'\n", encoding="utf-8")
+    assert scan(tree, "--rules", rules, "--exit-zero") == 2
+    capsys.readouterr()
+
+
+def test_cli_ignore_extends_the_configured_ignores(tree, rules, capsys):
+    (tree / "pyproject.toml").write_text('[tool.porter]\nignore = ["PT991"]\n', encoding="utf-8")
+    assert scan(tree, "--rules", rules, "--format", "json", "--fail-on", "info") == 1
+    assert {rule for rule, _ in _json_findings(capsys)[1]} == {"PT990"}
+    assert scan(tree, "--rules", rules, "--format", "json", "--ignore", "PT990", "--fail-on", "info") == 0
+    assert _json_findings(capsys)[1] == []  # the configured PT991 ignore still holds
+    assert scan(tree, "--rules", rules, "--format", "json", "--select", "PT991", "--fail-on", "info") == 1
+    assert {rule for rule, _ in _json_findings(capsys)[1]} == {"PT991"}  # --select replaces, as in ruff

@@ -12,7 +12,9 @@ and a node's last name segment is checked against the rules' literal tails befor
 from __future__ import annotations
 
 import fnmatch
+import io
 import re
+import tokenize
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -150,18 +152,19 @@ class Suppressions:
         found = cls()
         if "noqa" not in text and "porter:" not in text:
             return found
-        line, last = 1, 0
-        for match in _NOQA.finditer(text):
-            line += text.count("\n", last, match.start())
-            last = match.start()
-            codes_text = match.group("noqa") if match.group("noqa") is not None else match.group("ids")
-            codes = None if codes_text is None else {c for c in re.split(r"[,\s]+", codes_text) if c}
-            if match.group("file"):
-                found.whole_file = None if codes is None or found.whole_file is None else found.whole_file | codes
-                continue
-            current = found.by_line.get(line, set())
-            found.by_line[line] = None if codes is None or current is None else current | codes
+        for line, comment in _comments(text):
+            for match in _NOQA.finditer(comment):
+                found._add(line, match)
         return found
+
+    def _add(self, line: int, match: re.Match) -> None:
+        codes_text = match.group("noqa") if match.group("noqa") is not None else match.group("ids")
+        codes = None if codes_text is None else {c for c in re.split(r"[,\s]+", codes_text) if c}
+        if match.group("file"):
+            self.whole_file = None if codes is None or self.whole_file is None else self.whole_file | codes
+            return
+        current = self.by_line.get(line, set())
+        self.by_line[line] = None if codes is None or current is None else current | codes
 
     def suppressed(self, rule: Rule | tuple, lines: Iterable[int]) -> bool:
         keys = {rule.id, rule.name} if isinstance(rule, Rule) else set(rule)
@@ -172,6 +175,16 @@ class Suppressions:
             if codes is None or keys & codes:
                 return True
         return False
+
+
+def _comments(text: str) -> Iterable[tuple[int, str]]:
+    """(line, text) of each comment token: a `# noqa` inside a string literal suppresses nothing.
+    Source the tokenizer rejects (libcst parses some it does not) falls back to every line."""
+    try:
+        return [(token.start[0], token.string) for token in tokenize.generate_tokens(io.StringIO(text).readline)
+                if token.type == tokenize.COMMENT]
+    except (tokenize.TokenError, SyntaxError):
+        return list(enumerate(text.splitlines(), start=1))
 
 
 # ---- compiled match entries -----------------------------------------------------------------------

@@ -17,7 +17,7 @@ import os
 import secrets
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
@@ -28,8 +28,10 @@ from porter import __version__
 from porter.analyze.project import Project, reach_statements
 from porter.analyze.project_facts import FACTS_FORMAT, empty_facts, module_facts
 from porter.config import PorterConfig, load_config
-from porter.discover import DiscoverOptions, decode, discover, kinds_for, read_bytes
+from porter.discover import DiscoverOptions, decode, discover, discover_paths, kinds_for, read_bytes
+from porter.errors import UsageError
 from porter.records import Finding, SkipNote, SourceFile
+from porter.report.locations import git_top_level
 from porter.report.output import atomic_write_text
 from porter.report.rules import RuleInfo, rule_infos
 
@@ -67,7 +69,7 @@ class ScanResult:
 
 
 def scan_tree(
-    root: str | Path,
+    root: str | Path | Sequence[str | Path],
     target,
     ruleset,
     jobs: int | None = None,
@@ -75,7 +77,8 @@ def scan_tree(
     config: PorterConfig | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> ScanResult:
-    """Scan a directory (or one file) for `target` with `ruleset`; findings sorted by path/line/col/rule.
+    """Scan a directory (or one file, or several of both) for `target` with `ruleset`; findings sorted by
+    path/line/col/rule. Several paths share one root (scan_root): their findings' paths start there.
 
     Every module's facts (porter.analyze.project_facts) come first, so that names re-exported by the
     project reach the rules, and each finding's reach is decided across the project afterwards:
@@ -84,10 +87,10 @@ def scan_tree(
     """
     started = time.perf_counter()
     target = _as_target(target)
-    config = config if config is not None else load_config(root if Path(root).is_dir() else Path(root).parent)
-    found = discover(root, _discover_options(config, ruleset))
+    config = config if config is not None else load_config(scan_root(root))
+    found = _discover(root, _discover_options(config, ruleset))
     stats = ScanStats(files_seen=len(found.files), jobs=_jobs(jobs, config))
-    use_cache = use_cache and Path(root).is_dir()  # one named file: no cache directory beside it
+    use_cache = use_cache and Path(found.root).is_dir() and not _one_file(root)  # no cache beside one named file
     cache = ScanCache.open(_cache_dir(found.root, config), ruleset, target, stats) if use_cache else None
     skipped = list(found.skipped)
     _declare_project(found)
@@ -130,6 +133,38 @@ def assign_reach(findings: list[Finding], project: Project, ruleset) -> tuple[li
 
 
 _BUILTIN_RULES = ("PT000", "PT001")
+
+
+def scan_root(root: str | Path | Sequence[str | Path]) -> Path:
+    """The directory a scan's paths (and its config) start from. One path: itself, or a file's directory.
+    Several: the git top level holding them all (what pre-commit and CI name paths from), else their
+    common directory."""
+    paths = _as_paths(root)
+    if len(paths) == 1:
+        return paths[0] if paths[0].is_dir() else paths[0].parent
+    common = Path(os.path.commonpath([str((p if p.is_dir() else p.parent).resolve()) for p in paths]))
+    top = git_top_level(common)
+    return top.resolve() if top is not None else common
+
+
+def _as_paths(root: str | Path | Sequence[str | Path]) -> list[Path]:
+    paths = [Path(root)] if isinstance(root, (str, Path)) else [Path(p) for p in root]
+    if not paths:
+        raise UsageError("no path to scan")
+    for path in paths:
+        if not path.exists():
+            raise UsageError(f"{path}: no such file or directory")
+    return paths
+
+
+def _one_file(root: str | Path | Sequence[str | Path]) -> bool:
+    paths = _as_paths(root)
+    return len(paths) == 1 and not paths[0].is_dir()
+
+
+def _discover(root: str | Path | Sequence[str | Path], options: DiscoverOptions):
+    paths = _as_paths(root)
+    return discover(paths[0], options) if len(paths) == 1 else discover_paths(paths, scan_root(paths), options)
 
 
 def _declare_project(found) -> None:
@@ -567,11 +602,11 @@ def _inventory_chunk(chunk: list[Pending]) -> list:
     return out
 
 
-def kernel_inventory(root: str | Path, target, config: PorterConfig | None = None, jobs: int | None = None):
+def kernel_inventory(root: str | Path | Sequence[str | Path], target, config: PorterConfig | None = None, jobs: int | None = None):
     """The Triton kernels, autotune configs and launches under `root`, with per-config estimates."""
     target = _as_target(target)
-    config = config if config is not None else load_config(root if Path(root).is_dir() else Path(root).parent)
-    found = discover(root, _discover_options(config, None))
+    config = config if config is not None else load_config(scan_root(root))
+    found = _discover(root, _discover_options(config, None))
     skipped = list(found.skipped)
     jobs = _jobs(jobs, config)
     sources = _read_all(found.files, ScanStats(), skipped)

@@ -1,7 +1,7 @@
-"""`porter scan PATH --target T`: find what breaks or slows down on the target, and report it.
+"""`porter scan PATH... --target T`: find what breaks or slows down on the target, and report it.
 
-Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 usage, configuration or
-internal error. Machine formats put only their payload on stdout; notes go to stderr.
+Exit codes: 0 nothing at or above --fail-on (or --exit-zero), 1 findings at or above it, 2 usage,
+configuration or internal error (--exit-zero does not hide those). Machine formats put only their payload on stdout; notes go to stderr.
 """
 
 from __future__ import annotations
@@ -29,7 +29,9 @@ def _split(values: list[str] | None) -> tuple[str, ...] | None:
 
 
 def scan_command(
-    path: Path = typer.Argument(..., help="Directory (or file) to scan.", show_default=False),
+    paths: list[Path] = typer.Argument(
+        ..., help="Directories or files to scan (several: paths from the git top level holding them).",
+        show_default=False),
     target: str = typer.Option(None, "--target", "-t", help="Target name or gfx arch (default: config, else mi350x)."),
     select: list[str] = typer.Option(None, "--select", help="Rule ids/prefixes to run (comma list, repeatable)."),
     extend_select: list[str] = typer.Option(
@@ -37,6 +39,7 @@ def scan_command(
     ),
     ignore: list[str] = typer.Option(None, "--ignore", help="Rule ids/prefixes to skip (comma list, repeatable)."),
     fail_on: str = typer.Option(None, "--fail-on", help="error | warning | info | never (default: error)."),
+    exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even with findings (errors still exit 2)."),
     output_format: str = typer.Option(
         "terminal", "--format", help="terminal | json | sarif | github | markdown (with --kernels: table | json)."
     ),
@@ -56,11 +59,11 @@ def scan_command(
     """Scan Python sources for CUDA-flavoured idioms that break or slow down on AMD Instinct GPUs."""
     try:
         code = run_scan(
-            path, target=target, select=_split(select), extend_select=_split(extend_select),
+            paths, target=target, select=_split(select), extend_select=_split(extend_select),
             ignore=_split(ignore), fail_on=fail_on,
             output_format=output_format, output=output, jobs=jobs, use_cache=not no_cache,
             kernels=kernels, statistics=statistics, rule_paths=rules or None, project_root=project_root,
-            show_unreachable=show_unreachable,
+            show_unreachable=show_unreachable, exit_zero=exit_zero,
         )
     except PorterError:
         raise
@@ -69,26 +72,28 @@ def scan_command(
     raise typer.Exit(code)
 
 
-def run_scan(path: Path, *, target=None, select=None, extend_select=None, ignore=None, fail_on=None,
+def run_scan(path, *, target=None, select=None, extend_select=None, ignore=None, fail_on=None,
              output_format="terminal", output=None, jobs=None, use_cache=True, kernels=False, statistics=False,
-             rule_paths=None, project_root=None, show_unreachable=False) -> int:
-    """The scan command without Typer: returns the exit code (raises PorterError for exit 2)."""
+             rule_paths=None, project_root=None, show_unreachable=False, exit_zero=False) -> int:
+    """The scan command without Typer: returns the exit code (raises PorterError for exit 2).
+    `path`: one path or a list of them (files or directories)."""
+    from porter.analyze.scan import scan_root
     from porter.config import load_config
     from porter.targets import get_target
 
-    if not path.exists():
-        raise UsageError(f"{path}: no such file or directory")
+    path = [Path(p) for p in path] if isinstance(path, (list, tuple)) else Path(path)
+    path = path[0] if isinstance(path, list) and len(path) == 1 else path
     if jobs is not None and jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {jobs}")
-    config_root = path if path.is_dir() else path.parent
-    config = load_config(config_root).with_overrides(
+    config = load_config(scan_root(path)).with_overrides(
         target=target, select=select, extend_select=extend_select, ignore=ignore, fail_on=fail_on, jobs=jobs
     )
     resolved_target = get_target(config.target_name)
     if kernels:
         return _run_kernels(path, resolved_target, config, output_format, output)
-    return _run_findings(path, resolved_target, config, output_format, output, use_cache, statistics, rule_paths,
+    code = _run_findings(path, resolved_target, config, output_format, output, use_cache, statistics, rule_paths,
                          project_root, show_unreachable)
+    return 0 if exit_zero else code
 
 
 def _run_findings(path, target, config, output_format, output, use_cache, statistics, rule_paths,

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from porter.config import DEFAULT_MAX_FILE_BYTES
@@ -53,6 +53,31 @@ def discover(path: str | Path, options: DiscoverOptions | None = None) -> Discov
     if target.is_file():
         return _single_file(target, options)
     return _Walker(target, options).run()
+
+
+def discover_paths(paths: Sequence[str | Path], root: str | Path, options: DiscoverOptions | None = None) -> Discovery:
+    """Several files or directories as one Discovery whose paths start from `root` (which holds them all).
+
+    Each path is discovered as if named alone (a named file is read even if ignored); a file reached
+    twice (named and inside a named directory) counts once.
+    """
+    base = str(Path(root).resolve())
+    merged = Discovery(root=base)
+    seen: set[str] = set()
+    for path in paths:
+        found = discover(path, options)
+        for source in found.files:
+            if source.absolute not in seen:
+                seen.add(source.absolute)
+                merged.files.append(replace(source, path=_rebased(found.root, source.path, base)))
+        merged.skipped.extend(replace(note, path=_rebased(found.root, note.path, base)) for note in found.skipped)
+    merged.files.sort(key=lambda source: source.path)
+    merged.skipped.sort(key=lambda note: note.path)
+    return merged
+
+
+def _rebased(old_root: str, relative: str, new_root: str) -> str:
+    return Path(os.path.relpath(os.path.join(old_root, relative), new_root)).as_posix()
 
 
 def _single_file(path: Path, options: DiscoverOptions) -> Discovery:
