@@ -35,7 +35,7 @@ from porter.report.locations import git_top_level
 from porter.report.output import atomic_write_text
 from porter.report.rules import RuleInfo, rule_infos
 
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3  # 3: noqa read from comment tokens only
 CACHE_FILES_KEPT = 8  # cache files of other rule sets / targets / versions kept beside the current one
 IN_PROCESS_BYTES = 256 * 1024  # below this much pending source a pool costs more than it saves
 
