@@ -98,7 +98,7 @@ class Project:
         self._functions: dict[tuple[str, str], Reach] = {}
         self._users: dict[tuple[str, str], list] | None = None
         self._scope_lists: dict[str, list] = {}
-        self._importers: dict[str, set[str]] | None = None
+        self._graph: tuple[dict[str, set[str]], dict[str, set[str]]] | None = None
 
     # ---- names ------------------------------------------------------------------------------
     def locate(self, qualified: str) -> tuple[str, list[str]] | None:
@@ -138,24 +138,29 @@ class Project:
         """The project files cross-module value flow may read for `path`: those it imports, transitively,
         and those importing it directly (a helper's finding names the launches its callers make). Not
         the whole undirected import graph: in a real project that is every file, and no cache would hit."""
-        if self._importers is None:
-            self._importers = {}
-            for module_path in self.facts:
-                for dep in self._imports_of(module_path):
-                    self._importers.setdefault(dep, set()).add(module_path)
-        seen: set[str] = set(self._importers.get(path, ()))
+        imports, importers = self._import_graph()
+        forward: set[str] = set()
         todo = [path]
         while todo:
-            for dep in self._imports_of(todo.pop()):
-                if dep != path and dep not in seen:
-                    seen.add(dep)
+            for dep in imports.get(todo.pop(), ()):
+                if dep != path and dep not in forward:
+                    forward.add(dep)
                     todo.append(dep)
-        seen.discard(path)
-        return sorted(seen)
+        return sorted(forward | importers.get(path, set()))
 
-    def _imports_of(self, path: str) -> set[str]:
-        found = (self.locate(q) for q in (self.facts.get(path) or {}).get("imports", {}).values())
-        return {self.path_of[f[0]] for f in found if f and self.path_of.get(f[0]) and self.path_of[f[0]] != path}
+    def _import_graph(self) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+        """Project module -> the project modules it imports, and the reverse; resolved once per scan."""
+        if self._graph is None:
+            imports: dict[str, set[str]] = {}
+            importers: dict[str, set[str]] = {}
+            for module_path, facts in self.facts.items():
+                found = (self.locate(qualified) for qualified in facts.get("imports", {}).values())
+                deps = {self.path_of[f[0]] for f in found if f and self.path_of.get(f[0])} - {module_path}
+                imports[module_path] = deps
+                for dep in deps:
+                    importers.setdefault(dep, set()).add(module_path)
+            self._graph = imports, importers
+        return self._graph
 
     def aliases_for(self, path: str) -> dict[str, str]:
         """Imports of `path` that reach a library through the project's own modules: local -> library name."""
