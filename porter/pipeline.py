@@ -301,13 +301,14 @@ def confirmed_opt_in_findings(root: Path, baseline: Verdict | None, settings: Re
     (a `torch.version.cuda` check that raises on ROCm at import), so they are reported and remedied."""
     from porter.analyze import analyze_source, load_rules
     from porter.analyze.rules import OPT_IN
+    from porter.remedy.project_tests import is_test_path
 
     tests = baseline.tests if baseline is not None else None
     if tests is None or not (tests.failed or tests.errors):
         return []
     frames: dict[str, set[int]] = {}
     for path, line in _FRAME.findall(tests.output_tail + "\n" + "\n".join(tests.messages.values())):
-        if (root / path).is_file() and not path.startswith(("tests/", "test/")):
+        if (root / path).is_file() and not is_test_path(path):  # the project's tests judge; never patched
             frames.setdefault(path, set()).add(int(line))
     if not frames:
         return []
@@ -369,12 +370,11 @@ def relocate_rejected_origins(root: Path, plan, result: RewriteResult,
 
 def _launch_sites(finding: Finding) -> list[tuple[str, int]]:
     """The launch calls a value-flow finding names (data["launches"]: "path:line"), other than its own line."""
-    sites = []
-    for launch in finding.data.get("launches") or []:
-        path, _, line = str(launch).rpartition(":")
-        if path and line.isdigit() and (path, int(line)) != (finding.path, finding.line):
-            sites.append((path, int(line)))
-    return sites
+    from porter.remedy.codemods.runtime import site_location
+
+    places = [site_location(launch) for launch in finding.data.get("launches") or []]
+    return [(place[0], place[1]) for place in places
+            if place is not None and (place[0], place[1]) != (finding.path, finding.line)]
 
 
 def leftovers(plan, result: RewriteResult, skip: set[str]) -> list[tuple[Finding, str]]:

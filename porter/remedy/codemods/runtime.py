@@ -52,11 +52,11 @@ def runtime_attempts(finding: Finding) -> list[tuple[str, Finding]]:
 def _sites(finding: Finding) -> list[Finding]:
     """The finding at its launch calls, where it points, at the value's origins and in the kernel's file."""
     own = (finding.path, finding.line, finding.end_line)
-    places = [_location(finding.data.get("launch"))]
-    places += [_location(entry.get("launch")) for entry in finding.data.get("runtime") or [] if isinstance(entry, dict)]
+    places = [site_location(finding.data.get("launch"))]
+    places += [site_location(entry.get("launch")) for entry in finding.data.get("runtime") or [] if isinstance(entry, dict)]
     places.append(own)
     origins = finding.data.get("origin")
-    places += [_location(o) for o in (origins if isinstance(origins, list) else [origins])]
+    places += [site_location(o) for o in (origins if isinstance(origins, list) else [origins])]
     kernel = finding.data.get("kernel")
     if isinstance(kernel, dict) and isinstance(kernel.get("path"), str) and kernel["path"]:
         places.append((kernel["path"], int(kernel.get("line") or 1), int(kernel.get("end_line") or kernel.get("line") or 1)))
@@ -85,7 +85,8 @@ def widen_to_statement(text: str, finding: Finding) -> Finding:
     return replace(finding, end_line=max(ends)) if ends and max(ends) > finding.end_line else finding
 
 
-def _location(value: Any) -> tuple[str, int, int] | None:
+def site_location(value: Any) -> tuple[str, int, int] | None:
+    """(path, line, end line) of a recorded site: a {"path", "line"} dict or a "path:line" string."""
     if isinstance(value, dict) and isinstance(value.get("path"), str) and isinstance(value.get("line"), int):
         return value["path"], value["line"], int(value.get("end_line") or value["line"])
     if isinstance(value, str) and ":" in value:
@@ -119,7 +120,7 @@ def _evidence(findings: list[Finding], target) -> str:
     parts = []
     for f in findings:
         value, limit = _value(f)
-        site = _location(f.data.get("launch"))
+        site = site_location(f.data.get("launch"))
         where = f"{site[0]}:{site[1]}" if site else f"{f.path}:{f.line}"
         parts.append(f"{_kernel_name(f) or '?'}: {value if value is not None else '?'}"
                      + (f" > {limit}" if limit is not None else "") + f" at {where}")
