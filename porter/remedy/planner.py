@@ -107,6 +107,7 @@ class _Planner:
         self._locations: dict[str, ShimLocation] = {}  # patched file -> the shim its package imports
         self.codemod_patches: list[Patch] = []
         self.covered: list[tuple[Finding, list[str]]] = []  # findings an earlier patch's edit already handles
+        self._reviewed: set[tuple] = set()  # (rule, path, line, column, kind) of each review item
 
     def run(self, findings: list[Finding]) -> Plan:
         self.plan.findings = sorted(findings, key=Finding.sort_key)
@@ -357,9 +358,9 @@ class _Planner:
         docs = self.options.rule_docs.get(finding.rule, {}) or {}
         guidance = str(docs.get("use_instead", "") or "").strip()
         place = (finding.rule, finding.path, finding.line, finding.column, kind)
-        if any((i.finding.rule, i.finding.path, i.finding.line, i.finding.column, i.kind) == place
-               for i in self.plan.needs_review):
+        if place in self._reviewed:
             return  # one kernel compiled for several configs fails the same way: one item to review
+        self._reviewed.add(place)
         self.plan.needs_review.append(ReviewItem(finding=finding, kind=kind, reason=reason, guidance=guidance))
 
     def _number(self) -> None:
