@@ -43,6 +43,10 @@ class ModelConstants:
     uncoalesced_bytes_per_unit_clk: float = 3.0  # element-wise loads along N (row-major B) per unit
     unaligned_store_elems_per_unit_clk: float = 2.0  # element-wise C stores per unit
     unaligned_mma_eff: float = 1.0  # MMA rate in that serialised loop, relative to the pipelined rate
+    # 32-bit operands on a warpgroup MMA (TF32 wgmma reads only K-major shared memory): a row-major B
+    # is copied with one 4-byte async copy per element, transposed (the sweeps' PTX), at this rate
+    transposed_copy_elems_per_unit_clk: float = 1.0
+    mma_fallback_eff_by_dtype: dict[str, float] = field(default_factory=dict)  # per rate key, where it differs
     unaligned_regs_per_elem: float = 3.0  # registers per staged element (value + 64-bit address)
     unaligned_reg_overhead: int = 16  # registers per lane beside accumulators and staged elements
     spill_cost: float = 4.0  # slowdown per register-file's worth of spilled registers

@@ -181,8 +181,20 @@ def unit_flops_clk(machine: Machine, cfg: GemmConfig) -> tuple[float, int, int]:
         if bn >= 256 and cfg.num_warps > 4:  # 256-wide tiles on two warpgroups (measured)
             rate *= const.wide_mma_eff.get(machine.dtype.rate_key, 1.0)
     elif target.features.get("wgmma"):
-        rate *= const.mma_fallback_eff
+        rate *= const.mma_fallback_eff_by_dtype.get(machine.dtype.rate_key, const.mma_fallback_eff)
     return rate, bm, bn
+
+
+def transposed_copy_elems(machine: Machine, cfg: GemmConfig, unaligned: "Unaligned | None" = None) -> int:
+    """B elements per K step that go to shared memory through 4-byte async copies: a warpgroup MMA
+    reads 32-bit operands (TF32) only K-major, so Triton transposes a row-major B on its way in,
+    one element per copy, where 16-bit operands keep 16-byte copies (compiled PTX for sm_90:
+    cp.async.ca 4-byte for B, cp.async.cg 16-byte for A). mma.sync configs load B in rows and
+    read it with scalar shared loads instead; element-wise operands are staged by their threads."""
+    if (machine.dtype.in_bytes != 4 or machine.dtype.b_k_contiguous or not _uses_wgmma(machine, cfg)
+            or (unaligned is not None and unaligned.b)):
+        return 0
+    return cfg.BLOCK_N * cfg.BLOCK_K
 
 
 def _uses_wgmma(machine: Machine, cfg: GemmConfig) -> bool:
@@ -355,7 +367,8 @@ class _StepContext:
     """Per-config quantities shared by the (at most two) distinct waves of one launch."""
 
     __slots__ = ("mc", "m", "n", "cfg", "tiles_m", "tiles_n", "k_steps", "step_flops", "rate",
-                 "a_cross_wave", "b_cross_wave", "elem", "unaligned", "spill_factor", "lds_bytes")
+                 "a_cross_wave", "b_cross_wave", "elem", "unaligned", "spill_factor", "lds_bytes",
+                 "copy_s")
 
     def __init__(self, mc, m, n, k, cfg, tiles_m, tiles_n, waves, k_steps, rate, pad_m, pad_n, unaligned):
         self.mc, self.m, self.n, self.cfg = mc, m, n, cfg
@@ -370,6 +383,9 @@ class _StepContext:
         self.b_cross_wave = b_total / per_step if b_total <= mc.l2_reuse_bytes else None
         self.unaligned = unaligned
         self.lds_bytes = lds_step_bytes(mc, cfg, self.unaligned)
+        # seconds of one tile's transposing 4-byte copies per K step (0 when it has none)
+        self.copy_s = (transposed_copy_elems(mc, cfg, self.unaligned)
+                       / (mc.const.transposed_copy_elems_per_unit_clk * mc.clock_hz))
         self.spill_factor = self._spill_factor()
 
     def _spill_factor(self) -> float:
@@ -390,6 +406,8 @@ class _StepContext:
         compute = per_unit * self.step_flops / self.rate
         if mc.lds_bps:  # the matrix instructions wait on shared memory / LDS reads
             compute = _overlap(const.overlap_power, compute, per_unit * self.lds_bytes / mc.lds_bps)
+        if self.copy_s:  # and on the transposing copies that fill it
+            compute = _overlap(const.overlap_power, compute, per_unit * self.copy_s)
         # wrapped rows/columns (offs % M) are still loaded: L2 -> unit traffic is the full tile
         tile_bytes = (bm + bn) * bk * self.elem
         l2 = max(per_unit * tile_bytes / mc.l2_unit_bps, tiles * tile_bytes / mc.l2_device_bps)
