@@ -19,7 +19,7 @@ memory over the limit, or a small-tile config on a large-M shape).
 dtypes: bf16, fp16, fp8 (e4m3, B column-major, C bf16) and fp32 (fp32 operands and C, tl.dot's default
 input_precision "tf32"; cuBLAS timed with TF32 allowed).
 
-Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3]
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4]
        [--dtypes bf16,fp8] [--budget-s 480] [--workers 16]
 """
 
@@ -309,8 +309,25 @@ BLIND3 = [  # taken with CAL4, committed before the fp16/fp32 model changes (spl
     ("b3_odd_all", 4444, 1999, 1333, "blind3"),
     ("b3_odd_vocab", 256, 32001, 2048, "blind3"),
 ]
+BLIND4 = [  # fp32 only, taken after the fp32 model of blind3's scoring was changed (split "blind4"):
+    # scored once, after the model is final
+    ("b4_decode_qkv", 1, 5120, 5120, "blind4"),
+    ("b4_m24_up", 24, 11008, 4096, "blind4"),
+    ("b4_m160_o", 160, 6144, 6144, "blind4"),
+    ("b4_m640_qkv", 640, 7168, 4096, "blind4"),
+    ("b4_m2496_down", 2496, 4096, 11008, "blind4"),
+    ("b4_m10000_o", 10000, 4096, 4096, "blind4"),
+    ("b4_sq_3k", 3072, 3072, 3072, "blind4"),
+    ("b4_rec_49152", 49152, 768, 512, "blind4"),
+    ("b4_rec_n96", 65536, 96, 1024, "blind4"),
+    ("b4_odd_n", 4096, 3000, 2048, "blind4"),
+    ("b4_odd_k", 8192, 2048, 1500, "blind4"),
+    ("b4_odd_nk", 2224, 1111, 3333, "blind4"),
+    ("b4_odd_vocab", 1024, 50257, 768, "blind4"),
+    ("b4_odd_rec", 32768, 479, 1023, "blind4"),
+]
 SUITES = {"full": SHAPES, "fresh": FRESH, "cal2": CAL2, "blind": BLIND, "cal3": CAL3, "blind2": BLIND2,
-          "cal4": CAL4, "blind3": BLIND3}
+          "cal4": CAL4, "blind3": BLIND3, "blind4": BLIND4}
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")  # the default; cal4 and blind3 were run with --dtypes fp16,fp32
 ELEM_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1, "fp32": 4}
