@@ -157,3 +157,23 @@ class Verdict:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class LibraryAdvice:
+    """porter tune's verdict on one GEMM: is the vendor BLAS predicted faster than the best Triton
+    config? `library_ms` is None when the target has no measured ceiling for the dtype."""
+
+    target: str
+    dtype: str
+    m: int
+    n: int
+    k: int
+    library: str  # cuBLAS, hipBLASLt
+    library_ms: float | None
+    triton_ms: float
+    library_faster: bool
+    note: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
