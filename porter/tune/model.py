@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from porter.targets import Target
 from porter.tune.config import GemmConfig
@@ -54,6 +55,7 @@ class Machine:
     l2_latency_s: float  # L2 hit
     mma_buffers: int  # stage buffers held by an in-flight async MMA
     lds_bps: float | None  # shared memory / LDS bytes/s of one unit (None: not in the spec)
+    mfma_table: tuple | None = None  # AMD: the dtype's MFMA instructions, (M, N, K, cycles) each
 
     @classmethod
     def build(cls, target: Target, dtype: GemmDtype, const: ModelConstants | None = None) -> "Machine":
@@ -77,6 +79,7 @@ class Machine:
                          else int(bool(target.features.get("wgmma")))),
             lds_bps=(target.extra["lds_bytes_per_clk"] * clock * const.lds_eff
                      if target.extra.get("lds_bytes_per_clk") else None),
+            mfma_table=_mfma_table(target, dtype),
         )
 
 
@@ -146,17 +149,24 @@ def _nonkdim(cfg: GemmConfig) -> int:
 
 def _mfma(machine: Machine, cfg: GemmConfig) -> tuple[int, int, int, int] | None:
     """The fastest MFMA of the config's non-K dim whose K fits BLOCK_K: (M, N, K, cycles)."""
-    key = "bf16" if machine.dtype.rate_key == "bf16x3" else machine.dtype.rate_key
-    table = machine.target.mfma.get(key)
-    if not table:
+    if not machine.mfma_table:
         return (16, 16, 1, 0)  # no matrix instruction listed: flat rate from the spec
     dim = _nonkdim(cfg)
     if dim > min(cfg.BLOCK_M, cfg.BLOCK_N):
         return None
-    fits = [ins for ins in table if ins[0] == dim and ins[2] <= cfg.BLOCK_K]
-    if not fits:
-        return None
-    return max(fits, key=lambda ins: ins[0] * ins[1] * ins[2] / ins[3])
+    return _fastest_mfma(machine.mfma_table, dim, cfg.BLOCK_K)
+
+
+def _mfma_table(target: Target, dtype: GemmDtype) -> tuple | None:
+    key = "bf16" if dtype.rate_key == "bf16x3" else dtype.rate_key
+    table = (target.mfma or {}).get(key) if target.is_amd else None
+    return tuple(tuple(ins) for ins in table) if table else None
+
+
+@lru_cache(maxsize=1024)
+def _fastest_mfma(table: tuple, dim: int, block_k: int) -> tuple[int, int, int, int] | None:
+    fits = [ins for ins in table if ins[0] == dim and ins[2] <= block_k]
+    return max(fits, key=lambda ins: ins[0] * ins[1] * ins[2] / ins[3]) if fits else None
 
 
 def unit_flops_clk(machine: Machine, cfg: GemmConfig) -> tuple[float, int, int]:
@@ -210,6 +220,14 @@ def _wgmma_grid(cfg: GemmConfig) -> tuple[int, int]:
     return along_m, groups // along_m
 
 
+@lru_cache(maxsize=1024)
+def _warp_grid(bm: int, bn: int, warps: int) -> tuple[int, int]:
+    """Warps along M and along N for mma.sync / MFMA tiles: the split that reads least."""
+    splits = [(wm, warps // wm) for wm in (1, 2, 4, 8, 16) if wm <= warps and warps % wm == 0
+              and wm <= max(1, bm // 16) and warps // wm <= max(1, bn // 16)]
+    return min(splits, key=lambda s: s[1] * bm + s[0] * bn, default=(warps, warps))
+
+
 def lds_step_bytes(machine: Machine, cfg: GemmConfig, unaligned: "Unaligned | None" = None) -> float:
     """Shared memory / LDS bytes one tile moves per K step: the A and B tiles written once, then
     read by the matrix instructions. A warpgroup MMA (Hopper) reads its A rows and, per 64-row
@@ -223,9 +241,7 @@ def lds_step_bytes(machine: Machine, cfg: GemmConfig, unaligned: "Unaligned | No
         along_m, along_n = _wgmma_grid(cfg)
         a_reads, b_reads = along_n * bm, bm * bn / 64
     else:
-        splits = [(wm, warps // wm) for wm in (1, 2, 4, 8, 16) if wm <= warps and warps % wm == 0
-                  and wm <= max(1, bm // 16) and warps // wm <= max(1, bn // 16)]
-        wm, wn = min(splits, key=lambda s: s[1] * bm + s[0] * bn, default=(warps, warps))
+        wm, wn = _warp_grid(bm, bn, warps)
         a_reads, b_reads = wn * bm, wm * bn
     elem = machine.dtype.in_bytes
     b_row = bk if machine.dtype.b_k_contiguous else bn  # B's contiguous extent in the tile
@@ -295,18 +311,22 @@ def _xcd_footprint(tiles: int, rows: int, cols: int, tiles_m: int, group: int, x
 
 def predict_seconds(machine: Machine, m: int, n: int, k: int, cfg: GemmConfig) -> float:
     """Predicted kernel time in seconds (math.inf when infeasible)."""
-    if infeasibility(machine, cfg, unaligned_loads(machine, n, k, cfg)) is not None:
+    unaligned = unaligned_loads(machine, n, k, cfg)
+    if infeasibility(machine, cfg, unaligned) is not None:
         return INFEASIBLE
-    return time_seconds(machine, m, n, k, cfg)
+    return time_seconds(machine, m, n, k, cfg, unaligned)
 
 
-def time_seconds(machine: Machine, m: int, n: int, k: int, cfg: GemmConfig) -> float:
-    """Predicted seconds of a config already known to be feasible: whole waves plus the rest."""
+def time_seconds(machine: Machine, m: int, n: int, k: int, cfg: GemmConfig,
+                 unaligned: "Unaligned | None" = None) -> float:
+    """Predicted seconds of a config already known to be feasible: whole waves plus the rest
+    (`unaligned`: the shape's element-wise operands when the caller has them already)."""
     const = machine.const
     bm, bn, bk = cfg.BLOCK_M, cfg.BLOCK_N, cfg.BLOCK_K
     tiles_m, tiles_n = -(-m // bm), -(-n // bn)
     tiles = tiles_m * tiles_n
-    unaligned = unaligned_loads(machine, n, k, cfg)
+    if unaligned is None:
+        unaligned = unaligned_loads(machine, n, k, cfg)
     slots = machine.units * blocks_per_unit(machine, cfg, unaligned)
     full, rest = divmod(tiles, slots)
     waves = full + (1 if rest else 0)
@@ -340,7 +360,7 @@ class Unaligned:
         return self.along_k + self.along_n
 
     def __bool__(self) -> bool:
-        return bool(self.elements)
+        return self.along_k > 0 or self.along_n > 0
 
 
 def unaligned_loads(machine: Machine, n: int, k: int, cfg: GemmConfig) -> Unaligned:
@@ -366,7 +386,10 @@ def _overlap(power: float, *times: float) -> float:
     top = max(times)
     if math.isinf(power) or top <= 0.0:
         return top
-    return top * sum((t / top) ** power for t in times) ** (1.0 / power)
+    total = 0.0
+    for t in times:  # a plain loop: this runs several times per candidate
+        total += (t / top) ** power
+    return top * total ** (1.0 / power)
 
 
 class _StepContext:
