@@ -55,8 +55,10 @@ class ModelConstants:
     specialize_divisor: int = 16  # Triton proves alignment from integer arguments divisible by this
     # feasibility
     lds_buffers: str = "stages"  # "stages" | "stages_minus_one" (AMD stream pipeliner on gfx942)
+    lds_padding: float = 0.0  # extra LDS per tile byte (gfx950's async copies pad each row)
     max_acc_regs: int = 128  # fp32 accumulators per lane before the tile spills
     reg_overhead: int = 40  # registers per lane beside the accumulators (addresses, fragments)
+    reg_per_tile_dword: float = 0.0  # AMD: more per 4-byte word of the A+B tiles per lane (compile records)
     max_threads_per_unit: int | None = None  # resident threads per SM / CU (AMD: derived from waves)
     calibrated_on: str = "derived from the spec (not fit on measurements)"
 
@@ -73,11 +75,13 @@ _FIELD_NAMES = {f.name for f in fields(ModelConstants)}
 
 def _vendor_defaults(target: Target) -> dict[str, Any]:
     if target.is_amd:
-        # accumulators beyond a quarter of the architectural VGPRs spill (measured.md: 256x256 tiles on
-        # 8 waves, 128 accumulators per lane, spill on gfx942 and gfx950)
+        # up to half the architectural VGPRs of accumulators: 256x256 on 8 waves and 128x256 on 4
+        # (128 per lane), which AMD's tuned tables use on MI300X and MI350X; they compile with a few
+        # spills on gfx950 (AGPRs hold the accumulators) and more on gfx942, which the register
+        # estimate past the 512-VGPR file prices (spill_factor)
         return {
             "max_threads_per_unit": target.waves_per_simd_max * target.simds_per_unit * target.wave_size,
-            "max_acc_regs": target.registers["arch_vgprs"] // 4,
+            "max_acc_regs": target.registers["arch_vgprs"] // 2,
         }
     # half the per-thread registers for accumulators: 128x256 on 8 warps (128) fits, 256x256 does not
     return {"max_acc_regs": (target.registers["per_thread_max"] + 1) // 2,

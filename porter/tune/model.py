@@ -109,12 +109,19 @@ def lds_bytes(machine: Machine, cfg: GemmConfig, unaligned: "Unaligned | None" =
         buffers, a_loaded = stages - 1, 0
     a_buffers = a_loaded if unaligned and unaligned.a else buffers
     b_buffers = 1 if unaligned and unaligned.b else buffers
-    return (a_buffers * cfg.BLOCK_M + b_buffers * cfg.BLOCK_N) * cfg.BLOCK_K * elem
+    tiles = (a_buffers * cfg.BLOCK_M + b_buffers * cfg.BLOCK_N) * cfg.BLOCK_K * elem
+    return int(tiles * (1.0 + machine.const.lds_padding))
 
 
 def acc_regs(machine: Machine, cfg: GemmConfig) -> float:
-    """fp32 accumulator registers per lane."""
-    return cfg.BLOCK_M * cfg.BLOCK_N / (cfg.num_warps * machine.wave)
+    """fp32 accumulator registers per lane. On AMD a tile narrower than its MFMA is padded to it:
+    BLOCK_M = 16 on 32x32 instructions holds 32 rows of accumulators (gfx942/gfx950 compile
+    records: 16x16x256 on 4 warps, 68 VGPRs with nonkdim 16, 128 with 32)."""
+    bm, bn = cfg.BLOCK_M, cfg.BLOCK_N
+    if machine.target.is_amd and machine.mfma_table:
+        dim = _nonkdim(cfg)
+        bm, bn = max(bm, dim), max(bn, dim)
+    return bm * bn / (cfg.num_warps * machine.wave)
 
 
 def infeasibility(machine: Machine, cfg: GemmConfig, unaligned: "Unaligned | None" = None) -> str | None:
@@ -127,9 +134,7 @@ def infeasibility(machine: Machine, cfg: GemmConfig, unaligned: "Unaligned | Non
     lds = lds_bytes(machine, cfg, unaligned)
     if lds > target.lds_bytes:
         return f"needs {lds // 1024} KiB of shared memory/LDS, {target.name} has {target.lds_bytes // 1024} KiB"
-    cap = const.max_acc_regs
-    if target.is_amd and cfg.waves_per_eu:
-        cap = min(cap, target.registers["vgprs_per_wave_max"] // cfg.waves_per_eu - const.reg_overhead)
+    cap = const.max_acc_regs  # AMD: a waves_per_eu budget below the need spills (see spill_factor)
     acc = acc_regs(machine, cfg)
     if acc > cap:
         return f"{acc:.0f} accumulator registers per lane (> {cap}): spills"
@@ -151,10 +156,9 @@ def _mfma(machine: Machine, cfg: GemmConfig) -> tuple[int, int, int, int] | None
     """The fastest MFMA of the config's non-K dim whose K fits BLOCK_K: (M, N, K, cycles)."""
     if not machine.mfma_table:
         return (16, 16, 1, 0)  # no matrix instruction listed: flat rate from the spec
-    dim = _nonkdim(cfg)
-    if dim > min(cfg.BLOCK_M, cfg.BLOCK_N):
-        return None
-    return _fastest_mfma(machine.mfma_table, dim, cfg.BLOCK_K)
+    # a tile narrower than the instruction is padded to it (compiles on gfx942/gfx950: BLOCK_M = 8
+    # with nonkdim 16 or 32), at the padded tile's compute and registers
+    return _fastest_mfma(machine.mfma_table, _nonkdim(cfg), cfg.BLOCK_K)
 
 
 def _mfma_table(target: Target, dtype: GemmDtype) -> tuple | None:
@@ -256,9 +260,13 @@ def registers_needed(machine: Machine, cfg: GemmConfig, unaligned: "Unaligned | 
     MMA fragments, async-copy bookkeeping); with element-wise loads a smaller fixed part plus the
     staged values and their addresses. Past the target's limit the excess spills."""
     const = machine.const
+    threads = cfg.num_warps * machine.wave
     if not unaligned:
-        return acc_regs(machine, cfg) + const.reg_overhead
-    staged = const.unaligned_regs_per_elem * unaligned.elements / (cfg.num_warps * machine.wave)
+        # AMD: plus the registers the operand tiles pass through per lane (gfx942's stream
+        # pipeliner holds the next tile's global loads in registers; gfx950 copies to LDS directly)
+        tile_dwords = (cfg.BLOCK_M + cfg.BLOCK_N) * cfg.BLOCK_K * machine.dtype.in_bytes / (4 * threads)
+        return acc_regs(machine, cfg) + const.reg_overhead + const.reg_per_tile_dword * tile_dwords
+    staged = const.unaligned_regs_per_elem * unaligned.elements / threads
     return acc_regs(machine, cfg) + const.unaligned_reg_overhead + staged
 
 
@@ -274,7 +282,7 @@ def blocks_per_unit(machine: Machine, cfg: GemmConfig, unaligned: "Unaligned | N
     if target.is_amd:
         simds = target.simds_per_unit
         waves_simd = min(target.waves_per_simd_max, int(target.registers["vgprs_per_wave_max"] // regs))
-        if cfg.waves_per_eu:  # the compiler budgets registers for exactly this occupancy
+        if cfg.waves_per_eu:  # the compiler budgets registers for this occupancy (spilling if it must)
             waves_simd = cfg.waves_per_eu
         limits.append(waves_simd // -(-cfg.num_warps // simds))
     else:
@@ -418,12 +426,16 @@ class _StepContext:
         self.spill_factor = self._spill_factor()
 
     def _spill_factor(self) -> float:
-        """Element-wise loads stage values and addresses in registers; past the limit they spill."""
-        if not self.unaligned:
-            return 1.0
+        """Element-wise loads stage values and addresses in registers; past the limit they spill.
+        On AMD any kernel can: the limit is the unified VGPR file (512 per lane), or the budget
+        waves_per_eu asks for (512 / waves_per_eu), which the compiler meets by spilling."""
         mc = self.mc
+        if not self.unaligned and not mc.target.is_amd:
+            return 1.0
         need = registers_needed(mc, self.cfg, self.unaligned)
         limit = _register_limit(mc.target)
+        if mc.target.is_amd and self.cfg.waves_per_eu:
+            limit = limit // self.cfg.waves_per_eu
         cost = mc.const.spill_cost_by_dtype.get(mc.dtype.rate_key, mc.const.spill_cost)
         return 1.0 + cost * max(0.0, need - limit) / limit
 
