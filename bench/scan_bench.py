@@ -7,13 +7,21 @@ their Python sources and prints, per package and in total:
   warm/cold (goal < 10%), findings.
 
     /work/venv/bin/python bench/scan_bench.py [--packages liger-kernel==0.8.5 ...] [--jobs N] [--profile]
+
+`--installed torch/_inductor triton` instead copies those folders of the installed packages (the
+issue-14 yardstick) and prints, in one run, the bare libcst parse of the same files in 2 processes,
+the cold scan with 2 processes (project facts and reach included) and their ratio (goal <= 1.5):
+
+    /work/venv/bin/python bench/scan_bench.py --installed torch/_inductor triton --rounds 2
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import importlib.util
 import os
+import resource
 import pstats
 import shutil
 import subprocess
@@ -29,6 +37,7 @@ from porter.analyze import load_rules
 from porter.analyze.scan import scan_tree
 from porter.config import PorterConfig
 from porter.discover import DiscoverOptions, discover, kinds_for, read_source
+from porter.analyze.scan import chunked, parallel_map
 
 DEFAULT_PACKAGES = ("liger-kernel==0.8.5", "flag-gems==5.0.2", "unsloth==2026.10.9")
 CACHE = Path(tempfile.gettempdir()) / "porter-scan-bench"
@@ -63,6 +72,66 @@ def parse_only(root: Path, ruleset) -> tuple[float, int]:
         except Exception:
             pass
     return time.perf_counter() - started, len(texts)
+
+
+def _parse_chunk(texts: list[str]) -> int:
+    for text in texts:
+        try:
+            libcst.parse_module(text)
+        except Exception:
+            pass
+    return len(texts)
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of its finished children (robust where other work shares the cores)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def parse_parallel(root: Path, ruleset, jobs: int) -> tuple[float, float]:
+    """(wall, CPU) seconds to libcst-parse every file the scan reads, in `jobs` processes (chunked like the scan)."""
+    found = discover(root, DiscoverOptions(kinds=kinds_for(ruleset)))
+    texts = [text for text in (read_source(source) for source in found.files) if isinstance(text, str)]
+    started, cpu = time.perf_counter(), cpu_seconds()
+    list(parallel_map(_parse_chunk, chunked(texts, jobs, len), jobs, (None, None)))
+    return time.perf_counter() - started, cpu_seconds() - cpu
+
+
+def installed_copy(folders: list[str]) -> Path:
+    """The named folders of installed packages (`torch/_inductor`, `triton`) copied under the bench cache."""
+    target = CACHE / "installed" / "+".join(f.replace("/", "_") for f in folders)
+    if not target.exists():
+        for folder in folders:
+            top, _, rest = folder.partition("/")
+            spec = importlib.util.find_spec(top)
+            if spec is None or not spec.submodule_search_locations:
+                raise SystemExit(f"{top} is not installed")
+            source = Path(list(spec.submodule_search_locations)[0]) / rest
+            shutil.copytree(source, target / folder, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    return target
+
+
+def measure_ratio(root: Path, ruleset, jobs: int, rounds: int) -> None:
+    """Bare parse vs cold scan, both with `jobs` processes, interleaved `rounds` times (best of each)."""
+    parses, colds, parse_cpu, cold_cpu = [], [], [], []
+    for _ in range(rounds):
+        wall, cpu = parse_parallel(root, ruleset, jobs)
+        parses.append(wall)
+        parse_cpu.append(cpu)
+        cpu = cpu_seconds()
+        cold, result = timed_scan(root, ruleset, jobs, fresh=True)
+        colds.append(cold)
+        cold_cpu.append(cpu_seconds() - cpu)
+        print(f"  round: parse -j{jobs} {parses[-1]:.2f} s ({parse_cpu[-1]:.1f} CPU s), cold scan -j{jobs} {cold:.2f} s "
+              f"({cold_cpu[-1]:.1f} CPU s), ratio {cold / parses[-1]:.2f} (CPU {cold_cpu[-1] / parse_cpu[-1]:.2f})",
+              flush=True)
+    warm, _ = timed_scan(root, ruleset, jobs, fresh=False)
+    stats = result.stats
+    print(f"{root.name}: {stats.files_seen} files, {stats.lines} lines, {len(result.findings)} findings "
+          f"({len(result.unreachable)} unreachable); bare libcst parse -j{jobs} {min(parses):.2f} s, "
+          f"cold scan -j{jobs} {min(colds):.2f} s, ratio {min(colds) / min(parses):.2f} (goal <= 1.5; CPU seconds "
+          f"{min(cold_cpu) / min(parse_cpu):.2f}); warm {warm:.2f} s")
 
 
 def timed_scan(root: Path, ruleset, jobs: int, fresh: bool):
@@ -103,8 +172,14 @@ def main() -> int:
     parser.add_argument("--packages", nargs="+", default=list(DEFAULT_PACKAGES))
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--profile", action="store_true", help="cProfile one cold -j 1 scan of the last package")
+    parser.add_argument("--installed", nargs="+", help="folders of installed packages, e.g. torch/_inductor triton")
+    parser.add_argument("--rounds", type=int, default=2, help="interleaved parse/scan rounds for --installed")
     args = parser.parse_args()
     ruleset = load_rules()
+    if args.installed:
+        jobs = args.jobs if "--jobs" in sys.argv else 2
+        measure_ratio(installed_copy(args.installed), ruleset, jobs, args.rounds)
+        return 0
     print(f"rules: {len(getattr(ruleset, 'rules', []) or [])}, cold -jN uses {args.jobs} processes; "
           "parse = libcst.parse_module only, in one process; c/p = cold(-j 1)/parse; w/c = warm/cold(-j 1)")
     print(HEADER)

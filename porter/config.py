@@ -25,6 +25,7 @@ DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024
 class PorterConfig:
     target: str | None = None
     select: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()  # added to the default (or selected) rules, e.g. opt-in rule ids
     ignore: tuple[str, ...] = ()
     fail_on: str = "error"
     exclude: tuple[str, ...] = ()
@@ -33,6 +34,12 @@ class PorterConfig:
     cache_dir: str = DEFAULT_CACHE_DIR
     shim_module: str | None = None
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    # Platform statements (mypy's always_true/always_false): predicates true only on NVIDIA / only on ROCm,
+    # by qualified name (`mypkg.utils.is_cuda`) or bare name (`IS_NVIDIA`), and globs of paths never loaded
+    # on the target (another backend's folder). See porter.analyze.project.
+    nvidia_only: tuple[str, ...] = ()
+    rocm_only: tuple[str, ...] = ()
+    nvidia_only_paths: tuple[str, ...] = ()
     tables: dict[str, dict[str, Any]] = field(default_factory=dict)  # sub-tables, by name
     source: str | None = None  # the pyproject.toml the values came from, for messages
 
@@ -97,7 +104,8 @@ def _check(key: str, value: Any, where: str) -> Any:
     def fail(expected: str) -> ConfigError:
         return ConfigError(f"{where}: [tool.porter] {key}: expected {expected}, got {value!r}")
 
-    if key in ("select", "ignore", "exclude", "include"):
+    if key in ("select", "extend_select", "ignore", "exclude", "include", "nvidia_only", "rocm_only",
+               "nvidia_only_paths"):
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, (list, tuple)) or not all(isinstance(item, str) for item in value):

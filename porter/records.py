@@ -15,6 +15,7 @@ Severity = Literal["error", "warning", "info"]
 RemedyKind = Literal["codemod", "shim", "agent", "advice"]
 Provenance = Literal["static", "runtime"]  # static: the analyzer's reading; runtime: the verifier saw it on the target
 Reach = Literal["target", "unknown", "nvidia_only"]  # does the code run on the target (platform reachability)
+VerdictState = Literal["accepted", "rejected", "unverified"]  # unverified: no evidence either way
 
 SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 
@@ -58,6 +59,7 @@ class Finding:
     snippet: str = ""  # the source lines of the finding, for code frames
     provenance: Provenance = "static"
     reach: Reach = "target"  # nvidia_only findings are dropped unless asked for; unknown ones are marked
+    reach_reason: str = ""  # why the code does not (or may not) run on the target, for `reach` != target
 
     def sort_key(self) -> tuple:
         return (self.path, self.line, self.column, self.rule)
@@ -101,6 +103,33 @@ class Patch:
 
 
 @dataclass
+class ReviewItem:
+    """A finding porter does not patch, and what a person should do about it."""
+
+    finding: Finding
+    kind: str  # agent | advice | declined | no-codemod | error
+    reason: str
+    guidance: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"finding": self.finding.to_dict(), "kind": self.kind, "reason": self.reason, "guidance": self.guidance}
+
+
+@dataclass
+class Plan:
+    """The remedy stage's output: patches, what needs review, the findings and the texts diffs are against."""
+
+    target: Any  # porter.targets.Target
+    patches: list[Patch] = field(default_factory=list)
+    needs_review: list[ReviewItem] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    originals: dict[str, str] = field(default_factory=dict)  # path -> text the diffs were computed on
+
+    def patch(self, patch_id: str) -> Patch:
+        return next(p for p in self.patches if p.id == patch_id)
+
+
+@dataclass
 class TestRun:
     """The outcome of one test command run (baseline or with patches)."""
 
@@ -116,6 +145,7 @@ class TestRun:
     returncode: int = 0
     timed_out: bool = False
     output_tail: str = ""
+    isolation: str = ""  # the confinement the command ran under (porter.verify.isolation), as one line
 
 
 @dataclass
@@ -140,23 +170,90 @@ class CompileRecord:
     source: str = ""  # file defining the kernel, relative to the repository root (H6)
     signature: dict[str, str] = field(default_factory=dict)  # argument types it was compiled for (H6)
     cached: bool = False  # taken from porter's compile cache (H6)
+    launch_site: str = ""  # "path:line" of the first launch call the replay saw (relative to the repository root)
+    kernel_line: int = 0  # first line of the kernel's definition (its first decorator) in `source`
+    tests: list[str] = field(default_factory=list)  # replayed tests that launched it
 
 
 @dataclass
 class Verdict:
-    """The verifier's decision on one patch, with its evidence."""
+    """The verifier's decision on one patch, with its evidence.
+
+    `accepted` is True only with evidence: a test importing the patched code replayed green and every
+    kernel the patch touches compiled for the target. `state` "unverified" (accepted False) says the
+    evidence is missing rather than against the patch; `reasons` then say which part is missing."""
 
     patch_id: str
     accepted: bool
-    reasons: list[str] = field(default_factory=list)  # why rejected, or caveats when accepted
+    reasons: list[str] = field(default_factory=list)  # why rejected or unverified, or caveats when accepted
     tests: TestRun | None = None
     newly_passing: list[str] = field(default_factory=list)
     newly_failing: list[str] = field(default_factory=list)
     compiles: list[CompileRecord] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    state: VerdictState | None = None  # None: "accepted" when accepted, else "rejected"
+
+    @property
+    def status(self) -> VerdictState:
+        if self.accepted:
+            return "accepted"
+        return "unverified" if self.state == "unverified" else "rejected"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return asdict(self) | {"status": self.status}
+
+
+@dataclass
+class Verification:
+    """One verifier run over a set of patches: the unpatched tree, the verdicts, the tree as it would
+    be written (every accepted patch applied). `problem`: the run could not judge anything (the
+    baseline did not run, time out...), with what to set; every verdict is then unverified."""
+
+    verdicts: list[Verdict]
+    baseline: Verdict | None = None
+    accepted_tree: Verdict | None = None
+    problem: str = ""
+    summary: str = ""  # one line: how verification went
+
+
+@dataclass
+class RewriteRound:
+    """One pass of scan -> remedies -> verify -> runtime findings."""
+
+    number: int
+    patches: int
+    accepted: int
+    new_runtime: list[str] = field(default_factory=list)  # runtime findings first seen in this round
+    # value-flow origins whose patch broke a project test, remedied at the launches they reach instead
+    relocated: list[str] = field(default_factory=list)
+    agent_asked: int = 0  # findings handed to the agent in this round
+
+
+@dataclass
+class RewriteResult:
+    """What `porter rewrite` did, for the report and the exit code."""
+
+    plan: Plan | None  # the last round's
+    scan: Any  # porter.analyze.scan.ScanResult
+    verdicts: dict[str, Verdict]
+    verification: str  # how verification went, one line
+    target_failures: list[Finding] = field(default_factory=list)  # runtime findings left on the written tree
+    rounds: list[RewriteRound] = field(default_factory=list)
+    applied: set[str] = field(default_factory=set)
+    skipped: dict[str, str] = field(default_factory=dict)  # patch id -> why it was not applied
+    verified: bool = True  # False with --no-verify
+    problem: str = ""  # verification could not run (see Verification.problem)
+
+    def statuses(self) -> dict[str, str]:
+        return {p.id: self.verdicts[p.id].status if p.id in self.verdicts else "unverified" for p in self.plan.patches}
+
+    @property
+    def exit_code(self) -> int:
+        """0 only when the replay shows nothing failing on the target and every patch is accepted."""
+        if self.problem:
+            return 2
+        clean = all(state == "accepted" for state in self.statuses().values())
+        return 0 if clean and not self.target_failures else 1  # with --no-verify every patch is unverified
 
 
 @dataclass(frozen=True)

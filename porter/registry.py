@@ -34,10 +34,7 @@ class Registry(Generic[Fn]):
             return
         self._loaded = True
         for package_name in self.packages:
-            try:
-                package = importlib.import_module(package_name)
-            except ImportError:
-                continue
+            package = importlib.import_module(package_name)  # porter's own packages: a failure is a bug
             for info in pkgutil.walk_packages(getattr(package, "__path__", []), package_name + "."):
                 if not (self.skip_private and info.name.rsplit(".", 1)[-1].startswith("_")):
                     importlib.import_module(info.name)

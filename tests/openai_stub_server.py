@@ -20,6 +20,7 @@ class Step:
     status: int = 200
     delay_s: float = 0.0
     raw_body: str | None = None  # sent verbatim instead of a well-formed completion
+    drip_s: float = 0.0  # pause between the body's bytes (a reply that trickles in)
 
 
 @dataclass
@@ -72,8 +73,14 @@ class StubServer:
                     self.send_header("retry-after-ms", "10")
                     self.send_header("Content-Length", str(len(payload.encode())))
                     self.end_headers()
-                    self.wfile.write(payload.encode())
-                except (BrokenPipeError, ConnectionResetError):
+                    data = payload.encode()
+                    if not step.drip_s:
+                        self.wfile.write(data)
+                    for index in range(len(data) if step.drip_s else 0):
+                        self.wfile.write(data[index:index + 1])
+                        self.wfile.flush()
+                        time.sleep(step.drip_s)
+                except (BrokenPipeError, ConnectionResetError, OSError):
                     pass  # the client gave up (timeout test)
 
         return Handler

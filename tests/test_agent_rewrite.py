@@ -37,7 +37,7 @@ def test_replayed_agent_edit_becomes_a_patch_with_its_transcript(tmp_path, capsy
     out = tmp_path / "report"
     code = main(["rewrite", str(repo), "--target", "mi350x", "--out", str(out), "--no-verify",
                  "--select", "PT214", "--agent", "replay", "--agent-replay", str(saved), "--format", "json"])
-    assert code == 0
+    assert code == 1  # --no-verify: the agent's patch is unverified
     report = json.loads(capsys.readouterr().out)
     patches = report["patches"]
     assert [p["kind"] for p in patches] == ["agent"] and patches[0]["rules"] == ["PT214"]

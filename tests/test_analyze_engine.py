@@ -10,7 +10,7 @@ from porter.analyze import analyze_source, load_rules
 from porter.errors import ConfigError
 from porter.targets import get_target
 
-RULES = load_rules(select=["PT2", "PT3", "PT4"])
+RULES = load_rules(select=["PT2", "PT3", "PT4", "opt-in"])  # opt-in rules are tested like the others
 MI300X, MI350X = get_target("mi300x"), get_target("mi350x")
 
 
@@ -62,8 +62,9 @@ def test_null_variant_means_no_finding():
 
 
 def test_feature_flag_variant():
-    assert rules_of("y = mxfp4_gemm(x, w, s)", MI300X) == [("PT209", 1)]
-    assert rules_of("y = mxfp4_gemm(x, w, s)", MI350X) == []
+    code = "import torch\ny = torch._scaled_mm(a, b, sa.view(torch.float8_e8m0fnu), sb)"
+    assert ("PT209", 2) in rules_of(code, MI300X)
+    assert "PT209" not in {rule for rule, _ in rules_of(code, MI350X)}
 
 
 def test_capability_outcome_is_computed_for_the_target():
@@ -124,8 +125,10 @@ def test_missing_placeholder_stays_visible():
 def test_select_and_ignore():
     assert {r.category for r in load_rules(select=["PT2"]).rules} == {"pytorch"}
     ignored = load_rules(select=["PT2"], ignore=["PT204", "hip-device-string"])
-    assert "PT204" not in ignored.ids and "PT220" not in ignored.ids and "PT201" in ignored.ids
-    assert load_rules(select=["environment"]).ids == [f"PT40{i}" for i in range(1, 7)]
+    assert "PT204" not in ignored.ids and "PT220" not in ignored.ids and "PT202" in ignored.ids
+    assert load_rules(select=["environment", "opt-in"], ignore=["PT1", "PT2", "PT3"]).ids == [
+        f"PT40{i}" for i in range(1, 7)]
+    assert set(load_rules(select=["environment"]).ids) == {"PT401", "PT402", "PT403", "PT406"}  # PT404/5 opt-in
     with pytest.raises(ConfigError, match="PT999"):
         load_rules(select=["PT999"])
 

@@ -42,7 +42,8 @@ def test_version_cuda_checks_accept_hip():
 
 def test_capability_gates():
     result = check("PT202", HARDWARE, [17, 21], expected=HARDWARE.replace("import torch\n", "import torch\nimport porter_shim\n", 1)
-                   .replace("    if torch.cuda.get_device_capability() >= (9, 0):", '    if porter_shim.has_feature("fp8"):')
+                   .replace("    if torch.cuda.get_device_capability() >= (9, 0):",
+                            '    if (porter_shim.has_feature("fp8") if porter_shim.IS_HIP else torch.cuda.get_device_capability() >= (9, 0)):')
                    .replace("torch.cuda.is_available() and torch.cuda.get_device_capability() >= (9, 0)",
                             "torch.cuda.is_available() and (not porter_shim.IS_HIP and torch.cuda.get_device_capability() >= (9, 0))"))
     # the fp8 gate names its feature; the bare Hopper gate cannot, so AMD takes the fallback and a person reviews it
@@ -113,4 +114,6 @@ def test_negative_capability_gate_stays_true_on_amd():
         "if torch.cuda.get_device_capability(d) != (9, 0):",
         "if (porter_shim.IS_HIP or torch.cuda.get_device_capability(d) != (9, 0)):"))
     fp8 = "if torch.cuda.get_device_capability() < (8, 9):\n    use_fp8 = False\n"
-    check("PT202", fp8, [1], expected='import porter_shim\nif not porter_shim.has_feature("fp8"):\n    use_fp8 = False\n')
+    check("PT202", fp8, [1], expected='import porter_shim\nif (not porter_shim.has_feature("fp8") if porter_shim.IS_HIP else '
+          'torch.cuda.get_device_capability() < (8, 9)):\n    use_fp8 = False\n')
+    check("PT202", fp8, [1], exclusive=True, expected='import porter_shim\nif not porter_shim.has_feature("fp8"):\n    use_fp8 = False\n')

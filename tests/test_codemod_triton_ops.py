@@ -41,13 +41,23 @@ def test_libdevice_function_without_tl_op_keeps_the_neutral_namespace():
     check("PT110", source, [5], expected=source.replace("tl.extra.cuda.libdevice.rint", "tl.extra.libdevice.rint"))
 
 
-def test_inline_ptx_table():
-    result = check("PT109", ACTIVATIONS, [9, 17], expected=ACTIVATIONS.replace(
-        'tl.inline_asm_elementwise(\n        "tanh.approx.f32 $0, $1;", "=f,f", [x], dtype=tl.float32, is_pure=True, pack=1\n    )',
-        "(2 * tl.sigmoid(2 * x) - 1)").replace(
-        'tl.inline_asm_elementwise(asm="rcp.approx.ftz.f32 $0, $1;", constraints="=f,f", args=[x + 1], dtype=tl.float32, is_pure=True, pack=1)',
-        "(1.0 / (x + 1))"))
-    assert result.safety == "unsafe"
+TANH_ASM = 'tl.inline_asm_elementwise(\n        "tanh.approx.f32 $0, $1;", "=f,f", [x], dtype=tl.float32, is_pure=True, pack=1\n    )'
+RCP_ASM = ('tl.inline_asm_elementwise(asm="rcp.approx.ftz.f32 $0, $1;", constraints="=f,f", args=[x + 1], '
+           'dtype=tl.float32, is_pure=True, pack=1)')
+
+
+def test_inline_ptx_table_keeps_the_ptx_on_nvidia_under_a_compile_time_branch():
+    expected = ACTIVATIONS.replace(TANH_ASM, f"((2 * tl.sigmoid(2 * x) - 1) if porter_shim.IS_HIP else {TANH_ASM})").replace(
+        RCP_ASM, f"((1.0 / (x + 1)) if porter_shim.IS_HIP else {RCP_ASM})").replace(
+        "from triton.language.extra.cuda import libdevice\n", "from triton.language.extra.cuda import libdevice\nimport porter_shim\n")
+    result = check("PT109", ACTIVATIONS, [9, 17], expected=expected)
+    assert result.safety == "unsafe" and result.uses_shim and "CUDA keeps the PTX" in result.rationale
+
+
+def test_inline_ptx_table_exclusive_drops_the_ptx():
+    result = check("PT109", ACTIVATIONS, [9, 17], exclusive=True, expected=ACTIVATIONS.replace(
+        TANH_ASM, "(2 * tl.sigmoid(2 * x) - 1)").replace(RCP_ASM, "(1.0 / (x + 1))"))
+    assert not result.uses_shim
 
 
 def test_unknown_ptx_declines():
@@ -85,9 +95,12 @@ print("ok")
 
 @pytest.mark.slow
 def test_bf16x2_pack_replacement_runs_in_the_interpreter(tmp_path):
+    from porter.remedy.shim import render_shim
+
     result = run("PT109", PACK, [11])
     script = tmp_path / "pack.py"
     script.write_text(result.text)
-    env = dict(os.environ, TRITON_INTERPRET="1")
+    (tmp_path / "porter_shim.py").write_text(render_shim("porter_shim.py").after)
+    env = dict(os.environ, TRITON_INTERPRET="1", PORTER_EMULATE_TARGET="mi300x", PYTHONPATH=str(tmp_path))
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0 and "ok" in done.stdout, done.stderr[-2000:]

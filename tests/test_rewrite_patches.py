@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from porter.remedy.apply import ApplyError
+
 from porter.records import FileEdit, Finding
 from porter.remedy.patches import apply_hunks, compose, patch_diff, unified_diff, write_files_atomically
 from porter.remedy.planner import PlanOptions, plan_patches, shim_location
@@ -113,7 +115,7 @@ def test_atomic_write_rolls_back_every_file(tmp_path):
     (root / "a.py").write_text("old a\n")
     (root / "c").mkdir()  # a directory where a file should go: os.replace fails on it
     (root / "c" / "x").write_text("keep")
-    with pytest.raises(OSError):
+    with pytest.raises(ApplyError, match="c is not a regular file"):
         write_files_atomically(root, {"a.py": "new a\n", "b/new.py": "new b\n", "c": "boom\n"})
     assert (root / "a.py").read_text() == "old a\n"
     assert not (root / "b" / "new.py").exists()
@@ -121,7 +123,7 @@ def test_atomic_write_rolls_back_every_file(tmp_path):
 
 
 def test_atomic_write_refuses_paths_outside_the_tree(tmp_path):
-    with pytest.raises(ValueError):
+    with pytest.raises(ApplyError, match="outside the repository"):
         write_files_atomically(tmp_path / "tree", {"../escape.py": "x\n"})
     assert not (tmp_path / "escape.py").exists()
 

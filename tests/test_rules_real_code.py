@@ -16,7 +16,7 @@ import pytest
 from porter.analyze import analyze_source, load_rules
 from porter.targets import get_target
 
-RULES = load_rules(select=["PT2", "PT3", "PT4"])
+RULES = load_rules(select=["PT2", "PT3", "PT4", "opt-in"])  # opt-in rules are tested like the others
 TARGETS = ["mi300x", "mi350x"]
 
 

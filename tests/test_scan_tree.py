@@ -161,3 +161,48 @@ def test_porter_generated_modules_are_skipped_with_a_note(tmp_path):
     result = scan_tree(tmp_path, "mi350x", load_rules(), jobs=1, use_cache=False)
     assert {f.path for f in result.findings} == {"user.py"}
     assert [note.path for note in result.skipped] == ["_porter_shim.py"]
+
+
+SETTINGS_HELPER = '''\
+def calculate_settings(n):
+    num_warps = 4
+    if n >= 32768:
+        num_warps = {warps}
+    return n, num_warps
+'''
+LAUNCH = '''\
+import triton
+import triton.language as tl
+
+from pkg.settings import calculate_settings
+
+
+@triton.jit
+def copy_kernel(x_ptr, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK), tl.load(x_ptr + tl.arange(0, BLOCK)))
+
+
+def copy(x):
+    block, num_warps = calculate_settings(x.numel())
+    copy_kernel[(1,)](x, BLOCK=block, num_warps=num_warps)
+'''
+
+
+def test_an_edit_to_an_imported_helper_reanalyses_the_launches_it_feeds(tmp_path):
+    """Value flow reads the settings helper in another module: the launch module's cached findings
+    must not outlive an edit to it (the cache key covers the project modules a file imports)."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "settings.py").write_text(SETTINGS_HELPER.format(warps=32))
+    (tmp_path / "pkg" / "ops.py").write_text(LAUNCH)
+    rules = load_rules(select=["PT101"])
+    cold = scan_tree(tmp_path, "mi300x", rules, jobs=1)
+    assert [f.rule for f in cold.findings] == ["PT101"]
+    assert cold.findings[0].path == "pkg/settings.py" and "pkg/ops.py:14" in cold.findings[0].message
+    (tmp_path / "pkg" / "ops.py").write_text(LAUNCH.replace("num_warps=num_warps", "num_warps=min(num_warps, 16)"))
+    capped = scan_tree(tmp_path, "mi300x", rules, jobs=1)  # settings.py unchanged, the launch it feeds capped
+    assert capped.findings == []
+    (tmp_path / "pkg" / "ops.py").write_text(LAUNCH)
+    (tmp_path / "pkg" / "settings.py").write_text(SETTINGS_HELPER.format(warps=16))
+    fixed = scan_tree(tmp_path, "mi300x", rules, jobs=1)
+    assert fixed.findings == []

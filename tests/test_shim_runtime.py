@@ -374,3 +374,31 @@ def test_flash_attn_func_matches_reference(load_shim, seqlen_q, seqlen_k, heads_
     out = shim.flash_attn_func(q, k, v, softmax_scale=scale, causal=causal)
     assert out.shape == q.shape and out.is_contiguous()
     torch.testing.assert_close(out, reference_attention(q, k, v, causal, scale), atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("capability, on, off", [
+    ((8, 9), {"fp8", "bf16", "tf32"}, {"tma", "wgmma", "clusters", "warp_specialization", "mxfp4"}),  # L40S, RTX 4090
+    ((10, 3), {"fp8", "bf16", "tf32", "tma", "clusters", "warp_specialization", "mxfp4"}, {"wgmma"}),  # B300
+    ((12, 0), {"fp8", "bf16", "tf32", "tma", "clusters", "warp_specialization", "mxfp4"}, {"wgmma"}),  # RTX PRO 6000
+    ((7, 0), set(), {"fp8", "bf16", "tf32", "tma", "wgmma"}),  # V100
+])
+def test_unknown_nvidia_part_keeps_what_its_capability_gives_it(load_shim, monkeypatch, capability, on, off):
+    fake_gpu(monkeypatch, hip=None, capability=capability, multi_processor_count=148, warp_size=32,
+             shared_memory_per_block_optin=101376)
+    shim = load_shim()
+    assert (shim.BACKEND, shim.TARGET, shim.IS_HIP) == ("cuda", None, False)
+    assert {name for name in on if shim.has_feature(name)} == on
+    assert not any(shim.has_feature(name) for name in off)
+    assert shim.DOT_PRECISION.value == "tf32"  # what the original code asked for, on every NVIDIA part
+    assert shim.NUM_SMS == 148 and shim.LDS_BYTES == 101376 and shim.MAX_NUM_WARPS == 32
+    assert shim.FP8_E4M3 == torch.float8_e4m3fn and shim.cap_num_warps(32) == 32
+
+
+def test_the_capability_table_reproduces_every_known_nvidia_target(load_shim):
+    shim = load_shim()
+    for name, target in all_targets().items():
+        if target.vendor != "nvidia":
+            continue
+        derived = {feature: shim._capability_has(tuple(target.capability), shim._NVIDIA_FEATURE_CAPABILITY.get(feature))
+                   for feature in shim.FEATURES}
+        assert derived == shim._TARGETS[name]["features"], name

@@ -36,6 +36,7 @@ def fold_last(source: str):
     ("x = list(range(2, 5))", []),  # list() is not folded: unknown
     ("x = range(2, 5)", [[2, 3, 4]]),
     ("import itertools\nx = itertools.product([1, 2], [3])", [[(1, 3), (2, 3)]]),
+    ("for N in range(3):\n    pass\nx = N", [0, 1, 2]),  # a loop target: any element of the iterable
 ])
 def test_fold_values(source, expected):
     _, val = fold_last(source)
@@ -48,7 +49,6 @@ def test_fold_values(source, expected):
     "import os\nx = os.environ['N']",  # runtime value
     "def f(n):\n    pass\nx = f(3)",     # arbitrary call
     "N = 4\nN += 1\nx = N",        # augmented: not followed
-    "for N in range(3):\n    pass\nx = N",  # loop target
     "x = 1 / 0",                   # error while folding
     "x = f'{a}'",                  # f-string
     "x = 32 if big else y",        # one unknown branch: whole expression unknown

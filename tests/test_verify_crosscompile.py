@@ -64,7 +64,8 @@ def test_small_kernel_and_tf32_dot_per_arch(repo: Path, tmp_path: Path, name: st
     assert "2048 threads, over the" in record_failure(too_wide)
     if name == "mi350x":  # gfx950 has no tf32: the compiler refuses the precision
         assert not dot.ok
-        assert "input_precision must be one of ('ieee', 'bf16x3', 'bf16x6'). Got tf32" in dot.error
+        # Triton 3.9 offers ('ieee', 'bf16x3', 'bf16x6') there, 3.4 only ('ieee',): tf32 is refused by both
+        assert "input_precision must be one of (" in dot.error and "Got tf32" in dot.error
     else:  # gfx942 runs tf32 on its xf32 MFMA
         assert dot.ok and dot.lds_bytes is not None
     again = compile_jobs(repo, [ADD], target, jobs=1, cache_dir=tmp_path / "cache")[0]

@@ -85,7 +85,7 @@ def test_config_table_fills_options_and_names_bad_keys() -> None:
     assert flagged.test_cmd == ("make", "test")  # the flag wins over the file
     with pytest.raises(ConfigError, match=r"pyproject.toml: \[tool.porter.verify\] unknown key\(s\) tets_cmd"):
         VerifyOptions().with_config({"tets_cmd": "pytest"})
-    with pytest.raises(ConfigError, match="timeout must be a positive number"):
+    with pytest.raises(ConfigError, match="timeout must be a positive finite number"):
         VerifyOptions().with_config({"timeout": -1})
 
 

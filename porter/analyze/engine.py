@@ -22,6 +22,7 @@ from porter.analyze.guards import only_on_cuda
 from porter.analyze.index import build_index, dotted_name, iter_strings, literal_value, qualified_names
 from porter.analyze.rules import Rule, RuleSet, lookup_fact
 from porter.analyze.visitors import Hit, ModuleContext, get_visitor
+from porter.discover.source import parse_hazard
 from porter.records import Finding
 from porter.targets import Target, get_target
 
@@ -262,6 +263,7 @@ class _RawHit:
     data: dict[str, Any]
     severity: str | None = None
     message: str | None = None
+    unreachable: bool = False  # in a branch only a CUDA build runs (porter.analyze.guards)
 
 
 _ENV_CALL_TAILS = {"getenv", "putenv", "unsetenv", "setenv", "delenv", "get", "setdefault", "pop"}
@@ -631,15 +633,19 @@ def _literal_ok(value: Any, constraint: dict[str, Any]) -> bool:
 
 # ---- findings ----------------------------------------------------------------------------------------
 
-def analyze_source(text: str, path: str, target: Target | str, ruleset: RuleSet) -> list[Finding]:
+def analyze_source(text: str, path: str, target: Target | str, ruleset: RuleSet,
+                   aliases: dict[str, str] | None = None, keep_unreachable: bool = False) -> list[Finding]:
     """Findings of every rule in `ruleset` that applies to `target`, suppressions applied, sorted.
 
+    `aliases` (local name -> library name) binds names the project re-exports (porter.analyze.project):
+    `from pkg.triton_utils import tl` reads as triton.language. Hits in a branch only a CUDA build runs
+    are dropped, or kept with reach "nvidia_only" when `keep_unreachable` (the scan shows them on request).
     Never raises on any input text: unparsable source is one PT000 finding; a visitor that fails
     is one PT001 finding.
     """
     try:
         target = get_target(target) if isinstance(target, str) else target
-        return _analyze(text, path, target, ruleset)
+        return _analyze(text, path, target, ruleset, aliases or {}, keep_unreachable)
     except RecursionError:
         return [_builtin_finding(PARSE_ERROR, path, target, "too deeply nested for the parser", 1, 1)]
     except Exception as exc:  # the promise: never raise on input text
@@ -659,12 +665,16 @@ def _active_rules(text: str, target: Target, ruleset: RuleSet) -> list[Rule]:
     return active
 
 
-def _analyze(text: str, path: str, target: Target, ruleset: RuleSet) -> list[Finding]:
+def _analyze(text: str, path: str, target: Target, ruleset: RuleSet, aliases: dict[str, str],
+             keep_unreachable: bool) -> list[Finding]:
     rules = _active_rules(text, target, ruleset)
     if not rules:
         return []
     if _nesting_depth(text) > _MAX_NESTING:  # libcst's native parser overflows its stack, uncatchably
         return [_builtin_finding(PARSE_ERROR, path, target, "brackets nested too deeply to parse", 1, 1)]
+    hazard = parse_hazard(text)
+    if hazard:  # a segfault or a parse of minutes: skipped with this message instead
+        return [_builtin_finding(PARSE_ERROR, path, target, f"not parsed: {hazard}", 1, 1)]
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
@@ -674,10 +684,18 @@ def _analyze(text: str, path: str, target: Target, ruleset: RuleSet) -> list[Fin
         raise
     except Exception as exc:  # libcst rejects some inputs (e.g. null bytes) with other errors
         return [_builtin_finding(PARSE_ERROR, path, target, f"cannot parse: {exc}".splitlines()[0], 1, 1)]
-    ctx = ModuleContext(path, text, module, build_index(module), target)
+    index = build_index(module)
+    for local, name in aliases.items():
+        index.aliases[local] = {name}
+    ctx = ModuleContext(path, text, module, index, target)
     matcher = _Matcher(ctx, rules)
     matcher.run()
-    matcher.hits = [raw for raw in matcher.hits if not _behind_cuda_guard(raw, ctx)]
+    kept = []
+    for raw in matcher.hits:
+        raw.unreachable = _behind_cuda_guard(raw, ctx)
+        if keep_unreachable or not raw.unreachable:
+            kept.append(raw)
+    matcher.hits = kept
     suppressions = Suppressions.parse(text)
     findings = []
     seen: set[tuple[str, int, int]] = set()
@@ -743,6 +761,7 @@ def _finding(raw: _RawHit, ctx: ModuleContext, target: Target, suppressions: Sup
         message=format_message(template, target, data), fix=(fix or {}).get("kind"),
         category=rule.category, target=target.name, facts=cited_facts(target, template, variant),
         data=data, snippet=_snippet(ctx, line, end_line),
+        **({"reach": "nvidia_only", "reach_reason": "in a branch only a CUDA build runs"} if raw.unreachable else {}),
     )
 
 

@@ -186,6 +186,9 @@ def _probes_availability(test: cst.BaseExpression) -> bool:
         node = stack.pop()
         if isinstance(node, cst.Name) and _AVAILABILITY_FLAG.match(node.value):
             return True  # HAS_FLASH_ATTN / FLASH_ATTN_AVAILABLE: set by an earlier probe
+        if (getattr(node, "value", None) if isinstance(node, cst.Name) else getattr(getattr(node, "attr", None),
+                                                                               "value", None)) == "TYPE_CHECKING":
+            return True  # `if TYPE_CHECKING:` imports never run
         if isinstance(node, cst.Call):
             func = node.func
             tail = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")

@@ -24,6 +24,8 @@ except ImportError:  # pragma: no cover
     import sre_parse  # type: ignore[no-redef]
 
 CATEGORIES = ("triton", "pytorch", "libraries", "environment")
+RUNTIME_RULES = "runtime"  # rules/runtime/: what the verifier sees on the target (porter.verify.runtime), not scan rules
+OPT_IN = "opt-in"  # select key for every rule whose file says `enabled_by_default: false`
 _PACKAGE_DIR = Path(porter.__file__).resolve().parent
 _REPO_DIR = _PACKAGE_DIR.parent
 
@@ -57,6 +59,7 @@ class Rule:
     path: str = ""
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
     tokens: tuple[str, ...] = ()  # literal substrings a file must contain for this rule to match
+    enabled_by_default: bool = True  # False: opt-in, runs only when selected by id, name or "opt-in"
 
     # Mapping-style access so visitors may treat the rule like its YAML dict.
     def __getitem__(self, key: str) -> Any:
@@ -102,8 +105,14 @@ def _schema_validator() -> jsonschema.Draft202012Validator:
 
 
 def load_rules(paths: Iterable[str | Path] | None = None, select: Sequence[str] = (),
-               ignore: Sequence[str] = ()) -> RuleSet:
-    """Load every *.yaml rule under `paths` (default: the rules/ directory), validated, filtered."""
+               ignore: Sequence[str] = (), extend_select: Sequence[str] = ()) -> RuleSet:
+    """Load every *.yaml rule under `paths` (default: the rules/ directory), validated, filtered.
+
+    No `select`: the rules enabled by default. `select`: exactly the rules it names (ids, id prefixes,
+    names, categories). `extend_select` adds to either. Opt-in rules (`enabled_by_default: false`) run
+    only when a select or extend_select key is their id, their name, or "opt-in"; a prefix or a category
+    never turns them on, so `--select PT1` keeps meaning "the Triton rules a user gets by default".
+    """
     files = _rule_files(paths)
     rules: list[Rule] = []
     seen: dict[str, str] = {}
@@ -117,10 +126,11 @@ def load_rules(paths: Iterable[str | Path] | None = None, select: Sequence[str] 
                 raise ConfigError(f"{_display(file)}: id: duplicate rule {key!r} (also in {seen[key]})")
             seen[key] = _display(file)
         rules.append(rule)
-    rules = _filter(rules, select, ignore)
+    rules = _filter(rules, select, ignore, extend_select)
     rules.sort(key=lambda r: r.id)
     digest.update(f"porter {porter.__version__} engine {_engine_digest()}".encode())
     digest.update(("select=" + ",".join(select) + ";ignore=" + ",".join(ignore)).encode())
+    digest.update((";extend=" + ",".join(extend_select)).encode())
     tokens = sorted({t for r in rules for t in r.tokens})
     return RuleSet(rules=rules, fingerprint=digest.hexdigest()[:32], prefilter_tokens=tuple(tokens))
 
@@ -137,7 +147,8 @@ def _rule_files(paths: Iterable[str | Path] | None) -> list[Path]:
     files: list[Path] = []
     for root in roots:
         if root.is_dir():
-            files.extend(sorted(p for p in root.rglob("*.yaml") if p.is_file()))
+            files.extend(sorted(p for p in root.rglob("*.yaml")
+                                if p.is_file() and p.relative_to(root).parts[0] != RUNTIME_RULES))
         elif root.is_file():
             files.append(root)
         else:
@@ -193,7 +204,7 @@ def parse_rule(text: str, file: Path) -> Rule:
         applies_to=tuple(raw.get("applies_to") or ("amd",)), idiom=raw.get("idiom"),
         variants=raw.get("variants") or [], prefilter=tuple(raw.get("prefilter") or ()),
         fix=raw.get("fix"), docs=raw.get("docs") or {}, tests=raw.get("tests") or {},
-        path=where, raw=raw,
+        path=where, raw=raw, enabled_by_default=raw.get("enabled_by_default", True),
     )
     rule.tokens = rule_tokens(rule)
     return rule
@@ -309,17 +320,28 @@ def lookup_fact(target: Any, key: str) -> tuple[bool, Any]:
     return True, value
 
 
-def _filter(rules: list[Rule], select: Sequence[str], ignore: Sequence[str]) -> list[Rule]:
+def _filter(rules: list[Rule], select: Sequence[str], ignore: Sequence[str],
+            extend_select: Sequence[str] = ()) -> list[Rule]:
     def matches(rule: Rule, key: str) -> bool:
         return rule.id.startswith(key.upper()) or key in (rule.name, rule.category)
 
-    for option, keys in (("select", select), ("ignore", ignore)):
+    def chosen(rule: Rule, key: str) -> bool:
+        """A select key turns a rule on: opt-in rules only by their id, name or the opt-in group."""
+        if rule.enabled_by_default:
+            return matches(rule, key)
+        return key == OPT_IN or key.upper() == rule.id or key == rule.name
+
+    for option, keys in (("select", select), ("extend_select", extend_select), ("ignore", ignore)):
         for key in keys:
-            if not any(matches(r, key) for r in rules):
+            if key != OPT_IN and not any(matches(r, key) or chosen(r, key) for r in rules):
                 raise ConfigError(f"{option}: {key!r} matches no rule id, id prefix, name or category")
     if select:
-        rules = [r for r in rules if any(matches(r, k) for k in select)]
-    return [r for r in rules if not any(matches(r, k) for k in ignore)]
+        enabled = [r for r in rules if any(chosen(r, k) for k in select)]
+    else:
+        enabled = [r for r in rules if r.enabled_by_default]
+    ids = {r.id for r in enabled}
+    enabled += [r for r in rules if r.id not in ids and any(chosen(r, k) for k in extend_select)]
+    return [r for r in enabled if not any(matches(r, k) or chosen(r, k) for k in ignore)]
 
 
 # ---- prefilter tokens ---------------------------------------------------------------------------

@@ -8,10 +8,13 @@ starts a process pool: it reads, hashes and looks up.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import hmac
 import json
 import multiprocessing
 import os
+import secrets
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -24,11 +27,13 @@ from typing import Any
 from porter import __version__
 from porter.config import PorterConfig, load_config
 from porter.discover import DiscoverOptions, decode, discover, kinds_for, read_bytes
+from porter.analyze.project import Project, reach_statements
+from porter.analyze.project_facts import FACTS_FORMAT, empty_facts, module_facts
 from porter.records import Finding, SkipNote, SourceFile
 from porter.report.output import atomic_write_text
 from porter.report.rules import RuleInfo, rule_infos
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 CACHE_FILES_KEPT = 8  # cache files of other rule sets / targets / versions kept beside the current one
 IN_PROCESS_BYTES = 256 * 1024  # below this much pending source a pool costs more than it saves
 
@@ -54,10 +59,11 @@ class ScanStats:
 class ScanResult:
     root: str
     target: str
-    findings: list[Finding]
+    findings: list[Finding]  # reach target or unknown: what the report shows and the exit code counts
     skipped: list[SkipNote]
     stats: ScanStats
     rules: dict[str, RuleInfo] = field(default_factory=dict)
+    unreachable: list[Finding] = field(default_factory=list)  # reach nvidia_only: shown on request only
 
 
 def scan_tree(
@@ -71,6 +77,9 @@ def scan_tree(
 ) -> ScanResult:
     """Scan a directory (or one file) for `target` with `ruleset`; findings sorted by path/line/col/rule.
 
+    Every module's facts (porter.analyze.project_facts) come first, so that names re-exported by the
+    project reach the rules, and each finding's reach is decided across the project afterwards:
+    `findings` holds what runs (or may run) on the target, `unreachable` the NVIDIA-only rest.
     `progress(done, total)` is called as files needing analysis finish (not for cache hits).
     """
     started = time.perf_counter()
@@ -81,7 +90,12 @@ def scan_tree(
     use_cache = use_cache and Path(root).is_dir()  # one named file: no cache directory beside it
     cache = ScanCache.open(_cache_dir(found.root, config), ruleset, target, stats) if use_cache else None
     skipped = list(found.skipped)
-    findings, pending = _triage(found.files, ruleset, cache, stats, skipped)
+    _declare_project(found)
+    sources = _read_all(found.files, stats, skipped)
+    statements = reach_statements(config)
+    facts = project_facts(sources, cache, stats.jobs, (target, ruleset), statements.words())
+    project = Project(facts, target, statements)
+    findings, pending = _triage(sources, ruleset, cache, stats, skipped, project)
     for done, (path, outcome, digest) in enumerate(_analyze_all(pending, target, ruleset, stats.jobs), start=1):
         if progress is not None:
             progress(done, len(pending))
@@ -93,11 +107,36 @@ def scan_tree(
             cache.store(path, digest, outcome)
     if cache is not None:
         cache.save()
+    reported, unreachable = assign_reach(findings, project, ruleset)
     stats.skipped = len(skipped)
     stats.seconds = time.perf_counter() - started
-    findings.sort(key=Finding.sort_key)
+    reported.sort(key=Finding.sort_key)
+    unreachable.sort(key=Finding.sort_key)
     skipped.sort(key=lambda note: note.path)
-    return ScanResult(found.root, target.name, findings, skipped, stats, rule_infos(ruleset))
+    return ScanResult(found.root, target.name, reported, skipped, stats, rule_infos(ruleset), unreachable)
+
+
+def assign_reach(findings: list[Finding], project: Project, ruleset) -> tuple[list[Finding], list[Finding]]:
+    """Each finding's reach from the project analysis: (reported: target + unknown, nvidia_only)."""
+    opted_out = {rule.id for rule in getattr(ruleset, "rules", ()) if rule.get("platform_guards", True) is False}
+    reported, unreachable = [], []
+    for finding in findings:
+        if finding.reach != "nvidia_only" and finding.rule not in opted_out and finding.rule not in _BUILTIN_RULES:
+            verdict = project.reach(finding.path, finding.line, finding.column)
+            finding.reach, finding.reach_reason = verdict.reach, verdict.reason
+        (unreachable if finding.reach == "nvidia_only" else reported).append(finding)
+    return reported, unreachable
+
+
+_BUILTIN_RULES = ("PT000", "PT001")
+
+
+def _declare_project(found) -> None:
+    """The scanned tree, for value flow across modules (settings helpers); workers fork after this."""
+    from porter.analyze.triton import flow
+
+    root = Path(found.root)
+    flow.set_project(root if root.is_dir() else root.parent, [f.path for f in found.files if f.kind == "python"])
 
 
 def _as_target(target):
@@ -129,6 +168,23 @@ class Pending:
     path: str
     text: str
     digest: str
+    aliases: dict[str, str] = field(default_factory=dict)  # project re-exports of library names
+    words: tuple[str, ...] = ()  # names the user states are platform predicates (kept in the facts)
+
+
+@dataclass
+class _Source:
+    """One file read for the scan: its bytes' sha256 and, once needed, its decoded text."""
+
+    source: SourceFile
+    data: bytes
+    digest: str
+    text: str | SkipNote | None = None
+
+    def decoded(self) -> str | SkipNote:
+        if self.text is None:
+            self.text = decode(self.source.path, self.data)
+        return self.text
 
 
 def prefilter_for(ruleset) -> Callable[[str], bool]:
@@ -144,11 +200,9 @@ def prefilter_for(ruleset) -> Callable[[str], bool]:
 GENERATED_MARK = b"# @generated by porter"
 
 
-def _triage(files: list[SourceFile], ruleset, cache, stats: ScanStats, skipped: list[SkipNote]):
-    """Findings straight from the cache, and the files left to analyse."""
-    may_match = prefilter_for(ruleset)
-    findings: list[Finding] = []
-    pending: list[Pending] = []
+def _read_all(files: list[SourceFile], stats: ScanStats, skipped: list[SkipNote]) -> list[_Source]:
+    """Every file's bytes and sha256 (porter's own generated files are passed over)."""
+    out = []
     for source in files:
         data = read_bytes(source)
         if isinstance(data, SkipNote):
@@ -156,26 +210,93 @@ def _triage(files: list[SourceFile], ruleset, cache, stats: ScanStats, skipped: 
             continue
         stats.bytes += len(data)
         stats.lines += data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
-        digest = hashlib.sha256(data).hexdigest()
-        cached = cache.lookup(source.path, digest) if cache is not None else None
         if data.startswith(GENERATED_MARK):
             skipped.append(SkipNote(source.path, "generated by porter (its shim answers for every target)"))
             continue
+        out.append(_Source(source, data, hashlib.sha256(data).hexdigest()))
+    return out
+
+
+def project_facts(sources: list[_Source], cache, jobs: int, init_args: tuple,
+                  words: tuple[str, ...] = ()) -> dict[str, dict]:
+    """Every Python module's facts: from the cache while the file is unchanged, else one `ast` parse each."""
+    facts: dict[str, dict] = {}
+    missing: list[Pending] = []
+    stated = hashlib.sha256("\0".join(words).encode()).hexdigest()[:12] if words else ""
+    for item in sources:
+        if item.source.kind != "python":
+            continue
+        key = f"{item.digest}+{stated}" if stated else item.digest
+        cached = cache.facts(item.source.path, key) if cache is not None else None
+        if cached is not None:
+            facts[item.source.path] = cached
+            continue
+        text = item.decoded()
+        if isinstance(text, str):
+            missing.append(Pending(item.source.path, text, key, words=words))
+    for path, found, digest in _map_files(_facts_chunk, missing, jobs, init_args, _facts_crash):
+        facts[path] = found
+        if cache is not None:
+            cache.store_facts(path, digest, found)
+    return facts
+
+
+def _facts_chunk(chunk: list[Pending]) -> list:
+    return [(item.path, module_facts(item.text, item.path, item.words), item.digest) for item in chunk]
+
+
+def _facts_crash(item: Pending):
+    return item.path, empty_facts(item.path), item.digest
+
+
+def _map_files(fn: Callable, items: list[Pending], jobs: int, init_args: tuple, crashed: Callable) -> Iterable:
+    """fn over chunks of `items`, in this process when the work is small, else in `jobs` processes."""
+    if jobs <= 1 or len(items) < 2 or sum(len(item.text) for item in items) < IN_PROCESS_BYTES:
+        _init_worker(*init_args)
+        yield from fn(items)
+        return
+    chunks = chunked(items, min(jobs, len(items)), lambda item: len(item.text))
+    for results in parallel_map(fn, chunks, min(jobs, len(items)), init_args, crashed=crashed):
+        yield from results
+
+
+def _triage(sources: list[_Source], ruleset, cache, stats: ScanStats, skipped: list[SkipNote], project: Project):
+    """Findings straight from the cache, and the files left to analyse."""
+    may_match = prefilter_for(ruleset)
+    findings: list[Finding] = []
+    pending: list[Pending] = []
+    digests = {item.source.path: item.digest for item in sources}
+    for item in sources:
+        path = item.source.path
+        aliases = project.aliases_for(path)
+        imported = {dep: digests.get(dep, "") for dep in project.related_files(path)}
+        digest = _findings_key(item.digest, aliases, imported)
+        cached = cache.lookup(path, digest) if cache is not None else None
         if cached is not None:
             stats.cache_hits += 1
             findings.extend(cached)
             continue
-        text = decode(source.path, data)
+        text = item.decoded()
         if isinstance(text, SkipNote):
             skipped.append(text)
         elif not may_match(text):
             stats.prefiltered += 1
             if cache is not None:
-                cache.store(source.path, digest, [])
+                cache.store(path, digest, [])
         else:
-            pending.append(Pending(source.path, text, digest))
+            pending.append(Pending(path, text, digest, aliases))
     stats.analyzed = len(pending)
     return findings, pending
+
+
+def _findings_key(digest: str, aliases: dict[str, str], imported: dict[str, str] | None = None) -> str:
+    """A file's findings depend on its text, on what the project's re-exports bind its imports to, and on
+    the project modules it imports or is imported by (value flow follows settings helpers there: an edit to one must
+    re-analyse the launches it feeds, an edit to a launch its helper's finding)."""
+    if not aliases and not imported:
+        return digest
+    bound = json.dumps([sorted(aliases.items()), sorted((imported or {}).items())], separators=(",", ":"))
+    return f"{digest}+{hashlib.sha256(bound.encode()).hexdigest()[:16]}"
 
 
 # ---- analysis: in-process or in a pool of worker processes -------------------------------------
@@ -191,7 +312,9 @@ def _analyze_one(item: Pending):
     from porter.analyze import analyze_source
 
     try:
-        return item.path, analyze_source(item.text, item.path, _WORKER["target"], _WORKER["ruleset"]), item.digest
+        findings = analyze_source(item.text, item.path, _WORKER["target"], _WORKER["ruleset"], aliases=item.aliases,
+                                  keep_unreachable=True)
+        return item.path, findings, item.digest
     except Exception as error:  # a rule bug must not cost the rest of the scan; it is reported, not cached
         if os.environ.get("PORTER_DEBUG"):
             raise
@@ -204,15 +327,7 @@ def _analyze_chunk(chunk: list[Pending]) -> list:
 
 
 def _analyze_all(pending: list[Pending], target, ruleset, jobs: int) -> Iterable:
-    total_bytes = sum(len(item.text) for item in pending)
-    if jobs <= 1 or len(pending) < 2 or total_bytes < IN_PROCESS_BYTES:
-        _init_worker(target, ruleset)
-        yield from _analyze_chunk(pending)
-        return
-    jobs = min(jobs, len(pending))
-    chunks = chunked(pending, jobs, lambda item: len(item.text))
-    for chunk_results in parallel_map(_analyze_chunk, chunks, jobs, (target, ruleset), crashed=_crash_note):
-        yield from chunk_results
+    yield from _map_files(_analyze_chunk, pending, jobs, (target, ruleset), _crash_note)
 
 
 def _crash_note(item: Pending):
@@ -302,9 +417,17 @@ class ScanCache:
         except (OSError, ValueError, KeyError, TypeError):
             return {}
 
+    def _mac(self, path: str, digest: str, payload, kind: str = "findings") -> str:
+        """This user's MAC of an entry: one committed to a repository (forged) or edited does not
+        verify and is a miss, so a cache cannot hide findings."""
+        message = "\0".join((self.file.name, kind, path, digest, json.dumps(payload, sort_keys=True, default=str)))
+        return hmac.new(_user_cache_key(), message.encode(), hashlib.sha256).hexdigest()
+
     def lookup(self, path: str, digest: str) -> list[Finding] | None:
         entry = self.entries.get(path)
         if not isinstance(entry, dict) or entry.get("sha256") != digest:
+            return None
+        if not hmac.compare_digest(str(entry.get("mac", "")), self._mac(path, digest, entry.get("findings"))):
             return None
         try:
             return [Finding(**record, path=path) for record in entry["findings"]]
@@ -317,8 +440,34 @@ class ScanCache:
             record = finding.to_dict()
             record.pop("path")
             records.append(record)
-        self.entries[path] = {"sha256": digest, "findings": records}
+        records = json.loads(json.dumps(records, default=str))  # as it will read back
+        entry = self._entry(path)
+        entry["sha256"], entry["findings"] = digest, records
+        entry["mac"] = self._mac(path, digest, records)
         self.dirty = True
+
+    def facts(self, path: str, digest: str) -> dict | None:
+        """The module's project facts while its sha256 is unchanged (porter.analyze.project_facts)."""
+        entry = self.entries.get(path)
+        if not isinstance(entry, dict) or entry.get("facts_sha256") != digest:
+            return None
+        found = entry.get("facts")
+        if not hmac.compare_digest(str(entry.get("facts_mac", "")), self._mac(path, digest, found, "facts")):
+            return None  # forged facts could mark every finding unreachable
+        return found if isinstance(found, dict) and found.get("format") == FACTS_FORMAT else None
+
+    def store_facts(self, path: str, digest: str, facts: dict) -> None:
+        facts = json.loads(json.dumps(facts, default=str))  # as it will read back
+        entry = self._entry(path)
+        entry["facts_sha256"], entry["facts"] = digest, facts
+        entry["facts_mac"] = self._mac(path, digest, facts, "facts")
+        self.dirty = True
+
+    def _entry(self, path: str) -> dict:
+        entry = self.entries.get(path)
+        if not isinstance(entry, dict):
+            entry = self.entries[path] = {}
+        return entry
 
     def save(self) -> None:
         if not self.dirty:
@@ -330,6 +479,27 @@ class ScanCache:
             _prune_old_cache_files(self.directory, keep=self.file)
         except OSError as error:
             self.stats.notes.append(f"cache not written ({self.directory}): {error.strerror or error}")
+
+
+@functools.lru_cache(maxsize=1)
+def _user_cache_key() -> bytes:
+    """A random key private to this user (XDG cache dir, mode 0600); a per-process one when that
+    cannot be kept, which leaves every cache unverified (a miss), never trusted."""
+    path = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "porter" / "scan-cache.key"
+    try:
+        key = path.read_bytes()
+    except OSError:
+        key = b""
+    if len(key) >= 32:
+        return key
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(secrets.token_bytes(32))
+        return path.read_bytes()
+    except OSError:
+        return secrets.token_bytes(32)
 
 
 def _prepare_cache_dir(directory: Path) -> None:
@@ -361,17 +531,22 @@ class KernelInventory:
     skipped: list[SkipNote]
 
 
-def _inventory_of(text: str, path: str, target) -> dict:
+def _inventory_of(text: str, path: str, target, aliases: dict[str, str] | None = None) -> dict:
     """The file's Triton inventory over the engine's cheap index (not libcst's metadata providers)."""
     import libcst
 
     from porter.analyze import engine
+    from porter.analyze.index import build_index
     from porter.analyze.visitors import ModuleContext
 
     depth_of, limit = getattr(engine, "_nesting_depth", None), getattr(engine, "_MAX_NESTING", None)
     if depth_of and limit and depth_of(text) > limit:  # libcst's native parser would overflow its stack, uncatchably
         raise ValueError("brackets nested too deeply to parse safely")
-    context = ModuleContext(path, text, libcst.parse_module(text), None, target)
+    module = libcst.parse_module(text)
+    index = build_index(module)
+    for local, name in (aliases or {}).items():  # `from pkg.triton_utils import triton`: the project's re-export
+        index.aliases[local] = {name}
+    context = ModuleContext(path, text, module, index, target)
     return context.triton.to_dict(target)
 
 
@@ -383,7 +558,7 @@ def _inventory_chunk(chunk: list[Pending]) -> list:
     out = []
     for item in chunk:
         try:
-            out.append((item.path, _inventory_of(item.text, item.path, _WORKER["target"])))
+            out.append((item.path, _inventory_of(item.text, item.path, _WORKER["target"], item.aliases)))
         except Exception as error:  # unparsable file or analyzer bug: a note, not a failed command
             if os.environ.get("PORTER_DEBUG"):
                 raise
@@ -397,22 +572,18 @@ def kernel_inventory(root: str | Path, target, config: PorterConfig | None = Non
     config = config if config is not None else load_config(root if Path(root).is_dir() else Path(root).parent)
     found = discover(root, _discover_options(config, None))
     skipped = list(found.skipped)
+    jobs = _jobs(jobs, config)
+    sources = _read_all(found.files, ScanStats(), skipped)
+    statements = reach_statements(config)
+    project = Project(project_facts(sources, None, jobs, (target, None), statements.words()), target, statements)
     pending = []
-    for source in found.files:
-        data = read_bytes(source)
-        text = data if isinstance(data, SkipNote) else decode(source.path, data)
+    for item in sources:
+        text = item.decoded()
         if isinstance(text, SkipNote):
             skipped.append(text)
         elif "triton" in text:
-            pending.append(Pending(source.path, text, ""))
-    jobs = _jobs(jobs, config)
-    if jobs <= 1 or sum(len(item.text) for item in pending) < IN_PROCESS_BYTES:
-        _init_worker(target, None)
-        results = _inventory_chunk(pending)
-    else:
-        chunks = chunked(pending, min(jobs, len(pending)), lambda item: len(item.text))
-        parts = parallel_map(_inventory_chunk, chunks, jobs, (target, None), crashed=_inventory_crash_note)
-        results = [pair for part in parts for pair in part]
+            pending.append(Pending(item.source.path, text, "", project.aliases_for(item.source.path)))
+    results = list(_map_files(_inventory_chunk, pending, jobs, (target, None), _inventory_crash_note))
     files = []
     for path, outcome in sorted(results, key=lambda pair: pair[0]):
         if isinstance(outcome, SkipNote):

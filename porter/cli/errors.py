@@ -16,9 +16,15 @@ HINT = "this is a bug in porter; rerun with PORTER_DEBUG=1 for the traceback and
 
 
 def report_internal_error(error: Exception) -> NoReturn:
-    """Print `error` as porter's bug and raise typer.Exit(2); call it from the `except` block."""
+    """Print `error` as porter's bug and raise typer.Exit(2); call it from the `except` block.
+    An OSError (disk full, permission denied) is the machine's, not porter's: one line naming the
+    path and the cause."""
     if os.environ.get("PORTER_DEBUG"):
         traceback.print_exception(type(error), error, error.__traceback__)
+    if isinstance(error, OSError) and error.strerror:
+        where = error.filename if error.filename is not None else "porter"
+        typer.secho(f"porter: {where}: {error.strerror}", err=True, fg="red")
+        raise typer.Exit(2) from None
     typer.secho(f"porter: internal error: {type(error).__name__}: {error}", err=True, fg="red")
     typer.secho(f"porter: {HINT}", err=True)
     raise typer.Exit(2) from None

@@ -1,8 +1,11 @@
 """`porter rewrite PATH --target T`: turn findings into reviewable patches, verify them, optionally apply.
 
 Without --apply nothing in the scanned tree is touched: patches and the report go to --out
-(default ./porter-report). With --apply only accepted patches are written, all-or-nothing.
-Exit codes: 0 every patch accepted (or unverified), 1 any patch rejected, 2 usage or internal error.
+(default ./porter-report). With --apply only accepted patches are written, all-or-nothing; an
+unverified patch only with --apply --no-verify (marked so in the report).
+Exit codes: 0 every patch accepted and nothing left failing on the target; 1 a target failure or a
+rejected or unverified patch remains; 2 usage error, or verification could not run (nothing applied).
+The work itself is porter.pipeline; this module parses flags and prints.
 """
 
 from __future__ import annotations
@@ -65,7 +68,8 @@ def rewrite_command(
 
 def git_dirty(root: Path, exclude: Path | None = None) -> bool | None:
     """True when `git status --porcelain` lists changes; None when root is not in a git work tree.
-    `exclude`: porter's own report directory when it lies inside the tree (a previous run's report)."""
+    `exclude`: the --out directory; when it holds porter's previous report inside the tree, exactly
+    the files that report consists of are left out (anything else there still counts)."""
     try:
         inside = subprocess.run(["git", "-C", str(root), "rev-parse", "--is-inside-work-tree"],
                                 capture_output=True, text=True, timeout=30)
@@ -73,12 +77,9 @@ def git_dirty(root: Path, exclude: Path | None = None) -> bool | None:
         return None
     if inside.returncode != 0 or inside.stdout.strip() != "true":
         return None
-    spec = ["."]
-    if exclude is not None:
-        try:
-            spec.append(f":(exclude){exclude.resolve().relative_to(root.resolve()).as_posix()}")
-        except ValueError:
-            pass  # the report goes outside the tree
+    from porter.report.report_dir import report_pathspecs
+
+    spec = ["."] + (report_pathspecs(exclude, root) if exclude is not None else [])
     status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", *spec],
                             capture_output=True, text=True, timeout=60)
     return bool(status.stdout.strip())
@@ -88,61 +89,67 @@ def run_rewrite(path: Path, *, target=None, out: Path = Path("porter-report"), a
                 exclusive=False, output_format="text", select=None, ignore=None, verify=True, tune_topk=None,
                 agent=None, agent_replay=None, echo=typer.echo) -> int:
     """The rewrite command without Typer: returns the exit code (raises PorterError for exit 2)."""
+    from porter import pipeline
     from porter.analyze import load_rules
-    from porter.analyze.scan import scan_tree
     from porter.config import load_config
-    from porter.remedy.patches import compose, write_files_atomically
-    from porter.remedy.planner import PlanOptions, plan_patches
-    from porter.report import patches as patch_report
-    from porter.report.report_dir import write_report_dir
     from porter.targets import get_target
 
     if output_format not in FORMATS:
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, got {output_format!r}")
     if not path.is_dir():
         raise UsageError(f"{path}: not a directory (rewrite works on a repository or package directory)")
+    from porter.remedy.apply import recover
+    from porter.report.report_dir import check_out_dir
+
+    for line in recover(path):  # a killed --apply is finished before anything else reads the tree
+        typer.secho(line, err=True, fg="yellow")
+    check_out_dir(out, path)
     config = load_config(path).with_overrides(target=target, select=select, ignore=ignore)
     resolved = get_target(config.target_name)
     if apply and not allow_dirty and git_dirty(path, exclude=out):
         raise UsageError(f"{path}: the git tree has uncommitted changes; commit them or pass --allow-dirty")
 
-    ruleset = load_rules(select=config.select, ignore=config.ignore)
-    result = scan_tree(path, resolved, ruleset, config=config)
-    root = Path(result.root)
-    docs = {rule_id: dict(info.docs) for rule_id, info in result.rules.items()}
-    safety = {rule_id: info.safety or "safe" for rule_id, info in result.rules.items()}
-    agent_run = _agent_run(root, result, resolved, ruleset, config, docs, exclusive, verify, agent, agent_replay)
-    plan = plan_patches(root, result.findings, resolved, PlanOptions(
-        exclusive=exclusive, shim_module=config.shim_module, config_source=config.source, tune_topk=tune_topk,
-        rule_docs=docs, rule_safety=safety, agent=agent_run.hook if agent_run else None))
+    ruleset = load_rules(select=config.select, ignore=config.ignore, extend_select=config.extend_select)
+    scan = pipeline.analyze(path, resolved, config, ruleset)
+    root = Path(scan.root)
+    run = _agent_run(root, scan, resolved, ruleset, config, exclusive, verify, agent, agent_replay)
+    settings = pipeline.RewriteSettings(
+        target=resolved, config=config, exclusive=exclusive, verify=verify, tune_topk=tune_topk,
+        agent=pipeline.AgentMemo(run) if run is not None else None,
+        progress=lambda line: typer.echo(f"porter: {line}", err=True))
+    result = pipeline.rewrite(root, scan, settings)
+    texts = pipeline.stage(result, unverified=not verify) if apply else {}
+    options = pipeline.report_options(result, exclusive=exclusive, apply=apply, tune_topk=tune_topk, root=str(root))
+    extra = run.report_files() if run is not None else {}
+    out_dir = pipeline.write_report(out, result, options, extra_files=extra)
+    try:  # the report first: a report that cannot be written leaves the tree as it was
+        pipeline.write_tree(root, texts, result.plan.originals)
+    except PorterError as error:
+        result.skipped.update({pid: f"not applied: {error}" for pid in result.applied})
+        result.applied = set()
+        pipeline.write_report(out, result, options, extra_files=extra)
+        raise
+    _print(result, options, str(out_dir), output_format, echo)
+    if result.problem:
+        raise PorterError(f"cannot verify: {result.problem}; nothing was applied (report: {out_dir}/report.md)")
+    return result.exit_code
 
-    verdicts, verification = _verify(root, plan, resolved, verify, config)
-    accepted = {p.id for p in plan.patches if p.id not in verdicts or verdicts[p.id].accepted}
-    applied: set[str] = set()
-    skipped: dict[str, str] = {p.id: "rejected by the verifier" for p in plan.patches if p.id not in accepted}
-    if apply:
-        texts, not_applied = compose(plan.patches, plan.originals, accepted)
-        write_files_atomically(root, texts)
-        skipped.update(not_applied)
-        applied = accepted - set(not_applied)
 
-    options = {"exclusive": exclusive, "apply": apply, "verification": verification, "tune_topk": tune_topk,
-               "root": str(root)}
-    out_dir = write_report_dir(out, plan, verdicts, applied, skipped, options, scan_result=result)
-    if agent_run:
-        agent_run.save(out_dir)
+def _print(result, options, out_dir: str, output_format: str, echo) -> None:
+    from porter.report import patches as patch_report
+
+    plan, verdicts, applied, skipped = result.plan, result.verdicts, result.applied, result.skipped
     if output_format == "json":
         echo(patch_report.render_json(plan, verdicts, applied, skipped, options), nl=False)
     elif output_format == "github":
-        echo(patch_report.render_github(plan, verdicts, applied, skipped), nl=False)
+        echo(patch_report.render_github(plan, verdicts, applied, skipped, options), nl=False)
     else:
-        echo(patch_report.render_text(plan, verdicts, applied, skipped, str(out_dir)), nl=False)
-    rejected = any(not v.accepted for v in verdicts.values())
-    return 1 if rejected else 0
+        echo(patch_report.render_text(plan, verdicts, applied, skipped, out_dir, options), nl=False)
 
 
-def _agent_run(root: Path, result, target, ruleset, config, docs, exclusive, verify, mode, replay_dir):
+def _agent_run(root: Path, scan, target, ruleset, config, exclusive, verify, mode, replay_dir):
     """The agent's part of the run, or None when no model is configured (offline, the default)."""
+    from porter import pipeline
     from porter.discover import DiscoverOptions, discover
     from porter.remedy.agent import AgentSettings, client_for
     from porter.remedy.agent.hook import start_agent_run
@@ -152,37 +159,11 @@ def _agent_run(root: Path, result, target, ruleset, config, docs, exclusive, ver
     client = client_for(mode, settings, replay_dir)
     if client is None:
         return None
+    docs = {rule_id: dict(info.docs) for rule_id, info in scan.rules.items()}
     files = load_python_files(root, [f.path for f in discover(root, DiscoverOptions()).files])
-    check = None
-    if verify:
-        from porter.verify import VerifyOptions, verify_patches
-
-        options = VerifyOptions().with_config(config.table("verify"), config.source or "pyproject.toml")
-        check = lambda patch: verify_patches(root, [patch], target, options)[0]  # noqa: E731
-    return start_agent_run(root, result.findings, files, target, ruleset, client, settings, docs, exclusive,
+    check = pipeline.agent_verifier(root, target, config) if verify else None
+    return start_agent_run(root, scan.findings, files, target, ruleset, client, settings, docs, exclusive,
                            verify=check, config=config)
-
-
-def _verify(root: Path, plan, target, verify: bool, config) -> tuple[dict, str]:
-    """Verdicts by patch id from porter.verify, and a line saying how verification went."""
-    if not verify:
-        return {}, "skipped (--no-verify): patches are unverified"
-    if not plan.patches:
-        return {}, "nothing to verify"
-    try:
-        from porter.verify import VerifyOptions, verify_patches
-    except ImportError:
-        return {}, "verifier not available in this build: patches are unverified"
-    options = VerifyOptions().with_config(config.table("verify"), config.source or "pyproject.toml")
-    try:
-        verdicts = verify_patches(root, plan.patches, target, options)
-    except PorterError:
-        raise
-    except Exception as error:  # the verifier failing is not a verdict on the patches: keep them unverified
-        typer.secho(f"porter: warning: verification failed ({type(error).__name__}: {error}); "
-                    "patches are unverified", err=True, fg="yellow")
-        return {}, f"failed ({type(error).__name__}): patches are unverified"
-    return {v.patch_id: v for v in verdicts}, "porter verify (replayed tests and cross-compiled kernels)"
 
 
 def register(app: typer.Typer) -> None:

@@ -11,9 +11,10 @@ RULES_FORMATS = ("text", "json", "markdown")
 
 def _catalog() -> list:
     from porter.analyze import load_rules
+    from porter.analyze.rules import OPT_IN
     from porter.report.rules import BUILTIN_RULES, rule_infos
 
-    infos = rule_infos(load_rules())
+    infos = rule_infos(load_rules(extend_select=[OPT_IN]))  # the whole catalog, opt-in rules marked
     return sorted((info for rule_id, info in infos.items() if rule_id not in BUILTIN_RULES), key=lambda i: i.id)
 
 

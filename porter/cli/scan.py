@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import typer
@@ -31,6 +32,9 @@ def scan_command(
     path: Path = typer.Argument(..., help="Directory (or file) to scan.", show_default=False),
     target: str = typer.Option(None, "--target", "-t", help="Target name or gfx arch (default: config, else mi350x)."),
     select: list[str] = typer.Option(None, "--select", help="Rule ids/prefixes to run (comma list, repeatable)."),
+    extend_select: list[str] = typer.Option(
+        None, "--extend-select", help="Rule ids to add to the default set, e.g. opt-in rules (or opt-in for all)."
+    ),
     ignore: list[str] = typer.Option(None, "--ignore", help="Rule ids/prefixes to skip (comma list, repeatable)."),
     fail_on: str = typer.Option(None, "--fail-on", help="error | warning | info | never (default: error)."),
     output_format: str = typer.Option(
@@ -45,13 +49,18 @@ def scan_command(
     project_root: Path = typer.Option(
         None, "--project-root", help="Resolve sarif/github paths from here (default: the git top level)."
     ),
+    show_unreachable: bool = typer.Option(
+        False, "--show-unreachable", help="Also show findings in code that never runs on the target (NVIDIA-only "
+        "branches, other vendors' backends); they never count for the exit code."),
 ) -> None:
     """Scan Python sources for CUDA-flavoured idioms that break or slow down on AMD Instinct GPUs."""
     try:
         code = run_scan(
-            path, target=target, select=_split(select), ignore=_split(ignore), fail_on=fail_on,
+            path, target=target, select=_split(select), extend_select=_split(extend_select),
+            ignore=_split(ignore), fail_on=fail_on,
             output_format=output_format, output=output, jobs=jobs, use_cache=not no_cache,
             kernels=kernels, statistics=statistics, rule_paths=rules or None, project_root=project_root,
+            show_unreachable=show_unreachable,
         )
     except PorterError:
         raise
@@ -60,9 +69,9 @@ def scan_command(
     raise typer.Exit(code)
 
 
-def run_scan(path: Path, *, target=None, select=None, ignore=None, fail_on=None, output_format="terminal",
-             output=None, jobs=None, use_cache=True, kernels=False, statistics=False, rule_paths=None,
-             project_root=None) -> int:
+def run_scan(path: Path, *, target=None, select=None, extend_select=None, ignore=None, fail_on=None,
+             output_format="terminal", output=None, jobs=None, use_cache=True, kernels=False, statistics=False,
+             rule_paths=None, project_root=None, show_unreachable=False) -> int:
     """The scan command without Typer: returns the exit code (raises PorterError for exit 2)."""
     from porter.config import load_config
     from porter.targets import get_target
@@ -73,17 +82,17 @@ def run_scan(path: Path, *, target=None, select=None, ignore=None, fail_on=None,
         raise UsageError(f"--jobs must be at least 1, got {jobs}")
     config_root = path if path.is_dir() else path.parent
     config = load_config(config_root).with_overrides(
-        target=target, select=select, ignore=ignore, fail_on=fail_on, jobs=jobs
+        target=target, select=select, extend_select=extend_select, ignore=ignore, fail_on=fail_on, jobs=jobs
     )
     resolved_target = get_target(config.target_name)
     if kernels:
         return _run_kernels(path, resolved_target, config, output_format, output)
     return _run_findings(path, resolved_target, config, output_format, output, use_cache, statistics, rule_paths,
-                         project_root)
+                         project_root, show_unreachable)
 
 
 def _run_findings(path, target, config, output_format, output, use_cache, statistics, rule_paths,
-                  project_root) -> int:
+                  project_root=None, show_unreachable=False) -> int:
     from porter.analyze import load_rules
     from porter.analyze.scan import scan_tree
     from porter.report import findings_renderer
@@ -92,12 +101,18 @@ def _run_findings(path, target, config, output_format, output, use_cache, statis
 
     if output_format not in FINDINGS_FORMATS:
         raise UsageError(f"--format {output_format!r}: choose one of {', '.join(FINDINGS_FORMATS)}")
-    ruleset = load_rules(rule_paths, select=config.select, ignore=config.ignore)
+    ruleset = load_rules(rule_paths, select=config.select, ignore=config.ignore, extend_select=config.extend_select)
     with _progress_bar() as progress:
         result = scan_tree(path, target, ruleset, jobs=config.jobs, use_cache=use_cache, config=config,
                            progress=progress)
     for note in result.stats.notes:
         typer.secho(f"porter: note: {note}", err=True, fg="yellow")
+    counted = result.findings  # the exit code counts only code that runs (or may run) on the target
+    if show_unreachable:
+        result = replace(result, findings=sorted(result.findings + result.unreachable, key=lambda f: f.sort_key()))
+    elif result.unreachable:
+        typer.secho(f"porter: note: {len(result.unreachable)} finding(s) in code that does not run on {target.name} "
+                    "hidden (--show-unreachable lists them)", err=True, fg="yellow")
     if statistics:
         _emit_statistics(result, output_format, output)
     elif output_format == "terminal" and not output:
@@ -106,7 +121,7 @@ def _run_findings(path, target, config, output_format, output, use_cache, statis
         print_terminal(result, Console(highlight=False))
     else:
         emit(findings_renderer(output_format, project_root)(result), output)
-    return 1 if at_or_above(result.findings, config.fail_on) else 0
+    return 1 if at_or_above(counted, config.fail_on) else 0
 
 
 @contextmanager

@@ -3,8 +3,8 @@ interpreter (or on the real GPU with --device cuda) and cross-compile every kern
 target; with patches, judge each one (baseline, batch, bisection).
 
 Patch files are a series, applied in the order given: each depends on the ones before it.
-Exit codes: 0 accepted, 1 a patch rejected (or, without patches, a failing test or kernel), 2 usage,
-configuration or internal error. `--format json` puts only the verdicts on stdout.
+Exit codes: 0 accepted, 1 a patch rejected or unverified (or, without patches, a failing test or
+kernel, a runtime finding), 2 usage, configuration error, or verification could not run. `--format json` puts only the verdicts on stdout.
 """
 
 from __future__ import annotations
@@ -72,8 +72,11 @@ def _options(device, test_cmd, timeout, jobs, cross_compile, full_suite):
 def run_verify(path: Path, *, target=None, patch_files=(), device="cpu", test_cmd=None, timeout=None, jobs=None,
                cross_compile=True, full_suite=False, output_format="text", output=None) -> int:
     from porter.config import load_config
+    from porter.pipeline import VerifierFailed
     from porter.targets import get_target
+    from porter.verify import preflight
     from porter.verify.core import verify_patches, verify_tree
+    from porter.verify.runtime import runtime_findings
     from porter.verify.workspace import patch_from_file
 
     if output_format not in FORMATS:
@@ -83,6 +86,28 @@ def run_verify(path: Path, *, target=None, patch_files=(), device="cpu", test_cm
     config = load_config(path)
     target_record = get_target(target or config.target_name)
     options = _options(device, test_cmd, timeout, jobs, cross_compile, full_suite)
+    preflight.check(path, options.with_config(config.table("verify"), config.source or "pyproject.toml"))
+    try:
+        verdicts = _judge(path, patch_files, target_record, options, verify_patches, verify_tree, patch_from_file)
+    except PorterError:
+        raise
+    except Exception as error:  # no verdict: never a pass
+        raise VerifierFailed(f"cannot verify: the verifier failed ({type(error).__name__}: {error})") from error
+    findings = [f for v in verdicts for f in runtime_findings(v, target_record, path.resolve())]
+    payload = {"target": target_record.name, "arch": target_record.arch, "device": device,
+               "verdicts": [v.to_dict() for v in verdicts],
+               "runtime_findings": [f.to_dict() for f in findings]}
+    if output is not None:
+        _write_atomically(output, json.dumps(payload, indent=2, default=str) + "\n")
+    if output_format == "json":
+        sys.stdout.write(json.dumps(payload, indent=2, default=str) + "\n")
+    else:
+        print_verdicts(verdicts, target_record)
+        print_runtime_findings(findings)
+    return 0 if all(v.accepted for v in verdicts) and not findings else 1
+
+
+def _judge(path, patch_files, target_record, options, verify_patches, verify_tree, patch_from_file) -> list[Verdict]:
     if patch_files:
         patches, files = [], {}
         for file in patch_files:
@@ -92,18 +117,18 @@ def run_verify(path: Path, *, target=None, patch_files=(), device="cpu", test_cm
             record.depends_on = [patches[-1].id] if patches else []
             patches.append(record)
             files[record.id] = file.resolve()
-        verdicts = verify_patches(path, patches, target_record, options, patch_files=files)
-    else:
-        verdicts = [verify_tree(path, target_record, options)]
-    payload = {"target": target_record.name, "arch": target_record.arch, "device": device,
-               "verdicts": [v.to_dict() for v in verdicts]}
-    if output is not None:
-        _write_atomically(output, json.dumps(payload, indent=2, default=str) + "\n")
-    if output_format == "json":
-        sys.stdout.write(json.dumps(payload, indent=2, default=str) + "\n")
-    else:
-        print_verdicts(verdicts, target_record)
-    return 0 if all(v.accepted for v in verdicts) else 1
+        return verify_patches(path, patches, target_record, options, patch_files=files)
+    return [verify_tree(path, target_record, options)]
+
+
+def print_runtime_findings(findings) -> None:
+    """What failed on the target, as findings located at the launch call (provenance runtime)."""
+    if not findings:
+        return
+    console = Console(highlight=False, soft_wrap=True)
+    console.print(f"[bold]runtime findings[/bold] ({len(findings)}): what fails on the target")
+    for finding in findings:
+        console.print(f"  {finding.path}:{finding.line} {finding.rule} {finding.name}: {finding.message}", markup=False)
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -115,7 +140,8 @@ def _write_atomically(path: Path, text: str) -> None:
 def print_verdicts(verdicts: list[Verdict], target) -> None:
     console = Console(highlight=False, soft_wrap=True)
     for verdict in verdicts:
-        mark = "[green]accepted[/green]" if verdict.accepted else "[red]rejected[/red]"
+        colour = {"accepted": "green", "rejected": "red", "unverified": "yellow"}[verdict.status]
+        mark = f"[{colour}]{verdict.status}[/{colour}]"
         console.print(f"[bold]{verdict.patch_id}[/bold]: {mark} on {target.name} ({target.arch})")
         if verdict.tests is not None:
             run = verdict.tests

@@ -11,7 +11,7 @@ import pathspec
 DEFAULT_EXCLUDED_DIRS = frozenset(
     {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", "build", "dist",
      "site-packages", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs",
-     ".porter-cache"}
+     ".porter-cache", ".porter-apply"}
 )
 
 

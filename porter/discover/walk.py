@@ -8,6 +8,7 @@ Ignored files (gitignore, default excludes, config globs) are not noted: that is
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,9 +65,12 @@ def _single_file(path: Path, options: DiscoverOptions) -> Discovery:
 
 def _source_file(rel: str, absolute: str, kind: str, options: DiscoverOptions) -> SourceFile | SkipNote:
     try:
-        size = os.stat(absolute).st_size
+        info = os.stat(absolute)
     except OSError as error:
         return SkipNote(rel, f"unreadable: {error.strerror or error}")
+    if not stat.S_ISREG(info.st_mode):
+        return SkipNote(rel, "not a regular file (a FIFO, device or socket is never read)")
+    size = info.st_size
     if size > options.max_file_bytes:
         return SkipNote(rel, f"larger than max_file_bytes ({size} > {options.max_file_bytes} bytes)")
     return SourceFile(path=rel, absolute=absolute, size=size, kind=kind)

@@ -82,10 +82,8 @@ def _cached_gemm_ms(target_name: str, precision: str, m: int, n: int, k: int, so
 
 
 def _from_tune(target: Target, precision: str, m: int, n: int, k: int) -> float | None:
-    try:
-        from porter.tune import predict_gemm_ms  # H7's analytical GEMM model
-    except ImportError:
-        return None
+    from porter.tune import predict_gemm_ms  # the analytical GEMM model
+
     dtype, repeats = ("bf16", 3) if precision == "bf16x3" else (precision, 1)
     if precision in ("tf32", "fp32"):
         # porter.tune's "fp32" is the target's best fp32 dot: TF32 where native. It prices a TF32 GEMM
@@ -121,8 +119,4 @@ def gemm_source(source: str) -> str:
     """Which model priced the GEMMs, for the report."""
     if source != "tune":
         return "porter.plan tile roofline"
-    try:
-        from porter.tune import predict_gemm_ms  # noqa: F401
-    except ImportError:
-        return "porter.plan tile roofline (porter.tune unavailable)"
     return "porter.tune.predict_gemm_ms (full fp32 via the roofline)"

@@ -9,6 +9,7 @@ the patch onto the earlier ones instead (Patch.depends_on).
 from __future__ import annotations
 
 import difflib
+from collections import Counter
 from dataclasses import dataclass
 
 from porter.records import FileEdit
@@ -82,12 +83,22 @@ def apply_hunks(text: str, before: str, after: str, allow_present: bool = True) 
     for hunk in hunks(before, after):
         start = _find(lines, hunk.old, hunk.old_start + offset)
         if start is None:
-            if allow_present and _find(lines, hunk.new, hunk.old_start + offset) is not None:
+            if allow_present and (_find(lines, hunk.new, hunk.old_start + offset) is not None
+                                  or _added_lines_present(hunk, lines)):
                 continue
             return None
         lines[start : start + len(hunk.old)] = hunk.new
         offset = start - hunk.old_start + len(hunk.new) - len(hunk.old)
     return "".join(lines)
+
+
+def _added_lines_present(hunk: Hunk, lines: list[str]) -> bool:
+    """A pure insertion whose every line is already in the text: the same import that an earlier patch
+    added a line higher or lower (the shim import a codemod and the model's proposal both add)."""
+    removed = Counter(hunk.old) - Counter(hunk.new)
+    added = Counter(hunk.new) - Counter(hunk.old)
+    present = Counter(lines)
+    return not removed and bool(added) and all(line.strip() and present[line] >= n for line, n in added.items())
 
 
 def _find(lines: list[str], block: list[str], near: int) -> int | None:
@@ -146,38 +157,34 @@ def compose(patches, originals: dict[str, str], accepted: set[str]) -> tuple[dic
     return current, skipped
 
 
-def write_files_atomically(root, texts: dict[str, str]) -> None:
-    """Write every file or none: temp files first, then os.replace each; restore all on any error."""
-    import os
-    import tempfile
+def write_files_atomically(root, texts: dict[str, str], originals: dict[str, str] | None = None) -> list[str]:
+    """Write every file or none, as one journaled transaction (porter.remedy.apply); `originals`,
+    the texts porter read, make it refuse files changed since. Endings, BOM and modes are kept."""
+    from porter.remedy.apply import apply_transaction
+
+    return apply_transaction(root, texts, originals)
+
+
+def tree_patch_text(root, patch) -> str:
+    """The patch file for `patch` as it applies to the files in `root`: their line endings and BOM
+    restored, so `git apply` takes it on CRLF and mixed trees. LF-only files give `patch.diff`."""
     from pathlib import Path
 
-    base = Path(root).resolve()
-    staged: list[tuple[Path, str, str | None]] = []  # (destination, temp file, previous text)
+    from porter.remedy.textform import git_diff, restore
+
+    parts, plain = [], True
+    for edit in patch.edits:
+        raw = _raw_text(Path(root) / edit.path) if edit.before is not None else None
+        if raw is None or ("\r" not in raw and not raw.startswith("\ufeff")):
+            parts.append(unified_diff(edit))
+            continue
+        plain = False
+        parts.append(git_diff(edit.path, restore(raw, edit.before), restore(raw, edit.after)))
+    return patch.diff if plain or not patch.edits else "".join(parts)
+
+
+def _raw_text(path) -> str | None:
     try:
-        for rel, text in sorted(texts.items()):
-            destination = (base / rel).resolve()
-            if base not in destination.parents:
-                raise ValueError(f"{rel}: outside the repository")
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            previous = destination.read_text(encoding="utf-8") if destination.exists() else None
-            handle, temp = tempfile.mkstemp(prefix=f".{destination.name}.", suffix=".porter-tmp", dir=destination.parent)
-            with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
-                stream.write(text)
-            staged.append((destination, temp, previous))
-        done: list[tuple[Path, str | None]] = []
-        try:
-            for destination, temp, previous in staged:
-                os.replace(temp, destination)
-                done.append((destination, previous))
-        except BaseException:
-            for destination, previous in reversed(done):
-                if previous is None:
-                    destination.unlink(missing_ok=True)
-                else:
-                    destination.write_text(previous, encoding="utf-8")
-            raise
-    finally:
-        for _, temp, _ in staged:
-            if os.path.exists(temp):
-                os.unlink(temp)
+        return path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None

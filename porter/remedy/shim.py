@@ -98,7 +98,17 @@ def _template_values(targets: dict[str, Target], default: str) -> dict[str, Any]
         "fallback": _python_literal(_fallbacks(targets)),
         "amd_option_names": _python_literal(tuple(amd_options)),
         "feature_names": _python_literal(feature_names),
+        "nvidia_feature_capability": _python_literal(_nvidia_feature_capability(targets, feature_names)),
     }
+
+
+def _nvidia_feature_capability(targets: dict[str, Target], feature_names) -> dict[str, tuple]:
+    """feature -> ((since), (until)) from the NVIDIA targets' `feature_capability` (specs.yaml); they agree."""
+    for target in targets.values():
+        table = target.extra.get("feature_capability") if target.vendor == "nvidia" else None
+        if table:
+            return {name: tuple(tuple(cap) for cap in table[name]) for name in feature_names if name in table}
+    return {}
 
 
 def _python_literal(value: Any) -> str:
@@ -155,18 +165,74 @@ def _existing_text(root: Path, module_path: str) -> str | None:
     return text
 
 
-def shim_location(repo_root: str | Path, config: Any = None) -> str:
-    """Where the shim goes (POSIX, relative to repo_root): `[tool.porter] shim_module` when set, else
+def shim_location(repo_root: str | Path, config: Any = None, for_file: str | None = None) -> str:
+    """Where the shim goes (POSIX, relative to repo_root): `[tool.porter] shim_module` when set; else,
+    for a file, inside the package that file ships in (`package_dir_of`); else
     `<top-level package>/_porter_shim.py` (`_porter_shim.py` when the root is the package itself),
     else `porter_shim.py` at the root."""
     root = Path(repo_root)
     configured = getattr(config, "shim_module", None)
     if configured:
         return _configured_location(root, configured, getattr(config, "source", None) or "pyproject.toml")
+    if for_file is not None:
+        directory = package_dir_of(root, for_file)
+        if directory is not None:
+            return f"{directory}/{PACKAGE_SHIM_NAME}" if directory else PACKAGE_SHIM_NAME
     package = top_level_package(root)
     if package:
         return f"{package}/{PACKAGE_SHIM_NAME}"
     return PACKAGE_SHIM_NAME if (root / "__init__.py").is_file() else ROOT_SHIM_NAME  # root is the package
+
+
+def source_roots(root: Path) -> list[str]:
+    """Directories (POSIX, relative; "" is the root) that packages are imported from: what pyproject.toml
+    declares (setuptools package-dir / packages.find.where, hatch wheel packages and sources), else
+    src/ when it exists, and the root."""
+    declared: list[str] = []
+    try:
+        document = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        document = {}
+    tool = document.get("tool", {}) if isinstance(document.get("tool"), dict) else {}
+    setuptools = tool.get("setuptools", {}) if isinstance(tool.get("setuptools"), dict) else {}
+    package_dir = setuptools.get("package-dir", {})
+    if isinstance(package_dir, dict) and isinstance(package_dir.get(""), str):
+        declared.append(package_dir[""])
+    find = setuptools.get("packages", {})
+    if isinstance(find, dict) and isinstance(find.get("find"), dict):
+        declared += [w for w in find["find"].get("where", []) if isinstance(w, str)]
+    wheel = tool.get("hatch", {}).get("build", {}).get("targets", {}).get("wheel", {}) if isinstance(tool.get("hatch"), dict) else {}
+    if isinstance(wheel, dict):
+        declared += [str(PurePosixPath(p).parent) for p in wheel.get("packages", []) if isinstance(p, str)]
+        sources = wheel.get("sources")
+        declared += [k for k in (sources if isinstance(sources, dict) else sources or []) if isinstance(k, str)]
+    if (root / "src").is_dir():
+        declared.append("src")
+    cleaned = [PurePosixPath(d).as_posix().strip("/") for d in declared]
+    return list(dict.fromkeys([("" if d == "." else d) for d in cleaned] + [""]))
+
+
+def package_dir_of(root: Path, file_path: str) -> str | None:
+    """The directory of the package a module ships in (POSIX, relative to root): the outermost regular
+    package (with __init__.py) above the file below its source root; for a file of a namespace package
+    (no __init__.py) its own directory. None for a top-level module or a file outside any package."""
+    path = PurePosixPath(file_path)
+    source = _source_root_of(root, path)
+    below = path.parent.parts[len(PurePosixPath(source).parts) if source else 0:]
+    if not below or below[0] in _NOT_PACKAGES or not all(part.isidentifier() for part in below):
+        return None
+    base = PurePosixPath(source) if source else PurePosixPath()
+    for depth in range(1, len(below) + 1):
+        directory = base.joinpath(*below[:depth])
+        if (root / directory / "__init__.py").is_file():
+            return directory.as_posix()
+    return base.joinpath(*below).as_posix()  # a namespace package's portion: the file's own directory
+
+
+def _source_root_of(root: Path, path: PurePosixPath) -> str:
+    """The longest source root that contains the file; a root that is itself a package counts as ""."""
+    roots = [r for r in source_roots(root) if not r or path.parts[:len(PurePosixPath(r).parts)] == PurePosixPath(r).parts]
+    return max(roots, key=lambda r: len(PurePosixPath(r).parts) if r else 0)
 
 
 def top_level_package(root: Path) -> str | None:
@@ -215,13 +281,16 @@ def _configured_location(root: Path, value: str, source: str) -> str:
 
 def shim_import(repo_root: str | Path, module_path: str) -> tuple[str, str]:
     """(import statement, alias) that binds the shim as `porter_shim` from a module of the project.
-    The package path is read from the __init__.py files above the module (the root itself may be one)."""
+    The dotted package is the module's directory below its source root (src/, a declared package dir, or
+    the root; namespace packages included); a root that is itself a package adds its own name."""
+    root = Path(repo_root)
     path = PurePosixPath(module_path)
-    packages: list[str] = []
-    directory = (Path(repo_root) / path).resolve().parent
-    while (directory / "__init__.py").is_file() and directory.name:
-        packages.insert(0, directory.name)
-        directory = directory.parent
+    source = _source_root_of(root, path)
+    packages = list(path.parent.parts[len(PurePosixPath(source).parts) if source else 0:])
+    if not source and (root / "__init__.py").is_file():
+        packages.insert(0, root.resolve().name)  # the root is the package itself
+    if packages and not all(part.isidentifier() for part in packages):
+        raise UsageError(f"{module_path}: the shim must live in an importable package (got {'.'.join(packages)!r})")
     if packages:
         return f"from {'.'.join(packages)} import {path.stem} as {SHIM_ALIAS}", SHIM_ALIAS
     if path.stem == SHIM_ALIAS:

@@ -23,6 +23,8 @@ def rule_text(info: RuleInfo) -> str:
     """One rule as plain text, for the terminal."""
     fix = f"{info.fix} ({info.safety})" if info.fix and info.safety else (info.fix or "none")
     head = f"{info.id} {info.name}\n  severity: {info.severity}   category: {info.category or '-'}   fix: {fix}\n"
+    if not info.enabled_by_default:
+        head += f"  opt-in: off by default; enable with --extend-select {info.id} (or extend_select in pyproject)\n"
     return head + "\n" + info.help_text() + _references_text(info) + "\n"
 
 
@@ -33,7 +35,8 @@ def _references_text(info: RuleInfo) -> str:
 
 def rule_record(info: RuleInfo) -> dict:
     return {"id": info.id, "name": info.name, "summary": info.summary, "severity": info.severity,
-            "category": info.category, "fix": info.fix, "fix_safety": info.safety or None, "docs": info.docs}
+            "category": info.category, "fix": info.fix, "fix_safety": info.safety or None,
+            "enabled_by_default": info.enabled_by_default, "docs": info.docs}
 
 
 def rules_json(infos: list[RuleInfo]) -> str:
@@ -42,15 +45,16 @@ def rules_json(infos: list[RuleInfo]) -> str:
 
 def rules_table(infos: list[RuleInfo]) -> str:
     """One line a rule: id, severity, fix, name and summary."""
-    rows = [f"{info.id}  {info.severity:<7}  {(info.fix or '-'):<7}  {info.name}: {info.summary}" for info in infos]
+    rows = [f"{info.id}  {info.severity:<7}  {(info.fix or '-'):<7}  {'' if info.enabled_by_default else '(opt-in) '}"
+            f"{info.name}: {info.summary}" for info in infos]
     return "".join(row + "\n" for row in rows)
 
 
 def rules_markdown(infos: list[RuleInfo]) -> str:
     """The rule index: a table, then a section per rule (anchors are the lower-case ids)."""
-    table = ["| id | name | severity | fix | summary |", "|---|---|---|---|---|"]
+    table = ["| id | name | severity | fix | default | summary |", "|---|---|---|---|---|---|"]
     table += [f"| [{info.id}](#{info.id.lower()}) | `{info.name}` | {info.severity} | {info.fix or '-'} | "
-              f"{_cell(info.summary)} |" for info in infos]
+              f"{'on' if info.enabled_by_default else 'opt-in'} | {_cell(info.summary)} |" for info in infos]
     sections = [f"## {info.id}\n\n" + info.help_markdown() for info in infos]
     return INDEX_HEADER + "\n" + "\n".join(table) + "\n\n" + "\n\n".join(sections) + "\n"
 

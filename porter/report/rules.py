@@ -7,7 +7,10 @@ dict key) keeps the report layer independent of the rule engine's classes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
+
+from porter.verify.runtime import runtime_rules
 
 PARSE_ERROR_ID = "PT000"
 ANALYZER_ERROR_ID = "PT001"
@@ -23,6 +26,7 @@ class RuleInfo:
     fix: str | None = None  # remedy kind
     safety: str = ""  # safe | unsafe, when a fix exists
     docs: dict[str, Any] = field(default_factory=dict)
+    enabled_by_default: bool = True  # False: an opt-in rule (runs with --extend-select ID or opt-in)
 
     def help_text(self) -> str:
         parts = [self.summary]
@@ -35,6 +39,8 @@ class RuleInfo:
 
     def help_markdown(self) -> str:
         parts = [f"**{self.id} {self.name}**: {self.summary}"]
+        if not self.enabled_by_default:
+            parts.append(f"Opt-in: off by default; enable it with `--extend-select {self.id}`.")
         for label, key in (("What it does", "what"), ("Why it matters on AMD", "why"), ("Use instead", "use_instead")):
             if self.docs.get(key):
                 parts.append(f"### {label}\n{str(self.docs[key]).strip()}")
@@ -75,6 +81,7 @@ def rule_info(rule: Any) -> RuleInfo:
         id=str(_get(rule, "id")), name=str(_get(rule, "name", "")), summary=str(_get(rule, "summary", "") or ""),
         severity=str(_get(rule, "severity", "warning") or "warning"), category=str(_get(rule, "category", "") or ""),
         fix=fix_kind, safety=safety or "", docs=dict(docs) if isinstance(docs, dict) else {},
+        enabled_by_default=_get(rule, "enabled_by_default", True) is not False,
     )
 
 
@@ -90,8 +97,14 @@ def rule_infos(ruleset: Any) -> dict[str, RuleInfo]:
     return infos
 
 
+@lru_cache(maxsize=1)
+def runtime_rule_infos() -> dict[str, RuleInfo]:
+    """RuleInfo per runtime rule (rules/runtime/PT9xx): what the verifier saw on the target."""
+    return {rule.id: rule_info(rule) for rule in runtime_rules()}
+
+
 def info_for(rules: dict[str, RuleInfo], finding) -> RuleInfo:
-    """The finding's rule, or a stand-in built from the finding when the rule set lacks it."""
-    return rules.get(finding.rule) or RuleInfo(
+    """The finding's rule (a runtime rule when the rule set lacks it), or a stand-in built from the finding."""
+    return rules.get(finding.rule) or runtime_rule_infos().get(finding.rule) or RuleInfo(
         id=finding.rule, name=finding.name, severity=finding.severity, category=finding.category, fix=finding.fix
     )

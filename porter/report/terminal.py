@@ -60,6 +60,8 @@ def _finding_header(finding, rules) -> Text:
     header.append(f"{finding.rule} ", style="bold")
     header.append(f"[{finding.name}] ", style="dim")
     header.append(finding.message)
+    if finding.reach != "target":  # reach unknown: a platform test porter could not decide; nvidia_only: shown on request
+        header.append(f"  [reach {finding.reach}: {finding.reach_reason}]", style="magenta")
     header.append(f"  ({fix})", style="green" if finding.fix else "dim")
     return header
 

@@ -1,5 +1,9 @@
 """Judge patches: baseline once, the batch, bisection to the patch(es) at fault.
 
+A patch is accepted only with evidence (fail closed): a test that imports the patched code replayed
+green with it, and every kernel it touches compiled for the target. A patch the tests and compiles do
+not speak against, but without that evidence, is "unverified" and never applied.
+
 A set of patches passes when (1) no test that passed at baseline fails with it, and (2) no kernel
 launch it brings about would fail on the target: a compile error, LDS over the limit or threads
 over the limit, in a kernel whose file (or launch site) one of the patches touches, that was not
@@ -15,13 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from porter.records import CompileRecord, Patch, TestRun, Verdict
+from porter.records import CompileRecord, Patch, TestRun, Verdict, Verification
 from porter.targets import Target
 from porter.verify.crosscompile import compile_jobs, grouped_failures, jobs_from_launches, record_failure
 from porter.verify.options import VerifyOptions
 from porter.verify.protocol import BF16_DOT_ISSUE
 from porter.verify.runner import RunResult, run_tests
-from porter.verify.selection import select_tests
+from porter.verify.selection import build_import_graph, is_test_file, reverse_closure, select_tests, unexercised_warning
 from porter.verify.workspace import (
     PatchApplyError,
     Workspace,
@@ -83,6 +87,10 @@ class Verifier:
         self.cache_dir = options.cache_dir
         self.pristine_compiles: dict[str, CompileRecord] = {}
         self.memo: dict[tuple[str, ...], Evaluation] = {}
+        self.kernels: dict[str, set[str]] = {}  # patch id -> kernels its edits touch (definition or launch)
+        self.jit_names: dict[str, set[str]] | None = None  # JIT function name -> defining files
+        self.importers: dict[str, set[str] | None] = {}  # patch id -> test files importing it (None: all)
+        self.problem = ""  # set when the baseline could not run: nothing can be judged
 
     # ------------------------------------------------------------ workspace
 
@@ -230,6 +238,7 @@ class Verifier:
             try:
                 self.apply([patch.id])
                 applicable.append(patch.id)
+                self.kernels[patch.id] = self._touched_kernels(patch.id)
             except PatchApplyError as error:
                 verdicts[patch.id] = Verdict(patch.id, False, [f"does not apply: {error}"])
         try:
@@ -239,16 +248,19 @@ class Verifier:
                 verdicts[patch_id] = Verdict(patch_id, False, [f"does not apply together with the others: {error}"])
             applicable = []
         self.test_files = self._selection(applicable)
+        self.importers = {pid: _importing_test_files(self.root, self.touched.get(pid, [])) for pid in applicable}
         self._detect_torch()
         self.baseline = self.evaluate([])
-        if self.baseline.problem:
-            reason = f"baseline (no patches) could not be judged: {self.baseline.problem}"
+        self.problem = baseline_problem(self.baseline.result, self.options)
+        if self.problem:
             for patch_id in applicable:
-                verdicts[patch_id] = Verdict(patch_id, False, [reason], tests=self.baseline.result.run)
+                verdicts[patch_id] = Verdict(patch_id, False, [self.problem], tests=self.baseline.result.run,
+                                             state="unverified")
             return [verdicts[p.id] for p in self.patches]
         if applicable:
             self._judge(applicable, verdicts)
         self.restore()
+        _withhold_dependents(self.patches, verdicts)
         return [verdicts[p.id] for p in self.patches]
 
     def _detect_torch(self) -> None:
@@ -331,7 +343,73 @@ class Verifier:
                           newly_failing=[t for t in (run.failed + run.errors) if t not in base.failed + base.errors],
                           compiles=relevant or list(evaluation.compiles))
         verdict.warnings = _warnings(evaluation, base)
+        unexercised = unexercised_warning(run, sorted(touched))
+        if unexercised:
+            verdict.warnings.insert(0, unexercised)
+        if accepted:
+            gaps = self._evidence_gaps(patch_id, evaluation)
+            if gaps:
+                verdict.accepted, verdict.state, verdict.reasons = False, "unverified", gaps
         return verdict
+
+    # ------------------------------------------------------------ evidence
+
+    def _touched_kernels(self, patch_id: str) -> set[str]:
+        """JIT functions whose definition or launch lines the patch (applied now, with its dependencies) changes."""
+        if self.jit_names is None:
+            self.jit_names = jit_definitions(self.root)
+        names: set[str] = set()
+        for rel in self.touched.get(patch_id, []):
+            path = self.root / rel
+            if rel.endswith(".py") and path.is_file():
+                names |= changed_kernels(self.originals.get(rel) or "", path.read_text(encoding="utf-8"))
+        return {name for name in names if name in self.jit_names}
+
+    def _evidence_gaps(self, patch_id: str, evaluation: Evaluation) -> list[str]:
+        """What is missing for an accepted verdict: an importing test that passed, every touched kernel compiled."""
+        gaps = []
+        run = evaluation.result.run
+        if not self.importing_tests(patch_id, run):
+            files = ", ".join(self.touched.get(patch_id, [])) or "its files"
+            gaps.append(f"no test that imports {files} passed with the patch "
+                        f"({len(run.passed)} passed, {len(run.failed) + len(run.errors)} failed or errored, "
+                        f"{len(run.not_replayed)} not replayed)")
+        missing = [name for name in sorted(self.kernels.get(patch_id, set())) if not self._compiled(name, evaluation)]
+        if missing:
+            why = ("cross-compilation is off" if not self.options.cross_compile
+                   else "no replayed test launched them, or they do not compile and launch on the target")
+            gaps.append(f"kernel(s) {', '.join(missing)} not compiled for {self.target.arch} ({why})")
+        return gaps
+
+    def _compiled(self, name: str, evaluation: Evaluation) -> bool:
+        """Every compile of the kernel (or, for a JIT helper no test launches, of the kernels in the files
+        defining it) compiled and would launch on the target, and there is at least one."""
+        records = [r for r in evaluation.compiles if r.kernel == name]
+        if not records:
+            files = self.jit_names.get(name, set())
+            records = [r for r in evaluation.compiles if r.source in files]
+        return bool(records) and all(r.ok and r.launchable for r in records)
+
+    def importing_tests(self, patch_id: str, run: TestRun) -> list[str]:
+        """Passed tests that import the patched files: from the replay's record of imports when it has
+        one, else from the static import graph of the patched tree."""
+        touched = set(self.touched.get(patch_id, []))
+        if run.imports:
+            return [t for t in run.passed if touched & set(run.imports.get(t, []))]
+        files = self.importers.get(patch_id)
+        if files is None:
+            return [t for t in run.passed if "::" in t]
+        return [t for t in run.passed if t.split("::")[0] in files]
+
+
+def _withhold_dependents(patches: list[Patch], verdicts: dict[str, Verdict]) -> None:
+    """A patch is accepted only with what it depends on: its evidence was gathered with them applied."""
+    for patch in patches:  # plan order: dependencies come first
+        verdict = verdicts[patch.id]
+        missing = [dep for dep in patch.depends_on if dep in verdicts and not verdicts[dep].accepted]
+        if verdict.accepted and missing:
+            verdict.accepted, verdict.state = False, "unverified"
+            verdict.reasons = [f"depends on {', '.join(missing)}, which is not accepted"]
 
 
 def _warnings(evaluation: Evaluation, base: TestRun) -> list[str]:
@@ -354,6 +432,92 @@ def _warnings(evaluation: Evaluation, base: TestRun) -> list[str]:
         warnings.append(f"autotune configs of {item['kernel']} disagree ({item['detail']}): config "
                         f"{item['config_index']} [{item['config']}] vs config {item['reference_index']}")
     return warnings
+
+
+def _importing_test_files(root: Path, touched: list[str]) -> set[str] | None:
+    """Test files that import one of `touched`, directly or through other modules; None when a touched
+    file is a conftest (every test under it imports it)."""
+    if any(Path(rel).name == "conftest.py" for rel in touched):
+        return None
+    graph = build_import_graph(root)
+    known = {rel for rel in touched if rel in graph.imports}
+    return {rel for rel in reverse_closure(graph, known) if is_test_file(rel)}
+
+
+def changed_kernels(before: str, after: str) -> set[str]:
+    """Names of Triton JIT functions on changed lines of `after`: decorated definitions whose lines
+    change, and `name[grid](...)` launches whose lines change (checked against jit names later)."""
+    import ast
+    import difflib
+
+    changed: set[int] = set()
+    matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False)
+    for tag, _i1, _i2, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            changed.update(range(j1 + 1, max(j2, j1 + 1) + 1))
+    try:
+        tree = ast.parse(after)
+    except SyntaxError:
+        return set()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and any(_is_triton_decorator(d) for d in node.decorator_list):
+            start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            if changed & set(range(start, (node.end_lineno or node.lineno) + 1)):
+                names.add(node.name)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):
+            launched = node.func.value
+            name = launched.id if isinstance(launched, ast.Name) else getattr(launched, "attr", None)
+            if name and changed & set(range(node.lineno, (node.end_lineno or node.lineno) + 1)):
+                names.add(name)
+    return names
+
+
+def jit_definitions(root: Path) -> dict[str, set[str]]:
+    """Triton JIT function name -> the files (relative) defining it, over the repository."""
+    import ast
+
+    found: dict[str, set[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if any(part.startswith(".") or part == "__pycache__" for part in Path(rel).parts):
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+            tree = ast.parse(text) if "jit" in text else None
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.FunctionDef) and any(_is_triton_decorator(d) for d in node.decorator_list):
+                found.setdefault(node.name, set()).add(rel)
+    return found
+
+
+def _is_triton_decorator(node) -> bool:
+    import ast
+
+    target = node.func if isinstance(node, ast.Call) else node
+    name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+    return name == "jit"
+
+
+def baseline_problem(result: RunResult, options: VerifyOptions) -> str:
+    """Why the unpatched tree's test run cannot serve as a baseline, with what to set; "" when it can."""
+    run = result.run
+    if run.timed_out:
+        return (f"the baseline test run timed out after {options.timeout_s:g} s: raise [tool.porter.verify] "
+                "timeout, or set test_cmd to a faster subset (e.g. \"python -m pytest tests/unit\"), and keep "
+                "select_tests = true so only the tests importing the patched files run")
+    if result.problem:
+        return (f"the baseline test run failed ({result.problem}): set [tool.porter.verify] test_cmd to the "
+                "command that runs this project's tests")
+    missing = sorted({m.group(1) for m in (re.search(r"No module named '([\w.]+)'", run.messages.get(t, ""))
+                                          for t in run.errors + run.failed) if m})
+    if missing and not run.passed:
+        return (f"the tests cannot import {', '.join(missing)} ({len(run.errors) + len(run.failed)} tests fail "
+                "before any patch): install the project's test dependencies into the interpreter porter runs "
+                "the tests with, or set [tool.porter.verify] test_cmd")
+    return ""
 
 
 def _job_key(job: dict) -> str:
@@ -382,10 +546,8 @@ def _apply_record(root: Path, patch: Patch) -> None:
 
 
 def _merged_edits(root: Path, patch: Patch) -> dict[str, str] | None:
-    try:
-        from porter.remedy.patches import apply_hunks
-    except ImportError:
-        return None
+    from porter.remedy.patches import apply_hunks
+
     merged = {}
     for edit in patch.edits:
         path = root / edit.path
@@ -417,6 +579,43 @@ def verify_patches(repo: Path, patches: list[Patch], target: Target, options: Ve
     return verdicts
 
 
+def verify_plan(repo: Path, patches: list[Patch], target: Target, options: VerifyOptions | None = None) -> Verification:
+    """verify_patches, plus the unpatched tree's and the accepted tree's own verdicts (runtime evidence)."""
+    options = _configured(repo, options or VerifyOptions())
+    verifier = Verifier(Path(repo), patches, target, options)
+    start = time.monotonic()
+    verifier.open()
+    try:
+        verdicts = verifier.run()
+        baseline = verifier.baseline
+        accepted = [v.patch_id for v in verdicts if v.accepted]
+        after = verifier.evaluate(accepted) if accepted and not verifier.problem else baseline
+        trees = [_tree_verdict(name, e) for name, e in (("baseline", baseline), ("accepted", after)) if e is not None]
+    finally:
+        verifier.close()
+    elapsed = time.monotonic() - start
+    for verdict in verdicts:
+        verdict.warnings.append(f"verified in {elapsed:.1f} s")
+    selection = (f"{len(verifier.test_files)} test file(s) selected by import graph" if verifier.test_files
+                 else "the full test suite")
+    summary = (f"porter verify: replayed {selection} under {target.name} emulation"
+               + (f", cross-compiled the launched kernels for {target.arch}" if verifier.options.cross_compile else "")
+               + f", {elapsed:.0f} s (timeout {options.timeout_s:g} s per test run)")
+    return Verification(verdicts, baseline=trees[0] if trees else None, accepted_tree=trees[-1] if trees else None,
+                        problem=verifier.problem, summary=summary)
+
+
+def _tree_verdict(name: str, evaluation: Evaluation) -> Verdict:
+    """A tree's own verdict: failing tests and kernels that fail on the target, whoever caused them."""
+    run = evaluation.result.run
+    reasons = [evaluation.result.problem] if evaluation.result.problem else []
+    reasons += [f"test fails: {test}" + (f" ({run.messages[test]})" if run.messages.get(test) else "")
+                for test in run.failed + run.errors]
+    reasons += grouped_failures(evaluation.compiles)
+    warnings = _warnings(evaluation, TestRun(command=[]))
+    return Verdict(name, not reasons, reasons, tests=run, compiles=evaluation.compiles, warnings=warnings)
+
+
 def verify_tree(repo: Path, target: Target, options: VerifyOptions | None = None) -> Verdict:
     """Replay the tests and cross-compile every launch of the tree as it is (no patches)."""
     options = _configured(repo, options or VerifyOptions())
@@ -427,13 +626,7 @@ def verify_tree(repo: Path, target: Target, options: VerifyOptions | None = None
         evaluation = verifier.evaluate([])
     finally:
         verifier.close()
-    run = evaluation.result.run
-    reasons = [evaluation.result.problem] if evaluation.result.problem else []
-    reasons += [f"test fails: {test}" + (f" ({run.messages[test]})" if run.messages.get(test) else "")
-                for test in run.failed + run.errors]
-    reasons += grouped_failures(evaluation.compiles)
-    warnings = _warnings(evaluation, TestRun(command=[]))
-    return Verdict("tree", not reasons, reasons, tests=run, compiles=evaluation.compiles, warnings=warnings)
+    return _tree_verdict("tree", evaluation)
 
 
 def _configured(repo: Path, options: VerifyOptions) -> VerifyOptions:

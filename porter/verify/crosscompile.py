@@ -18,15 +18,15 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from porter.records import CompileRecord
 from porter.targets import Target
+from porter.verify.workspace import project_import_paths
 
 _OPTION_KEYS = ("num_warps", "num_stages", "num_ctas", "waves_per_eu", "matrix_instr_nonkdim", "kpack",
                 "maxnreg", "schedule_hint")
-_PORTER_PARENT = str(Path(__file__).resolve().parents[2])
 
 
 # ---------------------------------------------------------------- jobs from the replay
@@ -38,6 +38,9 @@ def jobs_from_launches(launches: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for launch in launches:
         base = {k: launch[k] for k in ("kernel", "module", "qualname", "file", "signature")}
         base["sites"] = list(launch.get("sites", []))
+        base["site_lines"] = list(launch.get("site_lines", []))
+        base["line"] = int(launch.get("line") or 0)
+        base["tests"] = list(launch.get("tests", []))
         _add_job(jobs, base, dict(launch["constexprs"]), dict(launch["options"]))
         for config in launch.get("autotune_configs") or []:
             constexprs = dict(launch["constexprs"])
@@ -137,7 +140,7 @@ def _run_chunk(root: Path, chunk: list[dict], target: Target, timeout_s: float) 
         env = dict(os.environ)
         env.pop("TRITON_INTERPRET", None)
         env["PORTER_EMULATE_TARGET"] = target.name
-        env["PYTHONPATH"] = os.pathsep.join([str(root), _PORTER_PARENT, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        env["PYTHONPATH"] = os.pathsep.join(project_import_paths(root) + [env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
         env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
         env["TRITON_ALWAYS_COMPILE"] = "1"  # a Triton cache hit would hide LLVM errors printed on stderr
         env["TRITON_CACHE_DIR"] = str(Path(scratch) / "triton-cache")
@@ -188,7 +191,8 @@ def to_record(job: dict, result: dict, target: Target) -> CompileRecord:
     config = dict(job["constexprs"]) | dict(job["options"])
     record = CompileRecord(kernel=job["qualname"], config=config, arch=target.arch, ok=bool(result.get("ok")),
                            error=result.get("error", ""), source=job["file"], signature=dict(job["signature"]),
-                           cached=bool(result.get("cached")))
+                           cached=bool(result.get("cached")), launch_site=(job.get("site_lines") or [""])[0],
+                           kernel_line=int(job.get("line") or 0), tests=list(job.get("tests", [])))
     if not record.ok:
         record.launchable = False
         return record
@@ -197,6 +201,7 @@ def to_record(job: dict, result: dict, target: Target) -> CompileRecord:
     record.spills, record.occupancy = result.get("spills"), result.get("occupancy")
     record.lds_bytes, record.lds_limit = result.get("shared"), target.lds_bytes
     record.threads, record.thread_limit = warps * target.wave_size, target.max_threads_per_block
+    record.notes.extend(result.get("notes", []))
     if record.lds_bytes is not None and record.lds_bytes > record.lds_limit:
         record.launchable = False
         record.notes.append(f"LDS {record.lds_bytes} B over the {target.name} limit of {record.lds_limit} B "
@@ -271,10 +276,33 @@ def _amdgcn_figures(asm: str) -> dict[str, int | None]:
             "scratch": find(r";\s*ScratchSize:\s*(\d+)")}
 
 
-def _load_kernel(module: str, qualname: str):
+def import_root(file: str, module: str) -> str | None:
+    """The folder (relative to the repository) the kernel's module was imported from: "" for a flat
+    layout, "src" for a src layout, "tests" for a kernel in a test file pytest imported by its
+    rootdir; None when the module name does not match the file."""
+    parts = list(PurePosixPath(file).with_suffix("").parts)
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    names = module.split(".")
+    if not file or len(parts) < len(names) or parts[len(parts) - len(names):] != names:
+        return None
+    return "/".join(parts[: len(parts) - len(names)])
+
+
+def _import_module(module: str, file: str):
+    """Import the kernel's module as the replay did: from its import root (src layouts, namespace
+    packages, test folders pytest put on sys.path), else from the repository root."""
     import importlib
 
-    obj: Any = importlib.import_module(module)
+    root = import_root(file, module)
+    folder = str(Path.cwd() / root) if root else os.getcwd()
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    return importlib.import_module(module)
+
+
+def _load_kernel(module: str, qualname: str, file: str = ""):
+    obj: Any = _import_module(module, file)
     for part in qualname.split("."):
         obj = getattr(obj, part)
     from triton.runtime.jit import JITFunction
@@ -333,7 +361,7 @@ def compile_one(job: dict, target: tuple) -> dict[str, Any]:
     from triton.compiler import ASTSource
 
     try:
-        fn = _load_kernel(job["module"], job["qualname"])
+        fn = _load_kernel(job["module"], job["qualname"], job.get("file", ""))
     except Exception as error:  # noqa: BLE001 - any import failure is reported, not raised
         return {"ok": False, "error": f"cannot import {job['module']}: {_short_error(error)}", "cacheable": False}
     backend, arch, warp = target
@@ -353,12 +381,50 @@ def compile_one(job: dict, target: tuple) -> dict[str, Any]:
     return result
 
 
+def _emulate(target_name: str) -> None:
+    """Module-level code of the kernel's package that asks "is this AMD" answers as in the replay."""
+    import torch
+
+    from porter.targets import get_target
+    from porter.verify.emulation import install_torch, install_triton
+
+    target = get_target(target_name)
+    install_torch(torch, target)
+    install_triton(target, torch)
+
+
+def _assemble_without_linking() -> str:
+    """Triton 3.4 links the AMD code object with ROCm's ld.lld (later versions link in-process). Where
+    that linker is absent, assemble the AMDGCN (the assembler still rejects what the target cannot run)
+    and skip the link, which adds no figure porter reads; returns a note saying so, or ''."""
+    from triton.backends.amd.compiler import HIPBackend
+
+    if not hasattr(HIPBackend, "path_to_rocm_lld"):
+        return ""
+    try:
+        HIPBackend.path_to_rocm_lld()
+        return ""
+    except Exception:  # noqa: BLE001 - Triton raises a bare Exception when no ld.lld is found
+        pass
+    import triton
+    from triton._C.libtriton import amd
+
+    HIPBackend.hash = lambda self: f"{triton.__version__}-unlinked-{self.target}"
+    HIPBackend.make_hsaco = staticmethod(lambda src, metadata, options: amd.assemble_amdgcn(src, options.arch, ""))
+    return f"Triton {triton.__version__}: no ROCm ld.lld here, so the code object was assembled but not linked"
+
+
 def _worker(job_file: str, out_file: str) -> int:
     payload = json.loads(Path(job_file).read_text(encoding="utf-8"))
     target = tuple(payload["target"])
+    _emulate(payload["target_name"])
+    link_note = _assemble_without_linking()
     with open(out_file, "a", encoding="utf-8") as out:
         for job in payload["jobs"]:
-            out.write(json.dumps(compile_one(job, target)) + "\n")
+            result = compile_one(job, target)
+            if link_note:
+                result["notes"] = [link_note]
+            out.write(json.dumps(result) + "\n")
             out.flush()  # what is done survives a timeout of a later job
     return 0
 

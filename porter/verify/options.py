@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import shlex
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -39,8 +40,9 @@ class VerifyOptions:
         for key, attr in (("timeout", "timeout_s"), ("compile_timeout", "compile_timeout_s")):
             if key in table:
                 value = table[key]
-                if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
-                    raise ConfigError(f"{source}: [tool.porter.verify] {key} must be a positive number of seconds")
+                if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value <= 0:
+                    raise ConfigError(f"{source}: [tool.porter.verify] {key} must be a positive finite number of "
+                                      f"seconds, got {value!r}")
                 if getattr(self, attr) == getattr(VerifyOptions, attr):
                     updates[attr] = float(value)
         for key in ("cross_compile", "select_tests"):

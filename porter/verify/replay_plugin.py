@@ -8,16 +8,17 @@ This plugin makes that run honest and informative:
   arguments; the outputs of all configs must agree, else the test fails naming the config. The
   first config of the list is then the one kept (there is no timing worth trusting on a CPU).
 - device redirection: "cuda"/"cuda:N"/torch.device("cuda") given to tensor factories, `.to()`,
-  `.cuda()` and modules land on the CPU, which stands in for the emulated GPU; `torch.cuda`'s
-  query functions answer as the emulated target (facts from porter.targets). Nothing else of the
-  CUDA runtime is emulated: a test that needs it (streams, events, graphs, memory queries, the
-  Triton driver API) or inline asm is reported as not replayed with the reason, never as passed.
+  `.cuda()` and modules land on the CPU, which stands in for the emulated GPU. The target's answers
+  to "am I on AMD, which arch" (torch, Triton's driver, platform objects) come from
+  porter.verify.emulation. What cannot be emulated honestly (event timings, CUDA graphs, memory
+  queries, Triton's launcher API) or inline asm is reported as not replayed with the reason, never
+  as passed.
 - launches: every kernel launch is recorded (kernel, source file, signature, constexprs, num_warps,
   num_stages, AMD options, autotune configs, dot operand dtypes, tests) to a JSON file in
   $PORTER_REPLAY_DIR, which the verifier reads for cross-compilation.
 
 Kept importable with only the standard library at module level: torch and triton are imported in
-`pytest_configure`, after the environment is set.
+`pytest_load_initial_conftests`, after the environment is set and before any conftest runs.
 """
 
 from __future__ import annotations
@@ -29,12 +30,16 @@ import re
 import sys
 import threading
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from porter.verify.emulation import NotReplayable, install_platform_hooks, install_torch, install_triton
 from porter.verify.protocol import BF16_DOT_ISSUE, NOT_REPLAYED_PREFIX
+from porter.verify.replay_imports import TRACKER
+
+if os.environ.get("PORTER_REPLAY_DIR"):
+    TRACKER.install()  # now, before pytest imports the conftests and the test modules
 
 _CUDA_DEVICE = re.compile(r"^cuda(:\d+)?$")
 _FACTORIES = (
@@ -44,7 +49,7 @@ _FACTORIES = (
 )
 _TENSOR_NEW = ("new_empty", "new_zeros", "new_ones", "new_full", "new_tensor", "new_empty_strided")
 # Messages of the CPU build when a test reaches for a CUDA runtime feature porter does not emulate.
-_NO_RUNTIME = ("not compiled with cuda", "no cuda gpus", "found no nvidia driver", "0 active drivers",
+_NO_RUNTIME = ("not compiled with cuda", "compiled without cuda", "no cuda gpus", "found no nvidia driver", "0 active drivers",
                "cuda driver", "torch.cuda.graph", "cudagraph")
 
 
@@ -59,13 +64,10 @@ class _State:
         self.test_launch_keys: dict[str, set[str]] = {}
         self.root = Path.cwd()
         self.lock = threading.Lock()
+        self.emulation_notes: list[str] = []  # platform objects the emulation could not set
 
 
 STATE = _State()
-
-
-class NotReplayable(RuntimeError):
-    """Raised by an emulated torch.cuda function that cannot be answered honestly on the CPU."""
 
 
 # ---------------------------------------------------------------- device redirection
@@ -108,32 +110,6 @@ def _is_dtype(value: Any) -> bool:
     return isinstance(value, torch.dtype) or hasattr(value, "data_ptr")
 
 
-def _device_properties(target) -> SimpleNamespace:
-    major, minor = target.capability
-    return SimpleNamespace(
-        name=target.extra.get("product_name", target.name),
-        major=major,
-        minor=minor,
-        multi_processor_count=target.units,
-        total_memory=target.hbm_bytes,
-        warp_size=target.wave_size,
-        max_threads_per_block=target.max_threads_per_block,
-        shared_memory_per_block=target.lds_bytes,
-        shared_memory_per_block_optin=target.lds_bytes,
-        shared_memory_per_multiprocessor=target.lds_bytes,
-        L2_cache_size=target.l2_bytes or 0,
-        gcnArchName=target.arch if target.is_amd else "",
-        is_emulated=True,
-    )
-
-
-def _not_emulated(name: str):
-    def refuse(*args, **kwargs):
-        raise NotReplayable(f"torch.cuda.{name} is not emulated on the CPU")
-
-    return refuse
-
-
 def install_device_redirection(target) -> None:
     """Patch torch so hard-coded CUDA devices run on the CPU, answering queries as `target`."""
     import torch
@@ -163,7 +139,6 @@ def install_device_redirection(target) -> None:
     torch.nn.Module.to = module_redirected_to
     torch.nn.Module.cuda = lambda self, *args, **kwargs: self
     torch.set_default_device = _redirect_positional(torch.set_default_device)
-    _install_cuda_queries(torch, target)
 
 
 def _redirect_positional(function):
@@ -171,32 +146,6 @@ def _redirect_positional(function):
         return function(redirect_device(device), *args, **kwargs)
 
     return redirected
-
-
-def _install_cuda_queries(torch, target) -> None:
-    cuda = torch.cuda
-    if target.is_amd and torch.version.hip is None:
-        # What a ROCm build reports: code that gates on torch.version.hip / .cuda sees the target's
-        # build. The version is the one porter emulates the target's stack at (override with the env).
-        torch.version.hip = os.environ.get("PORTER_EMULATE_HIP_VERSION", "6.4.0")
-        torch.version.cuda = None
-    properties = _device_properties(target)
-    cuda.is_available = lambda: True
-    cuda.device_count = lambda: 1
-    cuda.current_device = lambda: 0
-    cuda.set_device = lambda device: None
-    cuda.synchronize = lambda device=None: None
-    cuda.empty_cache = lambda: None
-    cuda.is_initialized = lambda: True
-    cuda.init = lambda: None
-    cuda.manual_seed = lambda seed: None  # torch.manual_seed already seeds the CPU generator
-    cuda.manual_seed_all = lambda seed: None
-    cuda.get_device_properties = lambda device=None: properties
-    cuda.get_device_capability = lambda device=None: tuple(target.capability)
-    cuda.get_device_name = lambda device=None: properties.name
-    for name in ("Stream", "Event", "CUDAGraph", "graph", "mem_get_info", "memory_allocated",
-                 "max_memory_allocated", "stream", "current_stream"):
-        setattr(cuda, name, _not_emulated(name))
 
 
 # ---------------------------------------------------------------- launch recording
@@ -272,47 +221,87 @@ def _launch_key(record: dict[str, Any]) -> str:
                        record["options"]], sort_keys=True, default=str)
 
 
-def _launch_site() -> str:
-    """The first frame outside Triton and porter: the file that launched the kernel."""
+def _launch_site() -> tuple[str, int]:
+    """The first frame outside Triton and porter: (file, line) of the call that launched the kernel."""
     frame = sys._getframe(2)
     while frame is not None:
         filename = frame.f_code.co_filename.replace(os.sep, "/")
         if "/triton/" not in filename and "/porter/verify/" not in filename:
-            return _relative(frame.f_code.co_filename)
+            return _relative(frame.f_code.co_filename), frame.f_lineno
         frame = frame.f_back
-    return ""
+    return "", 0
 
 
 def _record_launch(record: dict[str, Any]) -> dict[str, Any]:
     key = _launch_key(record)
-    site = _launch_site()
+    site, line = _launch_site()
     with STATE.lock:
-        kept = STATE.launches.setdefault(key, record | {"count": 0, "tests": [], "dot_dtypes": [], "sites": []})
+        kept = STATE.launches.setdefault(key, record | {"count": 0, "tests": [], "dot_dtypes": [], "sites": [],
+                                                        "site_lines": []})
         kept["count"] += 1
         if site and site not in kept["sites"]:
             kept["sites"].append(site)
+        if site and f"{site}:{line}" not in kept["site_lines"]:
+            kept["site_lines"].append(f"{site}:{line}")
         if STATE.current_test and STATE.current_test not in kept["tests"]:
             kept["tests"].append(STATE.current_test)
         STATE.test_launch_keys.setdefault(STATE.current_test, set()).add(key)
     return kept
 
 
+def _recorded(fn, launch, kwargs: dict, args: tuple):
+    """Record one launch of the interpreted `fn`, then run it (`launch()`)."""
+    options = {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")}
+    if not kwargs.get("warmup"):
+        STATE.current_launch = _record_launch(describe_launch(fn, args, options))
+    try:
+        return launch()
+    finally:
+        STATE.current_launch = None
+
+
 def install_launch_recording() -> None:
     from triton.runtime import interpreter
 
-    original_run = interpreter.InterpretedFunction.run
+    functions = interpreter.InterpretedFunction
+    if "run" in functions.__dict__:
+        _record_through_run_method(functions)
+    else:
+        _record_through_instances(functions)
+    _record_dot_dtypes(interpreter)
+
+
+def _record_through_run_method(functions) -> None:
+    """Triton >= 3.6: `fn[grid](...)` and the autotuner both call InterpretedFunction.run."""
+    original_run = functions.run
 
     def run(self, *args, grid, warmup, **kwargs):
-        if not warmup:
-            record = _record_launch(describe_launch(self.fn, args, kwargs))
-            STATE.current_launch = record
-        try:
-            return original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
-        finally:
-            STATE.current_launch = None
+        return _recorded(self.fn, lambda: original_run(self, *args, grid=grid, warmup=warmup, **kwargs),
+                         kwargs | {"warmup": warmup}, args)
 
-    interpreter.InterpretedFunction.run = run
+    functions.run = run
 
+
+def _record_through_instances(functions) -> None:
+    """Triton 3.4/3.5: `run` is a closure each instance sets in __init__ (the autotuner calls it), and
+    `fn[grid]` returns a GridExecutor directly: both are wrapped."""
+    original_init = functions.__init__
+    original_getitem = functions.__getitem__
+
+    def init(self, fn, **kwargs):
+        original_init(self, fn, **kwargs)
+        instance_run = self.run
+        self.run = lambda *args, **kw: _recorded(self.fn, lambda: instance_run(*args, **kw), kw, args)
+
+    def getitem(self, grid):
+        executor = original_getitem(self, grid)
+        return lambda *args, **kw: _recorded(self.fn, lambda: executor(*args, **kw), kw, args)
+
+    functions.__init__ = init
+    functions.__getitem__ = getitem
+
+
+def _record_dot_dtypes(interpreter) -> None:
     builder_class = type(interpreter.interpreter_builder)
     original_dot = builder_class.create_dot
 
@@ -325,6 +314,23 @@ def install_launch_recording() -> None:
         return original_dot(self, a, b, d, input_precision, max_num_imprecise_acc)
 
     builder_class.create_dot = create_dot
+
+
+def pass_float_scalars_as_fp32() -> None:
+    """Compiled Triton passes a Python float argument as an fp32 scalar (`x.to(tl.float32)` works on
+    it); the interpreter passes the raw float, so such kernels would fail only on the CPU."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    original = interpreter._implicit_cvt
+
+    def implicit_cvt(arg):
+        if isinstance(arg, float):
+            return tl.tensor(interpreter.TensorHandle(np.array([arg], dtype=np.float32), tl.float32), tl.float32)
+        return original(arg)
+
+    interpreter._implicit_cvt = implicit_cvt
 
 
 def allow_target_dot_precisions(target) -> None:
@@ -508,21 +514,40 @@ def _target():
     return get_target(name)
 
 
-def pytest_configure(config) -> None:
-    STATE.root = Path(str(config.rootpath))
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config, parser, args) -> None:
+    """Emulate before the conftests run: a package they import may ask "is this AMD" at import time."""
+    STATE.root = Path(str(early_config.rootpath))
     if os.environ.get("PORTER_REPLAY_TORCH") == "0":
         return  # the verifier saw no torch/triton import in the repository: nothing to redirect
-    target = _target()
-    if os.environ.get("PORTER_REPLAY_DEVICE", "cpu") == "cpu":
-        install_device_redirection(target)
+    install_emulation(_target())
+
+
+def install_emulation(target) -> None:
+    import torch
+
+    if os.environ.get("PORTER_REPLAY_DEVICE", "cpu") != "cpu":
+        return  # a real device answers for itself
+    install_device_redirection(target)
+    install_torch(torch, target)
+    install_platform_hooks(STATE.emulation_notes)
     if os.environ.get("TRITON_INTERPRET") == "1":
+        install_triton(target, torch)
         install_launch_recording()
         install_autotune_replay()
+        pass_float_scalars_as_fp32()
         allow_target_dot_precisions(target)
 
 
 def pytest_runtest_setup(item) -> None:
     STATE.current_test = item.nodeid
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    TRACKER.test_started(item.nodeid)
+    yield
+    TRACKER.test_finished(item.nodeid)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -558,6 +583,8 @@ def pytest_sessionfinish(session, exitstatus) -> None:
         "launches": list(STATE.launches.values()),
         "not_replayed": STATE.not_replayed,
         "autotune_disagreements": STATE.autotune_disagreements,
+        "imports": TRACKER.imports_by_test(STATE.root),
+        "emulation_notes": STATE.emulation_notes,
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_suffix(".tmp")

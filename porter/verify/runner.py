@@ -6,22 +6,25 @@ import importlib.util
 import json
 import os
 import re
-import signal
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
+import uuid
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from porter.records import TestRun
+from porter.secrets import without_secrets
 from porter.verify.options import VerifyOptions
+from porter.verify.isolation import TOKEN_VARIABLE, become_subreaper, hand_over, isolation_for, kill_run
 from porter.verify.protocol import NOT_REPLAYED_PREFIX
+from porter.verify.workspace import project_import_paths
 
 PLUGIN = "porter.verify.replay_plugin"
-_PORTER_PARENT = str(Path(__file__).resolve().parents[2])  # the folder holding the porter package
 
 
 @dataclass
@@ -31,6 +34,7 @@ class ReplayLog:
     launches: list[dict[str, Any]] = field(default_factory=list)
     not_replayed: dict[str, str] = field(default_factory=dict)
     autotune_disagreements: list[dict[str, Any]] = field(default_factory=list)
+    imports: dict[str, list[str]] = field(default_factory=dict)  # test id -> repository files it imported
 
 
 @dataclass
@@ -73,10 +77,12 @@ def _names_tests(command: list[str], custom: bool) -> bool:
                for part in command[start:])
 
 
-def _environment(root: Path, options: VerifyOptions, target_name: str, replay_dir: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    paths = [str(root), _PORTER_PARENT] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+def _environment(root: Path, options: VerifyOptions, target_name: str, replay_dir: Path, home: Path) -> dict[str, str]:
+    """porter's environment without its secrets, HOME in the scratch directory, and the replay settings."""
+    env = without_secrets(dict(os.environ))
+    paths = project_import_paths(root) + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(paths)
+    env["HOME"] = str(home)  # `git config --global` and dot-file caches land in the scratch directory
     env["PORTER_REPLAY_DIR"] = str(replay_dir)
     env["PORTER_REPLAY_DEVICE"] = options.device
     env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -86,7 +92,7 @@ def _environment(root: Path, options: VerifyOptions, target_name: str, replay_di
     else:
         env.pop("TRITON_INTERPRET", None)
         env.pop("PORTER_EMULATE_TARGET", None)
-    env.update(options.extra_env)
+    env.update(without_secrets(dict(options.extra_env)))
     return env
 
 
@@ -95,32 +101,43 @@ def _tail(text: str, limit: int = 4000) -> str:
 
 
 def run_tests(root: Path, options: VerifyOptions, target_name: str, test_files: list[str] | None) -> RunResult:
-    """Run the tests once; never raises for a command that fails, hangs or cannot start."""
+    """Run the tests once, confined (porter.verify.isolation); never raises for a command that
+    fails, hangs or cannot start, and leaves none of the processes it started behind."""
+    isolation = isolation_for(sys.executable)
+    if isolation.uid is not None and root.stat().st_uid != isolation.uid:
+        isolation = isolation_for(sys.executable, drop_root=False)  # not a copy made for the test user
     with tempfile.TemporaryDirectory(prefix="porter-run-") as scratch:
         scratch_dir = Path(scratch)
         junit = scratch_dir / "junit.xml"
         replay_dir = scratch_dir / "replay"
+        (scratch_dir / "home").mkdir()
         command = build_command(options, test_files, junit)
-        env = _environment(root, options, target_name, replay_dir)
+        env = _environment(root, options, target_name, replay_dir, scratch_dir / "home")
+        hand_over(isolation, scratch_dir)
         start = time.monotonic()
-        output, returncode, problem, timed_out = _execute(command, root, env, options.timeout_s)
+        output, returncode, problem, timed_out = _execute(command, root, env, options.timeout_s, isolation.prefix)
         duration = time.monotonic() - start
         run = TestRun(command=command, duration_s=round(duration, 3), returncode=returncode, timed_out=timed_out,
-                      output_tail=_tail(output))
+                      output_tail=_tail(output), isolation=isolation.summary())
         replay = read_replay(replay_dir)
         if problem:
             return RunResult(run, replay, problem)
-        if _is_pytest(command):
-            if not junit.is_file():
-                return RunResult(run, replay, f"the test command produced no JUnit report (exit {returncode}): "
-                                              f"{_last_line(output)}")
-            parse_junit(junit, run)
-            run.not_replayed.update({k: v for k, v in replay.not_replayed.items() if k not in run.not_replayed})
-            if returncode not in (0, 1, 5) and not (run.failed or run.errors):
-                problem = f"pytest exited with status {returncode}: {_last_line(output)}"
-        else:
-            (run.passed if returncode == 0 else run.failed).append(" ".join(command))
-        return RunResult(run, replay, problem)
+        return RunResult(run, replay, _judge(command, junit, run, replay, returncode, output))
+
+
+def _judge(command, junit: Path, run: TestRun, replay: ReplayLog, returncode: int, output: str) -> str:
+    """Fill `run` from the results; the problem that makes them unusable, or ''."""
+    if not _is_pytest(command):
+        (run.passed if returncode == 0 else run.failed).append(" ".join(command))
+        return ""
+    if not junit.is_file():
+        return f"the test command produced no JUnit report (exit {returncode}): {_last_line(output)}"
+    parse_junit(junit, run)
+    run.not_replayed.update({k: v for k, v in replay.not_replayed.items() if k not in run.not_replayed})
+    run.imports = replay.imports
+    if returncode not in (0, 1, 5) and not (run.failed or run.errors):
+        return f"pytest exited with status {returncode}: {_last_line(output)}"
+    return ""
 
 
 def _last_line(output: str) -> str:
@@ -128,27 +145,40 @@ def _last_line(output: str) -> str:
     return lines[-1][:300] if lines else "(no output)"
 
 
-def _execute(command: list[str], cwd: Path, env: dict[str, str], timeout: float) -> tuple[str, int, str, bool]:
-    """(output, returncode, problem, timed_out); the whole process group is stopped on timeout."""
-    try:
-        process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   text=True, errors="replace", start_new_session=True)
-    except OSError as error:
-        return "", -1, f"the test command cannot start: {command[0]}: {error.strerror or error}", False
-    try:
-        output, _ = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _stop_group(process)
-        output, _ = process.communicate()
-        return output or "", -1, f"the test command timed out after {timeout:g} s", True
-    return output or "", process.returncode, "", False
+def _execute(command: list[str], cwd: Path, env: dict[str, str], timeout: float,
+             prefix: tuple[str, ...] = ()) -> tuple[str, int, str, bool]:
+    """(output, returncode, problem, timed_out). Output goes to a file, not a pipe, so a daemon
+    holding it open cannot stall the run; every process of the run is killed when it ends."""
+    program = command[0] if os.sep in command[0] else shutil.which(command[0], path=env.get("PATH"))
+    if program is None or not os.access(program, os.X_OK):
+        return "", -1, f"the test command cannot start: {command[0]}: No such file or directory", False
+    command = [*prefix, *command]
+    token = uuid.uuid4().hex
+    become_subreaper()
+    with tempfile.TemporaryFile() as sink:
+        try:
+            process = subprocess.Popen(command, cwd=cwd, env={**env, TOKEN_VARIABLE: token}, stdout=sink,
+                                       stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        except OSError as error:
+            return "", -1, f"the test command cannot start: {command[0]}: {error.strerror or error}", False
+        timed_out = False
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            kill_run(token, process.pid)
+            process.wait()
+        output = _read_tail(sink)
+    if timed_out:
+        return output, -1, f"the test command timed out after {timeout:g} s", True
+    return output, process.returncode, "", False
 
 
-def _stop_group(process: subprocess.Popen) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)  # the group porter started for this run only
-    except ProcessLookupError:
-        pass
+def _read_tail(sink, limit: int = 256 * 1024) -> str:
+    size = sink.seek(0, os.SEEK_END)
+    sink.seek(max(0, size - limit))
+    return sink.read().decode("utf-8", errors="replace")
 
 
 def _test_id(case: ElementTree.Element) -> str:
@@ -206,9 +236,12 @@ def read_replay(directory: Path) -> ReplayLog:
             if kept is not launch:
                 kept["count"] = kept.get("count", 0) + launch.get("count", 0)
                 kept["tests"] = sorted(set(kept.get("tests", [])) | set(launch.get("tests", [])))
-                kept["dot_dtypes"] = sorted(set(kept.get("dot_dtypes", [])) | set(launch.get("dot_dtypes", [])))
+                for name in ("dot_dtypes", "sites", "site_lines"):
+                    kept[name] = sorted(set(kept.get(name, [])) | set(launch.get(name, [])))
         log.not_replayed.update(payload.get("not_replayed", {}))
         log.autotune_disagreements.extend(payload.get("autotune_disagreements", []))
+        for test, files in payload.get("imports", {}).items():
+            log.imports[test] = sorted(set(log.imports.get(test, [])) | set(files))
     log.launches = list(merged.values())
     return log
 

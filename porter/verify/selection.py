@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from porter.discover.ignore import DEFAULT_EXCLUDED_DIRS
+from porter.records import TestRun
 
 
 @dataclass
@@ -137,3 +138,21 @@ def imports_any(root: Path, prefixes: tuple[str, ...]) -> bool:
     """Whether any Python file of the repository imports one of these top-level packages."""
     graph = build_import_graph(root)
     return any(name.split(".")[0] in prefixes for names in graph.imports.values() for name in names)
+
+
+def tests_importing(run: TestRun, paths: list[str]) -> list[str]:
+    """The replayed tests that passed and imported one of `paths` (collection included)."""
+    wanted = set(paths)
+    return [test for test in run.passed if wanted & set(run.imports.get(test, ()))]
+
+
+def unexercised_warning(run: TestRun, paths: list[str]) -> str:
+    """A warning when no passing replayed test imported the patched Python files, else ''."""
+    python = sorted(path for path in paths if path.endswith(".py"))
+    if not python or tests_importing(run, python):
+        return ""
+    shown = ", ".join(python[:3]) + (f" and {len(python) - 3} more" if len(python) > 3 else "")
+    if not run.imports:
+        return (f"the replay recorded no imports (not a pytest run?), so no test is known to exercise the "
+                f"patched code ({shown})")
+    return f"no test that passed in the replay imports the patched code ({shown}): the tests say nothing about it"

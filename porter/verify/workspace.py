@@ -1,13 +1,15 @@
 """An isolated copy of the repository to verify in: the user's tree is never touched.
 
-A git worktree of HEAD when the path lies in a git repository whose status is clean (cheap and
-exact), else a temporary copy that honours the .gitignore files (build output, caches, virtual
-environments stay behind). Patches are applied there: Patch records edit by whole file text, patch
+Always a temporary copy that honours the .gitignore files (build output, caches, virtual
+environments stay behind), with a .git of its own holding one commit of the copy: tests that run
+`git config`, `git tag` or `git stash` reach that, never the user's repository (a worktree would
+share the user's .git). Patches are applied there: Patch records edit by whole file text, patch
 files go through `git apply`.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import subprocess
@@ -18,6 +20,7 @@ from pathlib import Path
 from porter.discover.ignore import DEFAULT_EXCLUDED_DIRS, is_ignored, read_gitignore
 from porter.errors import UsageError
 from porter.records import Patch
+from porter.verify.isolation import hand_over, isolation_for
 
 
 class PatchApplyError(Exception):
@@ -28,50 +31,41 @@ class PatchApplyError(Exception):
 class Workspace:
     root: Path  # the copy of the repository being verified (the same relative layout)
     base: Path  # the temporary directory to remove (or the worktree)
-    kind: str  # "worktree" | "copy"
+    kind: str  # "copy" (a worktree would share the user's .git)
     git_toplevel: Path | None = None
 
     def close(self) -> None:
-        if self.kind == "worktree" and self.git_toplevel is not None:
-            _git(self.git_toplevel, "worktree", "remove", "--force", str(self.base), check=False)
-        shutil.rmtree(self.base.parent if self.kind == "copy" else self.base, ignore_errors=True)
-
-
-def _git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=check, timeout=120)
-
-
-def _git_toplevel(path: Path) -> Path | None:
-    if shutil.which("git") is None:
-        return None
-    try:
-        done = _git(path, "rev-parse", "--show-toplevel", check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return Path(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else None
-
-
-def _clean_head(toplevel: Path) -> bool:
-    head = _git(toplevel, "rev-parse", "--verify", "-q", "HEAD", check=False)
-    status = _git(toplevel, "status", "--porcelain", check=False)
-    return head.returncode == 0 and status.returncode == 0 and not status.stdout.strip()
+        shutil.rmtree(self.base.parent, ignore_errors=True)
 
 
 def create_workspace(repo: Path) -> Workspace:
-    """A private copy of `repo` (a directory)."""
+    """A private copy of `repo` (a directory), with its own .git where git is installed."""
     repo = repo.resolve()
     if not repo.is_dir():
         raise UsageError(f"{repo}: not a directory")
-    toplevel = _git_toplevel(repo)
-    if toplevel is not None and _clean_head(toplevel):
-        base = Path(tempfile.mkdtemp(prefix="porter-verify-")) / "worktree"
-        done = _git(toplevel, "worktree", "add", "--detach", str(base), "HEAD", check=False)
-        if done.returncode == 0:
-            return Workspace(base / repo.relative_to(toplevel), base, "worktree", toplevel)
-        shutil.rmtree(base.parent, ignore_errors=True)
-    base = Path(tempfile.mkdtemp(prefix="porter-verify-")) / repo.name
+    scratch = Path(tempfile.mkdtemp(prefix="porter-verify-"))
+    os.chmod(scratch, 0o711)  # an unprivileged test user may pass through to its copy, not list it
+    base = scratch / repo.name
     copy_tree(repo, base)
+    _own_git(base)
+    hand_over(isolation_for(), base)  # when porter runs as root, the tests run as nobody: the copy is theirs
     return Workspace(base, base, "copy")
+
+
+def _own_git(root: Path) -> None:
+    """`git init` + one commit of the copy, with hooks, signing and the user's config left out."""
+    if shutil.which("git") is None:
+        return
+    env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_AUTHOR_NAME="porter",
+               GIT_AUTHOR_EMAIL="porter@localhost", GIT_COMMITTER_NAME="porter", GIT_COMMITTER_EMAIL="porter@localhost")
+    quiet = ["-c", "core.hooksPath=" + os.devnull, "-c", "commit.gpgsign=false"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "--no-verify", "--allow-empty", "-m", "porter copy"]):
+        try:
+            done = subprocess.run(["git", *quiet, *args], cwd=root, env=env, capture_output=True, timeout=300)
+        except (OSError, subprocess.TimeoutExpired):
+            return
+        if done.returncode != 0:
+            return
 
 
 def copy_tree(source: Path, destination: Path) -> None:
@@ -180,3 +174,35 @@ def patch_file_paths(root: Path, patch_file: Path) -> list[str]:
         raise PatchApplyError(f"{patch_file.name} is not a patch git can read: {(reason or ['?'])[-1]}")
     return [line.split("\t")[2] for line in done.stdout.decode(errors="replace").splitlines()
             if len(line.split("\t")) == 3]
+
+
+# ---------------------------------------------------------------- import paths for the project's processes
+
+_PORTER_PACKAGE = Path(__file__).resolve().parents[1]  # the porter package directory itself
+_porter_only: list[Path] = []
+
+
+def porter_only_path() -> Path:
+    """A folder holding nothing but the `porter` package (a link to it): what the replay plugin and
+    the compile worker need from porter, without porter's own site-packages or repository root
+    (whose torch, triton or `tests` package would shadow the project's)."""
+    if _porter_only and (_porter_only[0] / "porter").exists():
+        return _porter_only[0]
+    folder = Path(tempfile.mkdtemp(prefix="porter-path-"))
+    try:
+        (folder / "porter").symlink_to(_PORTER_PACKAGE, target_is_directory=True)
+    except OSError:  # no symlinks here (some Windows setups): a copy of the package
+        shutil.copytree(_PORTER_PACKAGE, folder / "porter", ignore=shutil.ignore_patterns("__pycache__"))
+    atexit.register(shutil.rmtree, folder, True)
+    _porter_only[:] = [folder]
+    return folder
+
+
+def project_import_paths(root: Path) -> list[str]:
+    """PYTHONPATH entries for the project's processes, first to last: the workspace copy (and its src/
+    folder in a src layout, so the copy is imported rather than an installed one), then porter alone."""
+    paths = [str(root)]
+    source = root / "src"
+    if source.is_dir() and any(child.suffix == ".py" or child.is_dir() for child in source.iterdir()):
+        paths.append(str(source))
+    return paths + [str(porter_only_path())]

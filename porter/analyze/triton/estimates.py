@@ -30,7 +30,7 @@ class Estimate:
     threads_ok: bool | None
     num_stages: int | None
     blocks: dict[str, list] = field(default_factory=dict)  # "M" -> [key, value]
-    elem_bytes: int | None = None
+    elem_bytes: int | None = None  # None: operand dtype not visible (lds figures then assume 2 bytes)
     elem_bytes_source: str = ""
     lds_bytes: int | None = None
     lds_bytes_low: int | None = None
@@ -45,7 +45,7 @@ class Estimate:
 
 def _worst(val: Val | None) -> int | None:
     """Largest possible integer value (the case that can fail), None when unknown."""
-    if val is None or not val.known:
+    if val is None or not val.known or val.partial:
         return None
     ints = [v for v in val.values if isinstance(v, int) and not isinstance(v, bool)]
     return max(ints) if ints and len(ints) == len(val.values) else None
@@ -82,11 +82,19 @@ def estimate(values: dict[str, Val], kernel: KernelInfo | None, target) -> Estim
     if est.num_stages is None or not all(d in est.blocks for d in "MNK"):
         return est
     m, n, k = (est.blocks[d][1] for d in "MNK")
-    per_stage = (m * k + k * n) * est.elem_bytes
-    est.lds_bytes = max(est.num_stages, 1) * per_stage
-    est.lds_bytes_low = max(est.num_stages - 1, 1) * per_stage
-    est.lds_ok = est.lds_bytes <= target.lds_bytes
-    est.formula = f"{max(est.num_stages, 1)} x ({m}x{k} + {k}x{n}) x {est.elem_bytes} B"
+    stages, low_stages = max(est.num_stages, 1), max(est.num_stages - 1, 1)
+    elements = m * k + k * n
+    size = est.elem_bytes if est.elem_bytes is not None else names.ASSUMED_ELEM_BYTES
+    est.lds_bytes = stages * elements * size
+    est.lds_bytes_low = low_stages * elements * size
+    est.formula = f"{stages} x ({m}x{k} + {k}x{n}) x {size} B"
+    if est.elem_bytes is not None:
+        est.lds_ok = est.lds_bytes <= target.lds_bytes
+        return est
+    # operand dtype unknown: over only if even 1-byte operands are, fits only if 4-byte ones do
+    est.formula += " (operand dtype not visible: 2 bytes assumed)"
+    est.lds_ok = False if low_stages * elements > target.lds_bytes else \
+        True if stages * elements * 4 <= target.lds_bytes else None
     return est
 
 

@@ -24,14 +24,46 @@ MAX_POSSIBLE = 64  # cap on the cross product of possible values
 class Possible:
     value: Any
     node: cst.CSTNode  # where the value was written (a literal, or the expression computing it)
+    when: str | None = None  # the condition under which the value arises (`BLOCK_SIZE >= 32768`)
+    module: Any = None  # the TritonInventory the node belongs to when it is another module's (a helper's)
+    via: str | None = None  # the helper call the value came through (`calculate_settings(n_cols)`)
+    dead_on: str | None = None  # "amd"/"nvidia": a later vendor branch reassigns the name there
+
+
+@dataclass(frozen=True)
+class Range:
+    """An integer interval [lo, hi]; None is an open end. What a clamp of an unknown value gives:
+    `max(4, min(32, block // 512))` is Range(4, 32)."""
+
+    lo: int | None
+    hi: int | None
+
+    def __str__(self) -> str:
+        return f"{'' if self.lo is None else self.lo}..{'' if self.hi is None else self.hi}"
+
+
+def upper(value: Any) -> int | None:
+    """The largest integer a value may take: the int itself, a Range's upper end; None when unbounded."""
+    if isinstance(value, Range):
+        return value.hi
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def lower(value: Any) -> int | None:
+    if isinstance(value, Range):
+        return value.lo
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 class Val:
-    """Possible values of an expression; `possibles is None` means unknown."""
+    """Possible values of an expression; `possibles is None` means unknown. `partial`: the possibles
+    are some of the values only (a helper with a return the folder cannot follow): enough to show a
+    value that fails, never to show that all fit, so `single` and `is_single` say nothing then."""
 
-    __slots__ = ("possibles",)
+    __slots__ = ("possibles", "partial")
 
-    def __init__(self, possibles: Iterable[Possible] | None):
+    def __init__(self, possibles: Iterable[Possible] | None, partial: bool = False):
+        self.partial = partial
         if possibles is None:
             self.possibles = None
             return
@@ -56,14 +88,14 @@ class Val:
     def single(self) -> Any:
         """The value when exactly one is possible, else None."""
         values = self.values
-        return values[0] if len(values) == 1 else None
+        return values[0] if len(values) == 1 and not self.partial else None
 
     @property
     def is_single(self) -> bool:
-        return len(self.values) == 1
+        return len(self.values) == 1 and not self.partial
 
     def __repr__(self) -> str:
-        return f"Val({self.values})" if self.known else "Val(unknown)"
+        return f"Val({self.values}{', ...' if self.partial else ''})" if self.known else "Val(unknown)"
 
 
 UNKNOWN = Val(None)
@@ -109,15 +141,20 @@ _CALLS: dict[str, Callable[..., Any]] = {
 # Signature of the callbacks the folder needs from the inventory (scope tables and qualified names).
 Lookup = Callable[[cst.Name, dict[str, Val]], Val]
 QNames = Callable[[cst.CSTNode], set[str]]
+# Folds a call of a project function (a settings helper) through its return values; None: not one.
+Calls = Callable[[cst.Call, dict[str, Val]], "Val | None"]
 
 
 class Folder:
     """Folds expressions. `lookup` resolves a Name (locals, then module constants); `env` holds
     comprehension bindings."""
 
-    def __init__(self, lookup: Lookup, qnames: QNames):
+    def __init__(self, lookup: Lookup, qnames: QNames, calls: Calls | None = None,
+                 code: Callable[[cst.CSTNode], str] | None = None):
         self._lookup = lookup
         self._qnames = qnames
+        self._calls = calls
+        self._code = code or (lambda node: "")
 
     def fold(self, node: cst.BaseExpression | None, env: dict[str, Val] | None = None) -> Val:
         if node is None:
@@ -165,7 +202,10 @@ class Folder:
         fn = _BINOPS.get(type(node.operator))
         if fn is None:
             return UNKNOWN
-        return combine(node, fn, self.fold(node.left, env), self.fold(node.right, env))
+        left, right = self.fold(node.left, env), self.fold(node.right, env)
+        if _has_range(left) or _has_range(right):
+            return _range_binop(type(node.operator), left, right)
+        return combine(node, fn, left, right)
 
     def _fold_BooleanOperation(self, node: cst.BooleanOperation, env) -> Val:
         fn = (lambda a, b: a and b) if isinstance(node.operator, cst.And) else (lambda a, b: a or b)
@@ -191,7 +231,7 @@ class Folder:
             return body if test.values[0] else orelse
         if not (body.known and orelse.known):
             return UNKNOWN
-        return Val(body.possibles + orelse.possibles)
+        return Val(body.possibles + orelse.possibles, body.partial or orelse.partial)
 
     # containers ---------------------------------------------------------------------------------
     def _fold_elements(self, elements, env):
@@ -237,10 +277,49 @@ class Folder:
         qualified = self._qnames(node.func)
         if isinstance(node.func, cst.Name) and not qualified:
             qualified = {node.func.value}
-        fn = next((_CALLS[q] for q in qualified if q in _CALLS), None)
-        if fn is None or any(arg.keyword is not None or arg.star for arg in node.args):
+        name = next((q for q in qualified if q in _CALLS), None)
+        if name is None:
+            folded = self._calls(node, env) if self._calls is not None else None
+            return UNKNOWN if folded is None else folded
+        if any(arg.keyword is not None or arg.star for arg in node.args):
             return UNKNOWN
-        return combine(node, fn, *(self.fold(arg.value, env) for arg in node.args))
+        args = [self.fold(arg.value, env) for arg in node.args]
+        if name.rsplit(".", 1)[-1] in ("min", "max") and len(args) > 1 and any(
+                not a.known or _has_range(a) for a in args):
+            return self._clamp(name.rsplit(".", 1)[-1], node, args)
+        if len(args) == 1 and _has_range(args[0]) and name in names.NEXT_POW2:
+            return _map_range(args[0], _next_power_of_2)
+        return combine(node, _CALLS[name], *args)
+
+    def _clamp(self, kind: str, node: cst.Call, args: list[Val]) -> Val:
+        """min/max with an unknown or interval argument: the interval it is clamped to, its bound
+        originating at the literal that sets it (`min(32, n // 512)`: upper end 32, at the 32)."""
+        spans = [_span(val) for val in args]
+        if any(span is _NOT_INT for span in spans):
+            return UNKNOWN
+        if kind == "min":
+            bounded = [i for i, span in enumerate(spans) if span[1] is not None]
+            lows = [span[0] for span in spans]
+            lo = None if any(low is None for low in lows) else min(lows)
+            if not bounded:
+                return UNKNOWN
+            cap = min(bounded, key=lambda i: spans[i][1])
+            hi = spans[cap][1]
+        else:
+            known_lows = [i for i, span in enumerate(spans) if span[0] is not None]
+            lo = max(spans[i][0] for i in known_lows) if known_lows else None
+            highs = [span[1] for span in spans]
+            if any(high is None for high in highs):
+                return UNKNOWN if lo is None else Val([Possible(Range(lo, None), node)])
+            cap = max(range(len(spans)), key=lambda i: spans[i][1])
+            hi = spans[cap][1]
+        origin = spans[cap][2]
+        when = origin.when
+        others = [arg for i, arg in enumerate(node.args) if i != cap]
+        if kind == "min" and len(others) == 1 and not args[node.args.index(others[0])].known:
+            when = _solve_at_least(others[0].value, hi, self._code)  # the cap binds when the other reaches it
+        value = hi if lo == hi else Range(lo, hi)
+        return Val([Possible(value, origin.node, when, origin.module, origin.via)], any(a.partial for a in args))
 
 
 def combine(node: cst.CSTNode, fn: Callable[..., Any], *vals: Val) -> Val:
@@ -256,4 +335,80 @@ def combine(node: cst.CSTNode, fn: Callable[..., Any], *vals: Val) -> Val:
         except Exception:  # noqa: BLE001 - any failure of user arithmetic means "cannot fold"
             return UNKNOWN
         results.append(Possible(value, node))
-    return Val(results)
+    return Val(results, any(v.partial for v in vals))
+
+
+_NOT_INT = object()
+
+
+def _has_range(val: Val) -> bool:
+    return val.known and any(isinstance(p.value, Range) for p in val.possibles)
+
+
+def _span(val: Val):
+    """(lo, hi, the Possible of the upper end) of a Val of ints/Ranges; (None, None, None) when unknown;
+    _NOT_INT when a value is not an integer."""
+    if not val.known:
+        return (None, None, None)
+    if not val.possibles or any(lower(p.value) is None and upper(p.value) is None for p in val.possibles):
+        return _NOT_INT
+    lows = [lower(p.value) for p in val.possibles]
+    top = max(val.possibles, key=lambda p: math.inf if upper(p.value) is None else upper(p.value))
+    return (None if None in lows else min(lows), upper(top.value), top)
+
+
+def _map_range(val: Val, fn: Callable[[int], int]) -> Val:
+    """A monotone increasing fn over every possible value (Ranges end-wise)."""
+    out = []
+    for p in val.possibles:
+        try:
+            if isinstance(p.value, Range):
+                lo = None if p.value.lo is None else fn(p.value.lo)
+                hi = None if p.value.hi is None else fn(p.value.hi)
+                value = lo if lo is not None and lo == hi else Range(lo, hi)
+            elif upper(p.value) is not None:
+                value = fn(p.value)
+            else:
+                return UNKNOWN
+        except Exception:  # noqa: BLE001 - user arithmetic that fails: cannot fold
+            return UNKNOWN
+        out.append(Possible(value, p.node, p.when, p.module, p.via))
+    return Val(out, val.partial)
+
+
+_MONOTONE = {cst.Add: operator.add, cst.Multiply: operator.mul, cst.FloorDivide: operator.floordiv,
+             cst.LeftShift: operator.lshift, cst.RightShift: operator.rshift, cst.Subtract: operator.sub}
+
+
+def _range_binop(op: type, left: Val, right: Val) -> Val:
+    """Interval arithmetic where it stays monotone increasing: Range op positive constant
+    (and constant + / * Range). Anything else is unknown."""
+    fn = _MONOTONE.get(op)
+    if fn is None:
+        return UNKNOWN
+    if _has_range(left) and right.is_single and isinstance(right.single, int) and not _has_range(right):
+        constant = right.single
+        if op is not cst.Add and op is not cst.Subtract and constant <= 0:
+            return UNKNOWN
+        return _map_range(left, lambda v: fn(v, constant))
+    if _has_range(right) and left.is_single and isinstance(left.single, int) and op in (cst.Add, cst.Multiply):
+        constant = left.single
+        if op is cst.Multiply and constant <= 0:
+            return UNKNOWN
+        return _map_range(right, lambda v: fn(constant, v))
+    return UNKNOWN
+
+
+def _solve_at_least(expr: cst.BaseExpression, bound: int, code: Callable[[cst.CSTNode], str]) -> str:
+    """`x // 512 >= 32` said as `x >= 16384`: the condition under which a clamp's cap is reached."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.right, cst.Integer):
+        k = expr.right.evaluated_value
+        left = code(expr.left).strip()
+        if k > 0:
+            if isinstance(expr.operator, (cst.FloorDivide, cst.Divide)):
+                return f"{left} >= {bound * k}"
+            if isinstance(expr.operator, cst.Multiply):
+                return f"{left} >= {-(-bound // k)}"
+            if isinstance(expr.operator, cst.RightShift):
+                return f"{left} >= {bound << k}"
+    return f"{code(expr).strip()} >= {bound}"

@@ -13,8 +13,8 @@ from typing import Any, Callable, Iterator
 
 import libcst as cst
 
-from porter.analyze.triton import names
-from porter.analyze.triton.fold import UNKNOWN, Folder, Val
+from porter.analyze.triton import names, operands
+from porter.analyze.triton.fold import UNKNOWN, Folder, Possible, Val, combine
 from porter.analyze.triton.records import (
     AutotuneInfo, ConfigInfo, KernelInfo, LaunchSite, Param, Span,
 )
@@ -22,7 +22,23 @@ from porter.analyze.triton.records import (
 _ALIASES = {"tl": "triton.language"}  # fallback for snippets that use `tl.` without importing it
 
 
-_FP32_DOT_KEYWORDS = frozenset({"input_precision", "allow_tf32"})
+
+
+@dataclasses.dataclass(frozen=True)
+class Projection:
+    """Scope-table entry for one name of a tuple target bound to a non-literal:
+    `BLOCK_SIZE, num_warps = calculate_settings(n)` binds num_warps to Projection(call, 1)."""
+
+    value: Any  # a cst expression, or an Element
+    index: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Element:
+    """Scope-table entry for a for-loop target: any element of the iterable (`for w in [4, 8, 32]`)."""
+
+    iterable: cst.BaseExpression
+
 
 class _Scopes:
     """Assignments per scope (module = None, else the FunctionDef). A name bound in a way the folder
@@ -100,8 +116,12 @@ class _Scopes:
         elif isinstance(target, (cst.Tuple, cst.List)):
             values = value.elements if isinstance(value, (cst.Tuple, cst.List)) else None
             paired = values is not None and len(values) == len(target.elements)
+            starred = any(isinstance(e, cst.StarredElement) for e in target.elements)
             for i, element in enumerate(target.elements):
-                self._bind_target(scope, element.value, values[i].value if paired else None, kind)
+                item = values[i].value if paired else None
+                if item is None and value is not None and not starred and not isinstance(element, cst.StarredElement):
+                    item = Projection(value, i)  # folded element-wise: a helper's `return a, b`
+                self._bind_target(scope, element.value, item, kind)
 
     def _function(self, node: cst.FunctionDef) -> None:
         scope = self._owner(node)
@@ -147,7 +167,7 @@ class _Scopes:
             self.mutated.add((scope, node.target.value))
 
     def _for(self, scope: Any, node: cst.For) -> None:
-        self._bind_target(scope, node.target, None)
+        self._bind_target(scope, node.target, Element(node.iter))
 
     def _with(self, scope: Any, node: cst.With) -> None:
         for item in node.items:
@@ -324,7 +344,7 @@ class TritonInventory:
         self._args: list[cst.Arg] | None = None
         self._references: list[tuple[cst.CSTNode, list[str]]] | None = None
         self._resolving: set[tuple[int, str]] = set()
-        self.folder = Folder(self._lookup, self.qnames)
+        self.folder = Folder(self._lookup, self.qnames, self._fold_call, self.code)
         self.kernels: list[KernelInfo] = []
         self.launches: list[LaunchSite] = []
         self.orphan_configs: list[ConfigInfo] = []  # triton.Config lists no autotune here consumes
@@ -488,12 +508,157 @@ class TritonInventory:
             return UNKNOWN
         self._resolving.add(key)
         try:
-            folded = [self.fold(expr, env) for expr in exprs]
+            folded = [self._fold_bound(expr, env) for expr in exprs]
         finally:
             self._resolving.discard(key)
         if any(not v.known for v in folded):
             return UNKNOWN
-        return Val([p for v in folded for p in v.possibles])
+        folded = self._overwritten(exprs, folded)
+        return Val([p for v in folded for p in v.possibles], any(v.partial for v in folded))
+
+    def _overwritten(self, exprs: list, folded: list[Val]) -> list[Val]:
+        """`nw = 32` then `if is_hip(): nw = 16`: on AMD the 32 never reaches a use (dead_on="amd")."""
+        anchors = [e.value if isinstance(e, Projection) else e.iterable if isinstance(e, Element) else e
+                   for e in exprs]
+        anchors = [a.iterable if isinstance(a, Element) else a for a in anchors]
+        guards = [self.guard_at(a) if isinstance(a, cst.CSTNode) else None for a in anchors]
+        if not any(g in ("amd", "nvidia") for g in guards):
+            return folded
+        out = []
+        for i, val in enumerate(folded):
+            later = {g for g in guards[i + 1:] if g in ("amd", "nvidia")}
+            if guards[i] is None and len(later) == 1 and self.condition_of(anchors[i]) is None:
+                vendor = later.pop()
+                val = Val([dataclasses.replace(p, dead_on=p.dead_on or vendor) for p in val.possibles], val.partial)
+            out.append(val)
+        return out
+
+    def _fold_bound(self, expr: Any, env: dict[str, Val]) -> Val:
+        """One scope-table entry folded, its values marked with the branch condition it is bound under
+        (`num_warps = 32` under `if BLOCK_SIZE >= 32768:`)."""
+        if isinstance(expr, Projection):
+            val = self.fold_item(expr.value, expr.index, env)
+            anchor = expr.value.iterable if isinstance(expr.value, Element) else expr.value
+        elif isinstance(expr, Element):
+            val, anchor = self.fold_element(expr.iterable, env), expr.iterable
+        else:
+            val, anchor = self.fold(expr, env), expr
+        if not val.known:
+            return val
+        when = self.condition_of(anchor)
+        if when is None:
+            return val
+        return Val([p if p.when is not None or p.module is not None else dataclasses.replace(p, when=when)
+                    for p in val.possibles], val.partial)
+
+    def condition_of(self, node: cst.CSTNode) -> str | None:
+        """The test of the innermost `if` (in the node's function) whose branch holds the node."""
+        child = node
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+                return None
+            if isinstance(ancestor, cst.If):
+                test = self.code(ancestor.test).strip()
+                if child is ancestor.body:
+                    return test
+                if child is ancestor.orelse:
+                    return f"not ({test})"
+            child = ancestor
+        return None
+
+    def fold_item(self, expr: Any, index: int, env: dict[str, Val] | None = None, depth: int = 0) -> Val:
+        """Element `index` of what `expr` evaluates to, folded element-wise so one unknown element of a
+        tuple (`return BLOCK_SIZE, num_warps`) does not hide the others."""
+        env = env or {}
+        if depth > 8:
+            return UNKNOWN
+        if isinstance(expr, Element):
+            whole = self.fold_element(expr.iterable, env)
+            return combine(expr.iterable, lambda v: v[index], whole)
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            elements = expr.elements
+            if any(isinstance(e, cst.StarredElement) for e in elements) or index >= len(elements):
+                return UNKNOWN
+            return self.fold(elements[index].value, env)
+        if isinstance(expr, cst.Name) and expr.value not in env:
+            exprs = self.assignments(expr)
+            key = (id(exprs), expr.value, index)
+            if not exprs or key in self._resolving:
+                return UNKNOWN
+            self._resolving.add(key)
+            try:
+                parts = [self.fold_item_of_entry(e, index, env, depth) if isinstance(e, Projection)
+                         else self._fold_bound(Projection(e, index), env) for e in exprs]
+            finally:
+                self._resolving.discard(key)
+            return _union(parts)
+        if isinstance(expr, cst.IfExp):
+            test = self.fold(expr.test, env)
+            if test.known and len({bool(v) for v in test.values}) == 1:
+                return self.fold_item(expr.body if test.values[0] else expr.orelse, index, env, depth + 1)
+            return _union([self.fold_item(expr.body, index, env, depth + 1),
+                           self.fold_item(expr.orelse, index, env, depth + 1)])
+        if isinstance(expr, cst.Call):
+            from porter.analyze.triton import flow
+
+            folded = flow.fold_call(self, expr, env, index)
+            if folded is not None:
+                return folded
+        return combine(expr, lambda v: v[index], self.fold(expr, env))
+
+    def fold_item_of_entry(self, entry: Projection, index: int, env, depth: int) -> Val:
+        """Element `index` of a name bound by a tuple target (`a, (b, c) = ...`): nested projection."""
+        inner = self.fold_item(entry.value, entry.index, env, depth + 1)
+        return combine(entry.value if isinstance(entry.value, cst.CSTNode) else entry.value.iterable,
+                       lambda v: v[index], inner)
+
+    def fold_element(self, iterable: cst.BaseExpression, env: dict[str, Val] | None = None, depth: int = 0) -> Val:
+        """Any element of an iterable, each from where it is written: `[4, 8, 32]`, a comprehension over
+        one (filters applied where they fold), a name bound to one, `range(...)`."""
+        env = env or {}
+        if depth > 8:
+            return UNKNOWN
+        if isinstance(iterable, (cst.List, cst.Tuple, cst.Set)):
+            if any(isinstance(e, cst.StarredElement) for e in iterable.elements):
+                return UNKNOWN
+            return _union([self.fold(e.value, env) for e in iterable.elements], empty_ok=True)
+        if isinstance(iterable, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+            return self._fold_comprehension(iterable, iterable.for_in, env, depth)
+        if isinstance(iterable, cst.Name) and iterable.value not in env:
+            exprs = self.assignments(iterable)
+            key = (id(exprs), iterable.value, "element")
+            if not exprs or key in self._resolving or any(isinstance(e, (Projection, Element)) for e in exprs):
+                return UNKNOWN
+            self._resolving.add(key)
+            try:
+                return _union([self.fold_element(e, env, depth + 1) for e in exprs])
+            finally:
+                self._resolving.discard(key)
+        whole = self.fold(iterable, env)
+        value = whole.single
+        if not whole.is_single or not isinstance(value, (list, tuple)):
+            return UNKNOWN
+        return Val([Possible(v, iterable) for v in value])
+
+    def _fold_comprehension(self, comp, for_in: cst.CompFor, env: dict[str, Val], depth: int) -> Val:
+        if not isinstance(for_in.target, cst.Name) or for_in.inner_for_in is not None:
+            return UNKNOWN
+        items = self.fold_element(for_in.iter, env, depth + 1)
+        if not items.known:
+            return UNKNOWN
+        parts = []
+        for possible in items.possibles:
+            bound = {**env, for_in.target.value: Val([possible])}
+            tests = [self.fold(condition.test, bound) for condition in for_in.ifs]
+            if any(t.is_single and not t.single for t in tests):
+                continue  # a filter that drops this element (`if w * 64 <= 1024`)
+            parts.append(self.fold(comp.elt, bound))
+        return _union(parts, empty_ok=True)
+
+    def _fold_call(self, call: cst.Call, env: dict[str, Val]) -> Val | None:
+        from porter.analyze.triton import flow
+
+        return flow.fold_call(self, call, env, None)
 
     # output -------------------------------------------------------------------------------------
     def val_dict(self, val: Val | None, node: cst.CSTNode | None) -> dict[str, Any] | None:
@@ -512,6 +677,12 @@ class TritonInventory:
         from porter.analyze.triton.serialize import inventory_dict
 
         return inventory_dict(self, target)
+
+
+def _union(parts: list[Val], empty_ok: bool = False) -> Val:
+    if any(not v.known for v in parts) or (not parts and not empty_ok):
+        return UNKNOWN
+    return Val([p for v in parts for p in v.possibles], any(v.partial for v in parts))
 
 
 def _dotted(node: cst.CSTNode) -> str | None:
@@ -549,9 +720,12 @@ class _Builder:
         for node in self.inv.nodes(cst.Call):
             if isinstance(node.func, cst.Subscript):
                 launch = self._launch(node)
-                if launch is not None:
-                    self.inv.launches.append(launch)
+            else:
+                launch = self._wrapped_launch(node) if node.args else None
+            if launch is not None:
+                self.inv.launches.append(launch)
         if kernels:
+            self._operand_sizes()
             self._orphans()
 
     def _orphans(self) -> None:
@@ -601,11 +775,10 @@ class _Builder:
                     dots.append(n)
             elif node_type is cst.Name or node_type is cst.Attribute:
                 named.append(n)
-        dtypes, elem_bytes, source = self._dtypes(named, dots)
         kernel = KernelInfo(
             name=node.name.value, node=node, spanner=inv.span, decorators=[k for k, _ in decorators],
-            params=self._params(node), gemm_like=bool(dots), dot_nodes=dots, dtypes=dtypes,
-            elem_bytes=elem_bytes, elem_bytes_source=source,
+            params=self._params(node), gemm_like=bool(dots), dot_nodes=dots, dtypes=self._dtypes(named),
+            elem_bytes=None, elem_bytes_source="no tl.dot",
         )
         for kind, decorator in decorators:
             if kind == "triton.autotune" and isinstance(decorator.decorator, cst.Call):
@@ -626,45 +799,22 @@ class _Builder:
             ))
         return out
 
-    def _dtypes(self, named: list[cst.CSTNode], dots: list[cst.Call]) -> tuple[list[str], int, str]:
-        """Triton dtypes the kernel names (accumulator dtypes of tl.zeros/out_dtype left out), and the
-        GEMM operand size: from the dot operands' visible casts, else assumed 2 bytes."""
+    def _dtypes(self, named: list[cst.CSTNode]) -> list[str]:
+        """Triton dtypes the kernel names (accumulator dtypes of tl.zeros/out_dtype left out)."""
         found: list[str] = []
         for n in named:
-            dtype = self._dtype_name(n)
-            if dtype:
-                if dtype not in found and not self._is_accumulator_dtype(n):
-                    found.append(dtype)
-        operands = [self._operand_dtype(arg.value, 0) for dot in dots for arg in dot.args[:2]]
-        operands = [d for d in operands if d]
-        if operands:
-            smallest = min(operands, key=lambda d: names.DTYPE_BYTES[d])
-            return found, names.DTYPE_BYTES[smallest], f"dot operands ({smallest})"
-        if any(arg.keyword and arg.keyword.value in _FP32_DOT_KEYWORDS for dot in dots for arg in dot.args):
-            # a TF32 precision knob only matters for fp32 operands: size the tiles for 4-byte elements
-            return found, names.DTYPE_BYTES["float32"], "fp32 operands (the dot sets a TF32 precision)"
-        return found, names.ASSUMED_ELEM_BYTES, f"assumed ({names.ASSUMED_ELEM_BYTES} bytes: dot operand dtype not visible)"
+            dtype = operands.dtype_name(self.inv, n)
+            if dtype and dtype not in found and not self._is_accumulator_dtype(n):
+                found.append(dtype)
+        return found
 
-    def _dtype_name(self, node: cst.CSTNode) -> str | None:
-        if type(node) is cst.Attribute and node.attr.value not in names.DTYPE_BYTES:
-            return None  # aliases rewrite only the head of a dotted name: the last part decides
-        if type(node) is cst.Name and node.value not in self.inv._ctx.index.aliases:
-            return None  # a bare name that no import binds is never triton.language.<dtype>
-        return next((q.rsplit(".", 1)[1] for q in self.inv.qnames(node)
-                     if q.startswith("triton.language.") and q.rsplit(".", 1)[1] in names.DTYPE_BYTES), None)
-
-    def _operand_dtype(self, expr: cst.BaseExpression, depth: int) -> str | None:
-        """dtype of `x.to(tl.float16)` / `tl.load(p).to(...)` / a local name bound to one."""
-        if depth > 4:
-            return None
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "to" \
-                and expr.args:
-            return self._dtype_name(expr.args[0].value)
-        if isinstance(expr, cst.Name):
-            bound = self.inv.assignments(expr)
-            if bound and len(bound) == 1:
-                return self._operand_dtype(bound[0], depth + 1)
-        return None
+    def _operand_sizes(self) -> None:
+        """GEMM operand element size of each kernel, once the launches (constexpr dtypes) are known."""
+        for kernel in self.inv.kernels:
+            if kernel.dot_nodes:
+                dtypes = operands.param_dtypes(self.inv, kernel.name, kernel.params)
+                kernel.elem_bytes, kernel.elem_bytes_source = operands.dot_operand_bytes(
+                    self.inv, kernel.node, kernel.dot_nodes, dtypes)
 
     def _is_accumulator_dtype(self, node: cst.CSTNode) -> bool:
         parent = self.inv.parent(node)
@@ -702,6 +852,33 @@ class _Builder:
                 kernel.heuristics_nodes[key] = value
 
     # launches -----------------------------------------------------------------------------------
+    def _wrapped_launch(self, node: cst.Call) -> LaunchSite | None:
+        """`_launch(kernel, grid, args, num_warps=nw)` / `kernel.run(..., num_warps=nw)`: launch options
+        passed to a project helper that launches (or to a JIT function's run/warmup). Config builders and
+        tl.range have their own readers; dict(...) and unknown library calls are not launches."""
+        if not any(a.keyword is not None and a.keyword.value in _WRAPPED_KEYS for a in node.args):
+            return None
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("run", "warmup"):
+            pass
+        elif isinstance(func, cst.Name) and func.value not in ("dict", "Config") and \
+                not self.inv.matches(func, names.CONFIG | {"triton.language.range"}):
+            from porter.analyze.triton import flow
+
+            target = flow.resolve_function(self.inv, func)
+            if target is None or not _launches(target[1]):
+                return None  # not a launch helper (a Config builder, a settings helper, ...)
+        else:
+            return None
+        keywords = {arg.keyword.value: arg.value for arg in node.args if arg.keyword is not None}
+        options = {k: v for k, v in keywords.items() if k in names.LAUNCH_OPTIONS}
+        inv = self.inv
+        return LaunchSite(
+            kernel=inv.code(func), kernel_known=False, node=node, spanner=inv.span, grid="",
+            options={k: inv.fold(v) for k, v in options.items()}, option_nodes=options, meta={}, meta_nodes={},
+            guard=inv.guard_at(node),
+        )
+
     def _launch(self, node: cst.Call) -> LaunchSite | None:
         inv = self.inv
         subscript = node.func
@@ -722,6 +899,16 @@ class _Builder:
         )
 
 
+_WRAPPED_KEYS = ("num_warps", "num_stages", "waves_per_eu")
+
+
+def _launches(function: cst.FunctionDef) -> bool:
+    """The function launches a kernel itself: `kernel[grid](...)` or `kernel.run(...)` in its body."""
+    for node in _walk(function.body):
+        if isinstance(node, cst.Call) and (isinstance(node.func, cst.Subscript) or (
+                isinstance(node.func, cst.Attribute) and node.func.attr.value == "run")):
+            return True
+    return False
 _FIELDS: dict[type, tuple[str, ...]] = {}
 _TOKEN_TYPES = (cst.BaseParenthesizableWhitespace, cst.Comma, cst.Dot, cst.AssignEqual, cst.Colon,
                 cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,

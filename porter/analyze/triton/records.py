@@ -90,7 +90,7 @@ class KernelInfo:
     gemm_like: bool
     dot_nodes: list[cst.Call]
     dtypes: list[str]
-    elem_bytes: int
+    elem_bytes: int | None  # GEMM operand element size; None: the source does not show the operand dtype
     elem_bytes_source: str
     autotune: AutotuneInfo | None = None
     heuristics: dict[str, Val] = field(default_factory=dict)

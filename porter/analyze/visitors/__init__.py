@@ -14,7 +14,6 @@ node to report; its `data` fills the rule message's {placeholders} and travels t
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable, Iterable
@@ -133,9 +132,6 @@ class ModuleContext:
     @cached_property
     def triton(self) -> Any:
         """The module's Triton inventory (H2's porter.analyze.triton.build_inventory), or None."""
-        try:
-            module = importlib.import_module("porter.analyze.triton")
-        except ImportError:
-            return None
-        build = getattr(module, "build_inventory", None)
-        return build(self) if build is not None else None
+        from porter.analyze.triton import build_inventory
+
+        return build_inventory(self)

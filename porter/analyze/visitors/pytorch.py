@@ -152,13 +152,86 @@ def capability_comparison(ctx: ModuleContext, rule: Any, target: Any) -> Iterabl
                 if part is None or side_op is None or value is None:
                     continue
                 hit = _capability_hit(comparison, part, side_op, value, target, floor, missing, nvidia)
-                if hit is not None and not _only_logs(ctx, comparison):
+                if hit is not None and not _harmless_branch(ctx, comparison, hit.data["outcome"] == "true"):
                     yield hit
                 break
             left = item.comparator
 
 
 _LOG_CALLS = {"info", "info_once", "warning", "warning_once", "warn", "warn_once", "debug", "print", "log"}
+
+
+def _harmless_branch(ctx: ModuleContext, comparison: cst.Comparison, outcome: bool) -> bool:
+    """The gate picks a log message, the branch the target takes only refuses (`return False`, `raise`,
+    `pytest.skip`), or the gate sits in a script's `if __name__ == "__main__":` block."""
+    if _only_logs(ctx, comparison) or _in_main_block(ctx, comparison):
+        return True
+    branch = _taken_branch(ctx, comparison, outcome)
+    return branch is not None and _only_refuses(branch)
+
+
+def _gate_if(ctx: ModuleContext, comparison: cst.Comparison) -> tuple[cst.If | None, bool]:
+    """The `if` whose test is this comparison (alone, negated, or and-ed in), and whether it is negated."""
+    node, parent, negated = comparison, ctx.parent(comparison), False
+    while isinstance(parent, (cst.BooleanOperation, cst.UnaryOperation)):
+        if isinstance(parent, cst.UnaryOperation):
+            negated = not negated
+        elif not isinstance(parent.operator, cst.And) or negated:
+            return None, False  # `a or gate`: the branch is taken for other reasons too
+        node, parent = parent, ctx.parent(parent)
+    if isinstance(parent, cst.If) and parent.test is node:
+        return parent, negated
+    return None, False
+
+
+def _taken_branch(ctx: ModuleContext, comparison: cst.Comparison, outcome: bool) -> list | None:
+    """The statements of the `if` branch the target enters when the gate alone decides it."""
+    gate, negated = _gate_if(ctx, comparison)
+    if gate is None:
+        return None
+    enters = outcome != negated
+    if enters:
+        return list(gate.body.body) if isinstance(gate.body, cst.IndentedBlock) else [gate.body]
+    if isinstance(gate.test, cst.BooleanOperation):
+        return None  # a false and-ed gate skips the body, whatever the other conditions say
+    orelse = gate.orelse
+    if isinstance(orelse, cst.Else):
+        return list(orelse.body.body) if isinstance(orelse.body, cst.IndentedBlock) else [orelse.body]
+    return None
+
+
+_REFUSALS = {"skip", "skipTest", "xfail"}
+
+
+def _only_refuses(statements: list) -> bool:
+    """`return False` / `return None` / `return` / `raise ...` / `pytest.skip(...)`, after optional logging."""
+    if not statements:
+        return False
+    for statement in statements:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return False
+        for small in statement.body:
+            if isinstance(small, cst.Raise):
+                continue
+            if isinstance(small, cst.Return) and (small.value is None or literal_value(small.value, default="?")
+                                                  in (False, None, 0, ())):
+                continue
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and (
+                    _tail(small.value.func) in _LOG_CALLS | _REFUSALS):
+                continue
+            return False
+    return True
+
+
+def _in_main_block(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """Inside `if __name__ == "__main__":` (a script or benchmark entry, not library code)."""
+    parent = ctx.parent(node)
+    while parent is not None:
+        if isinstance(parent, cst.If) and "__main__" in ctx.code_for(parent.test) and "__name__" in ctx.code_for(
+                parent.test):
+            return True
+        parent = ctx.parent(parent)
+    return False
 
 
 def _only_logs(ctx: ModuleContext, comparison: cst.Comparison) -> bool:
@@ -233,26 +306,44 @@ def _capability_hit(node, part, op, value, target, floor, missing, nvidia) -> Hi
     return Hit(node, data)
 
 
-def _capability_names(ctx: ModuleContext) -> dict[str, str]:
+class _ScopedNames(dict):
+    """Capability names per function: `major` bound from get_device_capability() in one function is not
+    the `major` another function parses from a gfx string. Keys are (scope, name); a module-level
+    binding is visible everywhere."""
+
+    def __init__(self, ctx: ModuleContext):
+        super().__init__()
+        self.ctx = ctx
+
+    def bind(self, node: cst.CSTNode, name: str, part: str) -> None:
+        self[(self.ctx.scope_names(node), name)] = part
+
+    def part(self, node: cst.Name) -> str | None:
+        return self.get((self.ctx.scope_names(node), node.value)) or self.get(((), node.value))
+
+
+def _capability_names(ctx: ModuleContext) -> _ScopedNames:
     """Names assigned from get_device_capability(): `cap = ...` -> capability, `major, minor = ...`."""
-    names: dict[str, str] = {}
+    names = _ScopedNames(ctx)
     for assign in ctx.nodes(cst.Assign):
         if isinstance(assign.value, cst.BinaryOperation) and _sm_number(ctx, assign.value, names):
-            names.update({t.target.value: "sm" for t in assign.targets if isinstance(t.target, cst.Name)})
+            for t in assign.targets:
+                if isinstance(t.target, cst.Name):
+                    names.bind(t.target, t.target.value, "sm")
             continue
         if _CAPABILITY not in ctx.qualified_names(assign.value) or not isinstance(assign.value, cst.Call):
             continue
         for target in assign.targets:
             if isinstance(target.target, cst.Name):
-                names[target.target.value] = "capability"
+                names.bind(target.target, target.target.value, "capability")
             elif isinstance(target.target, cst.Tuple):
                 for part, element in zip(("major", "minor"), target.target.elements):
                     if isinstance(element.value, cst.Name):
-                        names[element.value.value] = part
+                        names.bind(element.value, element.value.value, part)
     return names
 
 
-def _sm_number(ctx: ModuleContext, node: cst.BinaryOperation, aliases: dict[str, str]) -> bool:
+def _sm_number(ctx: ModuleContext, node: cst.BinaryOperation, aliases: _ScopedNames) -> bool:
     """`major * 10 + minor` (also `cap[0] * 10 + cap[1]`): the "sm" number NVIDIA code compares with 90."""
     if not isinstance(node.operator, cst.Add) or not isinstance(node.left, cst.BinaryOperation):
         return False
@@ -262,13 +353,13 @@ def _sm_number(ctx: ModuleContext, node: cst.BinaryOperation, aliases: dict[str,
             and _capability_part(ctx, node.right, aliases) == "minor")
 
 
-def _capability_part(ctx: ModuleContext, node: cst.CSTNode, aliases: dict[str, str]) -> str | None:
+def _capability_part(ctx: ModuleContext, node: cst.CSTNode, aliases: _ScopedNames) -> str | None:
     if isinstance(node, cst.BinaryOperation):
         return "sm" if _sm_number(ctx, node, aliases) else None
     if isinstance(node, cst.Call) and _CAPABILITY in ctx.qualified_names(node):
         return "capability"
     if isinstance(node, cst.Name):
-        return aliases.get(node.value)
+        return aliases.part(node)
     if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
         index = literal_value(node.slice[0].slice.value)
         if index in (0, 1) and _capability_part(ctx, node.value, aliases) == "capability":
@@ -303,8 +394,35 @@ def nvidia_device_name_check(ctx: ModuleContext, rule: Any, target: Any) -> Iter
             used_as = "text test"
         elif isinstance(parent, cst.DictElement) and parent.key is node:
             used_as = "table key"
-        if used_as:
+        if used_as and not _only_logs_near(ctx, node):
             yield Hit(node, {"model": text, "used_as": used_as})
+
+
+def _only_logs_near(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """The name test is the condition of an `if` whose body only logs: it picks a message, not a path."""
+    parent = ctx.parent(node)
+    while parent is not None and not isinstance(parent, (cst.If, cst.SimpleStatementLine, cst.FunctionDef)):
+        if isinstance(parent, (cst.Comparison, cst.Call)) and isinstance(ctx.parent(parent), (cst.If, cst.UnaryOperation,
+                                                                                           cst.BooleanOperation)):
+            test = parent
+            while isinstance(ctx.parent(test), (cst.UnaryOperation, cst.BooleanOperation)):
+                test = ctx.parent(test)
+            gate = ctx.parent(test)
+            if isinstance(gate, cst.If) and gate.test is test and gate.orelse is None:
+                return _body_only_logs(gate)
+        parent = ctx.parent(parent)
+    return False
+
+
+def _body_only_logs(gate: cst.If) -> bool:
+    for line in gate.body.body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            return False
+        for small in line.body:
+            call = small.value if isinstance(small, cst.Expr) else None
+            if not isinstance(call, cst.Call) or _tail(call.func) not in _LOG_CALLS:
+                return False
+    return True
 
 
 # ---- PT210: SDPA forced onto one backend -----------------------------------------------------------
@@ -319,15 +437,26 @@ def sdpa_single_backend(ctx: ModuleContext, rule: Any, target: Any) -> Iterable[
             yield Hit(call, {"api": "torch.backends.cuda.sdp_kernel", "backend": "the enable_* flags"})
         elif "torch.nn.attention.sdpa_kernel" in names and call.args:
             first = call.args[0].value
-            if isinstance(first, (cst.List, cst.Tuple)) and len(first.elements) > 1:
-                continue  # a priority list lets ROCm fall through to a backend it has
-            if isinstance(first, (cst.Attribute, cst.Name)) and (_tail(first) == "MATH"):
-                continue
+            if _falls_through(first) or (isinstance(first, cst.Name) and _names_priority_list(ctx, first.value)):
+                continue  # a priority list (or MATH) lets ROCm fall through to a backend it has
             yield Hit(call, {"api": "torch.nn.attention.sdpa_kernel", "backend": ctx.code_for(first)})
 
 
 def _tail(node: cst.CSTNode) -> str | None:
     return node.attr.value if isinstance(node, cst.Attribute) else getattr(node, "value", None)
+
+
+def _falls_through(node: cst.CSTNode) -> bool:
+    if isinstance(node, (cst.List, cst.Tuple)) and len(node.elements) > 1:
+        return True
+    return isinstance(node, (cst.Attribute, cst.Name)) and _tail(node) == "MATH"
+
+
+def _names_priority_list(ctx: ModuleContext, name: str) -> bool:
+    """`BACKENDS = [FLASH, EFFICIENT, MATH]` somewhere in the module: every binding of `name` falls through."""
+    values = [a.value for a in ctx.nodes(cst.Assign)
+              if any(isinstance(t.target, cst.Name) and t.target.value == name for t in a.targets)]
+    return bool(values) and all(_falls_through(v) for v in values)
 
 
 def _math_only_flags(call: cst.Call) -> bool:
@@ -374,3 +503,40 @@ def l2_cache_size_use(ctx: ModuleContext, rule: Any, target: Any) -> Iterable[Hi
     for node in ctx.nodes(cst.Attribute):
         if node.attr.value == "L2_cache_size":
             yield Hit(node, {"property": "L2_cache_size"})
+
+
+# ---- PT213: allocator settings that turn expandable_segments on ----------------------------------
+
+_EXPANDABLE = re.compile(r"expandable_segments\s*:\s*True")
+
+
+@register("expandable_segments_setting")
+def expandable_segments_setting(ctx: ModuleContext, rule: Any, target: Any) -> Iterable[Hit]:
+    """Strings that turn expandable_segments on, not ones the code only reads, compares or prints.
+
+    `"expandable_segments:True" not in os.getenv(...)` guards against a known bug, and an assert or log
+    message that names the setting relies on nothing: neither is a finding.
+    """
+    docstrings = ctx.index.docstrings if ctx.index is not None else set()
+    for node in [*ctx.nodes(cst.SimpleString), *ctx.nodes(cst.FormattedString)]:
+        text = literal_value(node) if isinstance(node, cst.SimpleString) else ctx.code_for(node)
+        if id(node) in docstrings or not isinstance(text, str) or not _EXPANDABLE.search(text):
+            continue
+        if not _only_read(ctx, node):
+            yield Hit(node, {"value": text})
+
+
+def _only_read(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """Compared with, part of an assert/raise message, or an argument of a logging call."""
+    child, parent = node, ctx.parent(node)
+    while parent is not None and not isinstance(parent, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
+            return True
+        if isinstance(parent, cst.Assert) and parent.msg is child or isinstance(parent, cst.Raise):
+            return True
+        if isinstance(parent, cst.Call) and _tail(parent.func) in _LOG_CALLS | {"RuntimeError", "ValueError"}:
+            return True
+        if isinstance(parent, cst.Assert):
+            return True  # the assert's test reads the setting
+        child, parent = parent, ctx.parent(parent)
+    return False

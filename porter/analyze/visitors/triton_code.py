@@ -197,28 +197,32 @@ _TMA_NEW = ("triton.language.make_tensor_descriptor", "triton.tools.tensor_descr
 
 @register("triton_tma_descriptors")
 def tma_descriptors(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
-    """PT112: TMA descriptors. Old experimental API: error (NVIDIA driver utilities). New
-    tensor-descriptor API: warning (compiles on AMD as pointer loads; no TMA on gfx942/gfx950)."""
+    """PT112: the experimental TMA descriptor API (NVIDIA driver utilities): an error at every use."""
     inv = ctx.triton
     if inv is None or target.features.get("tma"):
         return
-    # The tensor-descriptor API compiles on AMD: one warning per function (its first use) says what a
-    # person needs to know; the experimental API breaks at every use, so each one is an error.
+    for node, qualified in references(inv, _TMA_OLD):
+        if not skip_for_target(inv.guard_at(node), target) and not _probe_or_fallback(inv, node):
+            yield Hit(node, {"api": "experimental", "name": qualified})
+
+
+@register("triton_tensor_descriptors")
+def tensor_descriptors(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
+    """PT120 (opt-in): the tensor-descriptor API on a target without TMA. It compiles and runs there
+    (Triton 3.9 lowers descriptor loads to pointer loads for gfx942 and gfx950, measured), so one note
+    per function (its first use) says only that the TMA design brings no gain."""
+    inv = ctx.triton
+    if inv is None or target.features.get("tma"):
+        return
     first_use: dict[int, Hit] = {}
-    for node, qualified in references(inv, _TMA_OLD + _TMA_NEW):
-        if skip_for_target(inv.guard_at(node), target):
-            continue
-        if _probe_or_fallback(inv, node):
-            continue
-        if qualified.startswith(_TMA_OLD):
-            yield Hit(node, {"api": "experimental", "name": qualified}, severity="error")
+    for node, qualified in references(inv, _TMA_NEW):
+        if skip_for_target(inv.guard_at(node), target) or _probe_or_fallback(inv, node):
             continue
         function = inv.enclosing_function(node)
         hit = first_use.get(id(function))
         if hit is None:
             first_use[id(function)] = Hit(node, {"api": "tensor-descriptor", "name": qualified, "uses": 1,
-                                                 "function": function.name.value if function else None},
-                                          severity="warning")
+                                                 "function": function.name.value if function else None})
         else:
             hit.data["uses"] += 1
     yield from first_use.values()

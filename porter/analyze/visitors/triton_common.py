@@ -8,6 +8,7 @@ from typing import Any, Iterator
 
 import libcst as cst
 
+from porter.analyze.triton import flow
 from porter.analyze.triton.fold import Possible, Val
 from porter.analyze.triton.records import ConfigInfo, KernelInfo
 
@@ -23,6 +24,11 @@ class OptionSite:
     guard: str | None = None
     config: ConfigInfo | None = None
     values: dict[str, Val] = field(default_factory=dict)  # all option+meta values of the site
+    inv: Any = None  # the inventory the site is in when it is another module's (a caller of a helper here)
+
+    def location(self, here) -> str:
+        owner = self.inv or here
+        return f"{owner.path}:{owner.span(self.node).line}"
 
 
 def skip_for_target(guard: str | None, target) -> bool:
@@ -34,7 +40,8 @@ def live(inv, val: Val, target) -> Val:
     """The possible values left on this target: `32 if not is_hip() else 16` is only 16 on AMD."""
     if not val.known:
         return val
-    return Val([p for p in val.possibles if not skip_for_target(inv.guard_at(p.node), target)])
+    return Val([p for p in val.possibles if p.dead_on != target.vendor
+                and not skip_for_target((p.module or inv).guard_at(p.node), target)], val.partial)
 
 
 def live_values(inv, values: dict[str, Val], target) -> dict[str, Val]:
@@ -65,6 +72,11 @@ def option_sites(inv, key: str, target) -> Iterator[OptionSite]:
             node = launch.option_nodes.get(key) or launch.meta_nodes.get(key)
             yield OptionSite("launch", kernel, live(inv, val, target), node, launch.guard, None,
                              live_values(inv, {**launch.meta, **launch.options}, target))
+    for caller in flow.caller_sites(inv, key):
+        if not skip_for_target(caller.guard, target):
+            kernel = caller.inv.kernel(caller.kernel) if caller.kernel else None
+            yield OptionSite(caller.where, kernel, live(inv, caller.val, target), caller.node, caller.guard, None,
+                             live_values(caller.inv, caller.values, target), inv=caller.inv)
     for kernel in inv.kernels:
         if key in kernel.heuristics:
             yield OptionSite("heuristics", kernel, live(inv, kernel.heuristics[key], target), kernel.heuristics_nodes[key])
@@ -76,20 +88,45 @@ def option_sites(inv, key: str, target) -> Iterator[OptionSite]:
 
 
 def by_origin(sites: list[tuple[OptionSite, Possible]]) -> Iterator[tuple[Possible, list[OptionSite]]]:
-    """Group (site, possible value) pairs by the literal they came from: one finding per literal."""
+    """Group (site, possible value) pairs by the literal they came from: one finding per literal.
+    A value from a helper of a module outside the scan groups at the site (it cannot be reported there)."""
     groups: dict[int, tuple[Possible, list[OptionSite]]] = {}
     for site, possible in sites:
-        groups.setdefault(id(possible.node), (possible, []))[1].append(site)
+        if flow.is_reported_elsewhere(possible):
+            continue
+        anchor = possible.node if possible.module is None else site.node
+        groups.setdefault(id(anchor), (possible, []))[1].append(site)
     yield from groups.values()
 
 
-def site_data(sites: list[OptionSite]) -> dict[str, Any]:
+def origin_node(possible: Possible, sites: list[OptionSite]) -> cst.CSTNode:
+    """Where the finding goes: the literal when it is in this module, else the (local) site."""
+    return possible.node if possible.module is None else sites[0].node
+
+
+def site_data(sites: list[OptionSite], possible: Possible | None = None, here=None) -> dict[str, Any]:
     first = sites[0]
     data: dict[str, Any] = {"where": first.where, "kernel": first.kernel.name if first.kernel else None}
-    indices = [s.config.index for s in sites if s.config is not None]
+    indices = [s.config.index for s in sites if s.config is not None and s.inv is None]
     if indices:
         data["config_index"] = indices[0]
         data["config_indices"] = sorted(set(indices))
+    if here is not None:
+        data["launches"] = sorted({s.location(here) for s in sites})
+    if possible is not None:
+        vals = [s.val for s in sites]
+        merged = Val([p for v in vals if v.known for p in v.possibles], any(v.partial for v in vals)) \
+            if all(v.known for v in vals) else None
+        described = flow.describe(possible, merged)
+        data["flow"] = described
+        data["origin"] = flow.origin_record(possible, here) if here is not None else None
+        if possible.module is not None and data["origin"] is not None:
+            described = f"{described}; set at {data['origin']['path']}:{data['origin']['line']}"
+        reaches = data.get("launches") or []
+        shown = ", ".join(reaches[:4]) + (f" and {len(reaches) - 4} more" if len(reaches) > 4 else "")
+        data["flow_note"] = (f"; {described}; reaches {shown}" if described else f"; reaches {shown}") \
+            if possible.module is not None or possible.via or possible.when or len(reaches) > 1 \
+            or any(s.inv is not None for s in sites) else ""
     return data
 
 

@@ -8,9 +8,10 @@ import libcst as cst
 
 from porter.analyze.triton import names
 from porter.analyze.triton.estimates import estimate
+from porter.analyze.triton.fold import upper
 from porter.analyze.visitors import Hit, ModuleContext, register
 from porter.analyze.visitors.triton_common import (
-    by_origin, config_sites, is_int, live, live_values, option_sites, site_data, skip_for_target,
+    by_origin, config_sites, is_int, live, live_values, option_sites, origin_node, site_data, skip_for_target,
 )
 
 
@@ -21,12 +22,35 @@ def num_warps_limit(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     if inv is None:
         return
     over = [(site, p) for site in option_sites(inv, "num_warps", target) if site.val.known
-            for p in site.val.possibles if is_int(p.value) and p.value > target.max_num_warps]
+            for p in site.val.possibles if (upper(p.value) or 0) > target.max_num_warps]
     for possible, sites in by_origin(over):
-        yield Hit(possible.node, {
-            **site_data(sites), "value": possible.value, "threads": possible.value * target.wave_size,
-            "limit": target.max_num_warps, "suggested": target.max_num_warps,
-        })
+        value = upper(possible.value)
+        pruned = all(_autotuner_skips(inv, site, target) for site in sites)
+        yield Hit(origin_node(possible, sites), {
+            **site_data(sites, possible, inv), "value": value, "threads": value * target.wave_size,
+            "limit": target.max_num_warps, "suggested": target.max_num_warps, "skipped_by_autotuner": pruned,
+            "autotune_note": _SKIPPED_NOTE if pruned else "",
+        }, severity="warning" if pruned else None)
+
+
+_SKIPPED_NOTE = ("; other configs of the list fit: Triton 3.9 raises OutOfResources for this one at load and the "
+                 "autotuner skips it (a wasted compile; Triton versions without that check fail at launch)")
+
+
+def _autotuner_skips(inv, site, target) -> bool:
+    """An autotune entry over the limit whose list also holds entries within it: the autotuner drops it."""
+    if site.where != "autotune" or site.kernel is None or site.kernel.autotune is None:
+        return False
+    owner = site.inv or inv
+    fits = 0
+    for config in site.kernel.autotune.configs:
+        val = config.options.get("num_warps")
+        val = live(owner, val, target) if val is not None else None
+        if val is None:
+            fits += 1  # the default, 4 warps
+        elif val.known and not val.partial and all((upper(v) or 0) <= target.max_num_warps for v in val.values):
+            fits += 1
+    return fits > 0
 
 
 def _stage_limit(kernel, target) -> tuple[int, int]:
@@ -50,8 +74,8 @@ def num_stages(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         flagged += [(site, p) for p in site.val.possibles if is_int(p.value) and (p.value > limit or p.value == 0)]
     for possible, sites in by_origin(flagged):
         limit, suggested = _stage_limit(sites[0].kernel, target)
-        yield Hit(possible.node, {
-            **site_data(sites), "value": possible.value, "limit": limit, "suggested": suggested,
+        yield Hit(origin_node(possible, sites), {
+            **site_data(sites, possible, inv), "value": possible.value, "limit": limit, "suggested": suggested,
             "form": "zero" if possible.value == 0 else "deep",
         })
 
@@ -149,6 +173,13 @@ def nvidia_tuned_list(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         yield Hit(tune.node, {"kernel": kernel.name, **stats}, severity=severity)
 
 
+def _lds_over(est, target) -> bool:
+    """Over the LDS: for certain, or at the assumed 2 bytes when the operand dtype is not visible."""
+    if est.lds_ok is False:
+        return True
+    return est.lds_ok is None and est.lds_bytes is not None and est.lds_bytes > target.lds_bytes
+
+
 @register("triton_lds_budget")
 def lds_budget(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     """PT107: a GEMM config whose LDS estimate exceeds the target's LDS. Error when even the
@@ -165,7 +196,7 @@ def lds_budget(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         if kernel is None or skip_for_target(guard, target):
             continue
         est = estimate(values, kernel, target)
-        if est.lds_ok is not False:
+        if not _lds_over(est, target):
             continue
         previous = worst.get(id(node))
         indices = (previous[5] if previous else []) + ([index] if index is not None else [])
@@ -174,7 +205,8 @@ def lds_budget(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         else:
             worst[id(node)] = previous[:5] + (indices,)
     for kernel, node, where, est, index, indices in worst.values():
-        severity = "error" if est.lds_bytes_low > target.lds_bytes else "warning"
+        # an unknown operand dtype is never an error on the 2-byte guess: only when 1-byte operands are over
+        severity = "error" if est.lds_ok is False and est.lds_bytes_low > target.lds_bytes else "warning"
         yield Hit(node, {
             "kernel": kernel.name, "where": where, "config_index": index, "config_indices": indices,
             "lds_bytes": est.lds_bytes, "lds_kib": round(est.lds_bytes / 1024, 1), "lds_bytes_low": est.lds_bytes_low,

@@ -8,6 +8,7 @@ from typing import Iterable
 import libcst as cst
 
 from porter.analyze.visitors import Hit, ModuleContext, register
+from porter.analyze.visitors.triton_code import _nvidia_dsl_module
 from porter.analyze.visitors.triton_common import is_int, skip_for_target
 from porter.targets import all_targets
 
@@ -68,9 +69,10 @@ def _bound_values(inv):
 @register("triton_smem_optin")
 def smem_optin(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     """PT108: `shared_memory_per_block_optin` (no ROCm counterpart) and shared-memory budgets written
-    as NVIDIA literals (232448 = 227 KiB) or above the target's LDS."""
+    as NVIDIA literals (232448 = 227 KiB) or above the target's LDS. A CuTe DSL module (sm90 kernels that never
+    load on AMD) budgets NVIDIA shared memory by design: skipped."""
     inv = ctx.triton
-    if inv is None:
+    if inv is None or _nvidia_dsl_module(ctx):
         return
     for node in inv.nodes(cst.Attribute):
         if node.attr.value == "shared_memory_per_block_optin":
@@ -113,7 +115,7 @@ _SM_NAME = re.compile(r"^(num_?sms?|n_?sms?|sm_?count|num_?cus?|cu_?count|multi_
 def sm_count(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     """PT116: an SM/CU count written as a literal (NUM_SMS = 132, num_sms=... or 132)."""
     inv = ctx.triton
-    if inv is None:
+    if inv is None or _nvidia_dsl_module(ctx):
         return
     seen: set[int] = set()
     for name, value in _bound_values(inv):

@@ -38,16 +38,21 @@ class AgentRun:
             patch = patch or outcome.patch
         return patch
 
-    def save(self, out_dir: Path) -> Path:
-        directory = Path(out_dir) / "agent"
-        self.loop.transcript.save(directory)
+    def report_files(self) -> dict[str, str]:
+        """agent/transcript.json and agent/outcomes.json, by name in the report directory, scrubbed."""
         summary = [
             {"finding": finding_key(o.finding), "status": o.status, "rounds": o.rounds,
              "patch": o.patch.id if o.patch else None, "failures": o.failures}
             for o in self.outcomes
         ]
-        text = self.loop.transcript.scrub(json.dumps({"model": self.loop.client.name, "outcomes": summary}, indent=2))
-        atomic_write_text(directory / "outcomes.json", text)
+        transcript = self.loop.transcript
+        outcomes = json.dumps({"model": self.loop.client.name, "outcomes": summary}, indent=2)
+        return {"agent/transcript.json": transcript.render(), "agent/outcomes.json": transcript.scrub(outcomes)}
+
+    def save(self, out_dir: Path) -> Path:
+        directory = Path(out_dir) / "agent"
+        for name, text in self.report_files().items():
+            atomic_write_text(Path(out_dir) / name, text)
         return directory
 
 

@@ -3,9 +3,12 @@
 A proposal passes its gates in order, and the first failure goes back to the model:
   1. it parses as SEARCH/REPLACE blocks;   2. every block applies exactly once, to an allowed file;
   3. every edited Python file parses with libcst;
-  4. re-running the rules clears the finding and adds none;
-  5. the verifier accepts it (tests replay green, kernels cross-compile within the target's limits).
-Nothing the model writes is executed except through the verifier's sandboxed test run.
+  4. it adds no secret and no process, network, file-system, environment or dynamic-code call
+     (porter.remedy.agent.review): such an edit is flagged for review, never run or applied;
+  5. re-running the rules clears the finding and adds none;
+  6. the verifier accepts it (tests replay green, kernels cross-compile within the target's limits).
+Nothing the model writes is executed except through the verifier's test run, in a private copy of
+the repository with the isolation porter.verify.isolation could put in force.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Callable
 
 import libcst as cst
 
+from porter.discover.source import parse_hazard
 from porter.records import FileEdit, Finding, Patch, Verdict
 from porter.remedy.agent.client import AgentSettings, ModelClient, ModelError
 from porter.remedy.agent.edits import EditError, apply_edit_blocks, parse_edit_blocks
@@ -28,6 +32,7 @@ from porter.remedy.agent.prompt import (
     request_message,
     retry_message,
 )
+from porter.remedy.agent.review import review_edit
 from porter.remedy.agent.shim_slots import ShimRequest, parse_slots, render_agent_shim
 from porter.remedy.agent.transcript import Transcript
 from porter.targets import Target
@@ -146,6 +151,11 @@ class AgentLoop:
             problem = _parse_problem(path, text)
             if problem:
                 return None, problem
+        flagged = [reason for path, text in sorted(changed.items())
+                   for reason in review_edit(path, self.files.get(path), text, self.transcript.secrets)]
+        if flagged:
+            return None, ("flagged for review, not run or applied: " + "; ".join(flagged[:5])
+                          + ". A port changes numerics and launch parameters only; leave these out.")
         problem = self._rule_problem(finding, changed)
         if problem:
             return None, problem
@@ -175,7 +185,7 @@ class AgentLoop:
             before = Counter(f.rule for f in self.rescan(before_text, path)) if before_text else Counter()
             after_findings = self.rescan(after_text, path)
             after = Counter(f.rule for f in after_findings)
-            if path == finding.path:
+            if path == finding.path and before[finding.rule] > 0:  # rules cannot see a runtime-only finding
                 if after[finding.rule] >= before[finding.rule]:
                     return f"{finding.rule} is still reported in {path}: {finding.message}"
                 before[finding.rule] -= 1
@@ -207,6 +217,9 @@ class AgentLoop:
 def _parse_problem(path: str, text: str) -> str:
     if not path.endswith(".py"):
         return ""
+    hazard = parse_hazard(text)
+    if hazard:
+        return f"{path} is not parsed: {hazard}"
     try:
         cst.parse_module(text)
     except cst.ParserSyntaxError as error:

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from porter.remedy.agent.client import Reply
+from porter.report.output import atomic_write_text
+from porter.secrets import REDACTED, scrub
 
-REDACTED = "[redacted]"
+__all__ = ["REDACTED", "Transcript"]
 
 
 @dataclass
@@ -39,10 +39,7 @@ class Transcript:
         self.exchanges.append({"finding": finding_key, "outcome": status, "detail": self.scrub(detail), "reply": None})
 
     def scrub(self, text: str) -> str:
-        for secret in self.secrets:
-            if secret:
-                text = text.replace(secret, REDACTED)
-        return text
+        return scrub(text, self.secrets)
 
     def _scrub_message(self, message: dict) -> dict:
         return {key: self.scrub(value) if isinstance(value, str) else value for key, value in message.items()}
@@ -50,12 +47,8 @@ class Transcript:
     def to_dict(self) -> dict:
         return {"model": self.model, "target": self.target, "exchanges": self.exchanges}
 
+    def render(self) -> str:
+        return self.scrub(json.dumps(self.to_dict(), indent=2))
+
     def save(self, directory: Path) -> Path:
-        directory.mkdir(parents=True, exist_ok=True)
-        path = directory / "transcript.json"
-        text = self.scrub(json.dumps(self.to_dict(), indent=2))
-        handle, temporary = tempfile.mkstemp(dir=directory, prefix=".transcript-", suffix=".json")
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-        return path
+        return atomic_write_text(Path(directory) / "transcript.json", self.render())

@@ -92,9 +92,10 @@ class LineScoped(cst.CSTTransformer):
         return super().on_visit(node)
 
     def on_leave(self, original_node, updated_node):
+        left = super().on_leave(original_node, updated_node)  # the branch's own node is in the branch too
         if id(original_node) in getattr(self, "_nvidia_branches", ()):
             self._nvidia_depth -= 1
-        return super().on_leave(original_node, updated_node)
+        return left
 
     @property
     def in_nvidia_branch(self) -> bool:

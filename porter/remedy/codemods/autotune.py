@@ -96,16 +96,52 @@ def _folded(config) -> _Cfg | None:
     return _Cfg(meta, options["num_warps"] or 4, stages, extra=dict(sorted(extra.items())))
 
 
+def _footprint(cfg: _Cfg, elem_bytes: int) -> int:
+    """Proportional to a kernel's LDS (scaled by a compiled kernel's measured LDS, _Plan.measured_scale):
+    the GEMM estimate when the config has BLOCK_M/N/K, else stages x the product of the block sizes."""
+    gemm = _lds(cfg, _block_keys(cfg.meta), elem_bytes)
+    if gemm is not None:
+        return gemm
+    size = 1
+    for key, value in cfg.meta.items():
+        if names_block_dim(key):
+            size *= value
+    return max(cfg.num_stages, 1) * size * elem_bytes
+
+
+def names_block_dim(key: str) -> str | None:
+    from porter.analyze.triton import names
+
+    return names.block_dim(key) or ("S" if key.upper().startswith("BLOCK") else None)
+
+
+_FP32_DOT_KNOBS = frozenset({"input_precision", "allow_tf32"})
+
+
+def _unseen_operand_bytes(kernel) -> int:
+    """Operand size for a list that must launch when the source hides the dot operands' dtype: 4 bytes
+    where a dot carries an fp32 precision knob (it only matters for fp32 operands, so they are expected),
+    else 2. The analyzer's estimate (PT107) stays at the likely size; a rewritten list must fit the worst."""
+    dots = getattr(kernel, "dot_nodes", None) or []
+    if any(arg.keyword is not None and arg.keyword.value in _FP32_DOT_KNOBS for dot in dots for arg in dot.args):
+        return 4
+    return 2
+
+
 class _Plan:
     """The AMD list for one autotune site."""
 
-    def __init__(self, kernel, target):
+    def __init__(self, kernel, target, measured_scale: float | None = None, lds_limit: int | None = None):
         self.kernel = kernel
         self.target = target
+        # measured LDS of a compiled config over porter's estimate of it: the estimate of every config is
+        # multiplied by it (runtime findings, porter.remedy.codemods.runtime); None: the static estimate
+        self.measured_scale = measured_scale
+        self.lds_limit = lds_limit or target.lds_bytes
         self.gemm = kernel.gemm_like
         fused = len(getattr(kernel, "dot_nodes", [])) > 1 or not self.gemm
         self.stages = target.triton["fused_num_stages" if fused else "gemm_num_stages"]
-        self.elem_bytes = kernel.elem_bytes or 2
+        self.elem_bytes = kernel.elem_bytes or _unseen_operand_bytes(kernel)
         self.changes: list[str] = []
         self.notes: list[str] = []
         self.library: list[str] = []  # porter.tune's library advice, per M bucket
@@ -140,18 +176,34 @@ class _Plan:
         if self.gemm:
             new.num_stages = self.stages
         blocks = _block_keys(new.meta)
-        limit = self.target.lds_bytes
+        limit = self.lds_limit
+        if self.measured_scale is not None:
+            self._shrink_measured(new, blocks)
         while (_lds(new, blocks, self.elem_bytes) or 0) > limit and "K" in blocks and new.meta[blocks["K"]] > _MIN_BLOCK_K:
             new.meta[blocks["K"]] //= 2
         while (_lds(new, blocks, self.elem_bytes) or 0) > limit and new.num_stages > 1:
             new.num_stages -= 1
-        lds = _lds(new, blocks, self.elem_bytes)
+        lds = _lds(new, blocks, self.elem_bytes) if self.measured_scale is None else self.estimate(new)
         if lds is not None and lds > limit and not force:
             self.changes.append(f"config {index} dropped: {lds} B of LDS even at BLOCK_K={new.meta[blocks['K']]}, 1 stage")
             return None
         if new.key() != cfg.key():
             self.changes.append(f"config {index}: {_describe(cfg)} -> {_describe(new)}")
         return new
+
+    def estimate(self, cfg: _Cfg) -> int:
+        """LDS of a config as the compiled kernel has it: the footprint times the measured ratio."""
+        return int(_footprint(cfg, self.elem_bytes) * (self.measured_scale or 1.0))
+
+    def _shrink_measured(self, cfg: _Cfg, blocks: dict[str, str]) -> None:
+        """As the static fit: BLOCK_K halved, then fewer stages, then BLOCK_N and BLOCK_M halved, until the
+        measured estimate fits; sizes never go below 16."""
+        for step in ("K", "stages", "N", "M"):
+            key = blocks.get(step)
+            while step == "stages" and self.estimate(cfg) > self.lds_limit and cfg.num_stages > 1:
+                cfg.num_stages -= 1
+            while key and self.estimate(cfg) > self.lds_limit and cfg.meta[key] > _MIN_BLOCK_K:
+                cfg.meta[key] //= 2
 
     def knobs(self, cfg: _Cfg) -> dict[str, int]:
         if not self.gemm:
@@ -169,10 +221,8 @@ def _describe(cfg: _Cfg) -> str:
 
 def _model_picks(plan: _Plan, feasible: list[_Cfg], key: list | None, topk: int) -> list[_Cfg] | None:
     """porter.tune's best configs per M bucket, among its standard space and the feasible user configs."""
-    try:
-        from porter.tune import default_space, rank_gemm
-    except ImportError:
-        return None  # the model is not there: keep the feasibility-reshaped list
+    from porter.tune import default_space, rank_gemm
+
     if any(c.extra != feasible[0].extra for c in feasible):
         plan.notes.append("configs differ in other Config options: AMD list reshaped, not model-picked")
         return None
@@ -295,7 +345,11 @@ def autotune_for_target(source, findings, target, ctx):
     facts["triton"] = {k: target.triton[k] for k in ("gemm_num_stages", "fused_num_stages", "amd_options")}
     for kernel in inventory.kernels:
         tune = kernel.autotune
-        if tune is None or not (_overlaps(tune.span, spans) or any(_overlaps(c.span, spans) for c in tune.configs)):
+        if tune is None:
+            continue
+        # a config built by a helper (`_config(128, 256, ...)`) is reported at its list entry, not in the helper
+        sites_of_list = [tune.span] + [s for c in tune.configs for s in (c.span, c.entry_span)]
+        if not any(_overlaps(site, spans) for site in sites_of_list):
             continue
         decline = _decline_reason(kernel, tune, ctx)
         if decline:
@@ -314,7 +368,7 @@ def autotune_for_target(source, findings, target, ctx):
                   f"{target.max_num_warps}, num_stages {plan.stages}, LDS estimate <= {target.lds_bytes} B."
                   + "".join(f"\nlibrary: {line}" for line in plan.library))
         sites[kernel.name] = (name, _render_list(name, amd, plan, _config_call(source), header))
-        claimed += [f for f in findings if _about_site(f, kernel.name, [tune.span] + [c.span for c in tune.configs])]
+        claimed += [f for f in findings if _about_site(f, kernel.name, sites_of_list)]
         rationale_parts.append(
             f"{kernel.name}: {len(tune.configs)} NVIDIA configs -> {len(amd)} AMD configs ({how}). "
             + ("Candidates from the NVIDIA list, made feasible: " if picked else "Reshaped: ")

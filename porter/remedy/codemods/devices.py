@@ -190,7 +190,7 @@ class _CapabilityGate(LineScoped):
         return True
 
     def leave_Comparison(self, original, updated):
-        if id(original) in self.skip:
+        if id(original) in self.skip or self.in_nvidia_branch:
             return updated
         if not self.in_scope(original) or not _capability_comparison(updated) or "IS_HIP" in code(updated):
             return updated
@@ -201,7 +201,9 @@ class _CapabilityGate(LineScoped):
         self.uses_shim = True
         if feature is not None:
             query = f'{self.ctx.shim_alias}.has_feature("{feature}")'
-            new = expr(f"not {query}" if negative else query)
+            query = f"not {query}" if negative else query
+            # portable: NVIDIA keeps its own gate (an Ada part stays off a Hopper-only path); AMD asks the feature
+            new = expr(query if self.ctx.exclusive else f"({query} if {self.ctx.shim_alias}.IS_HIP else {code(updated)})")
             self.changes.append(f"line {self.line_of(original)}: `{code(updated)}` -> `{code(new)}`")
             return new
         if negative:
@@ -224,7 +226,8 @@ def capability_gate(source, findings, target, ctx):
     features = ", ".join(f"{k}={'yes' if v else 'no'}" for k, v in sorted(target.features.items()))
     rationale = (
         f"ROCm reports a synthetic compute capability ({target.name}: {tuple(target.capability)}) that passes NVIDIA "
-        f"architecture gates; gates now ask for the feature itself (porter_shim.has_feature; {target.name}: {features})."
+        f"architecture gates; on ROCm gates now ask for the feature itself (porter_shim.has_feature; {target.name}: "
+        f"{features}), on CUDA the original comparison still decides."
     )
     return finish(source, new, transformer, ctx, rationale, target.facts("capability", "features"),
                    safety="unsafe" if transformer.notes else "safe")

@@ -184,12 +184,22 @@ class _InlinePtx(LineScoped):
     def leave_Call(self, original, updated):
         if not code(updated.func).endswith("inline_asm_elementwise") or not self.in_scope(original):
             return updated
+        if self.in_nvidia_branch:
+            return updated  # the CUDA side of a branch porter (or the author) already wrote
         replacement = _portable(updated)
         if replacement is None:
             self.notes.append(f"line {self.line_of(original)}: PTX not in the portable table; left for review")
             return updated
-        new = expr(replacement)
-        self.changes.append(f"line {self.line_of(original)}: PTX `{string_value(_call_args(updated)['asm']).strip()}` -> `{replacement}`")
+        asm = string_value(_call_args(updated)["asm"]).strip()
+        if self.ctx.exclusive:
+            new = expr(replacement)
+        else:  # NVIDIA keeps its instruction: the branch is a constexpr, only one side is compiled
+            new = cst.IfExp(test=self.shim("IS_HIP"), body=expr(replacement), orelse=updated,
+                            whitespace_before_if=cst.SimpleWhitespace(" "), whitespace_after_if=cst.SimpleWhitespace(" "),
+                            whitespace_before_else=cst.SimpleWhitespace(" "), whitespace_after_else=cst.SimpleWhitespace(" "))
+            new = new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        self.changes.append(f"line {self.line_of(original)}: PTX `{asm}` -> `{replacement}`"
+                            + ("" if self.ctx.exclusive else " on HIP (porter_shim.IS_HIP); CUDA keeps the PTX"))
         return new
 
 
@@ -201,5 +211,7 @@ def inline_ptx(source, findings, target, ctx):
         f"PTX text and NVPTX constraints mean nothing to the AMDGPU backend ({target.arch}); these instructions "
         "have Triton ops every backend lowers (approximate PTX -> IEEE-accurate or near: results may differ in "
         "the last bits)."
+        + (" The op is chosen by a compile-time branch on porter_shim.IS_HIP (a plain bool: Triton compiles one side), so NVIDIA compiles exactly the "
+           "PTX it had." if not ctx.exclusive else " --exclusive: the PTX is gone on every backend.")
     )
     return finish(source, new, transformer, ctx, rationale, target.facts("arch"), safety="unsafe")

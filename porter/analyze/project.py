@@ -1,0 +1,476 @@
+"""The project-level analysis: names resolved through the scanned tree, and which code runs on the target.
+
+Built from every module's facts (porter.analyze.project_facts, cached per file) in the parent process,
+after the per-file analysis; it costs dictionary work, not parsing. Two things come out of it:
+
+- `aliases_for(path)`: imports that reach Triton, torch or another library through the project's own
+  modules (`from pkg.triton_utils import tl, triton`), as the library names the rules know;
+- `reach(path, line, column)`: "target" (the code runs on the target), "nvidia_only" (only an NVIDIA build,
+  or another vendor's backend, runs it) or "unknown" (a platform test whose value the target's facts do not
+  decide), with the reason. Code is NVIDIA-only when a platform test around it is false on the target (a
+  ROCm check's else-branch, the rest of a block after `if is_hip(): return`, `x if IS_NVIDIA else y`), when it
+  lies in another vendor's folder or platform class (`backend/_ascend`, vllm's CudaPlatform), or when every
+  use of its function is NVIDIA-only.
+
+Users state what inference misses, as mypy's always_true/always_false: `[tool.porter] nvidia_only = [...]`
+(predicates true only on NVIDIA), `rocm_only = [...]`, `nvidia_only_paths = [globs]`.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+from dataclasses import dataclass
+from typing import Any
+
+from porter.analyze.project_eval import (
+    NOT_FOUND, OPAQUE, PLATFORM, Evaluator, Fn, PlatformRef, Scope, by_name, merge, truth,
+)
+from porter.analyze.project_facts import POSITIONAL, module_name
+
+# Folders holding another accelerator's backend (or NVIDIA-only kernel families): never loaded on AMD.
+VENDOR_FOLDERS = frozenset({
+    "_ascend", "ascend", "_kunlunxin", "kunlunxin", "_mthreads", "mthreads", "_metax", "metax", "_iluvatar",
+    "iluvatar", "_cambricon", "cambricon", "_enflame", "enflame", "_sunrise", "_tsingmicro", "_aipu", "npu", "_npu",
+    "xpu", "_xpu", "tpu", "_tpu", "hpu", "_hpu", "neuron", "mlu", "musa", "habana", "gaudi", "_nvidia", "nvidia",
+    "hopper", "blackwell", "sm90", "sm100",
+})
+# Module files for another device type (vllm's platforms/xpu.py, worker/tpu_model_runner.py).
+VENDOR_FILE_PREFIXES = ("xpu", "tpu", "hpu", "npu", "neuron", "ascend", "mlu", "musa")
+_PLATFORM_OBJECT = ("current_platform", "platform", "_platform", "PLATFORM")
+_NOT_TARGET_ENUMS = {"CUDA", "XPU", "TPU", "CPU", "HPU", "NEURON", "OOT", "NPU", "MPS", "UNSPECIFIED"}
+TARGET, UNKNOWN, NVIDIA_ONLY = "target", "unknown", "nvidia_only"
+
+
+@dataclass(frozen=True)
+class ReachStatements:
+    """What the user states (`[tool.porter]`): names true only on NVIDIA / only on ROCm, paths never loaded."""
+
+    nvidia_only: tuple[str, ...] = ()
+    rocm_only: tuple[str, ...] = ()
+    nvidia_only_paths: tuple[str, ...] = ()
+
+    def words(self) -> tuple[str, ...]:
+        """The stated names' last parts: tests naming them are kept in the module facts."""
+        return tuple(sorted({name.rsplit(".", 1)[-1] for name in (*self.nvidia_only, *self.rocm_only)}))
+
+    def value_of(self, qualified: str) -> bool | None:
+        tail = qualified.rsplit(".", 1)[-1]
+        for names, value in ((self.nvidia_only, False), (self.rocm_only, True)):
+            if qualified in names or ("." not in qualified and tail in names) or any(
+                    "." not in n and n == tail for n in names):
+                return value
+        return None
+
+
+@dataclass(frozen=True)
+class Reach:
+    reach: str  # target | unknown | nvidia_only
+    reason: str = ""
+
+
+ON_TARGET = Reach(TARGET)
+
+
+class Project:
+    def __init__(self, facts: dict[str, dict], target, statements: ReachStatements | None = None) -> None:
+        self.facts = facts  # path -> facts
+        self.target = target
+        self.statements = statements or ReachStatements()
+        self.path_of = {f["module"]: path for path, f in facts.items()}
+        self.module_facts = {f["module"]: f for f in facts.values()}
+        self._suffixes = _suffix_index(self.path_of)
+        self.evaluator = Evaluator(self, target)
+        self._values: dict[tuple, Any] = {}
+        self._regions: dict[tuple[str, int], Any] = {}
+        self._functions: dict[tuple[str, str], Reach] = {}
+        self._users: dict[tuple[str, str], list] | None = None
+        self._scope_lists: dict[str, list] = {}
+        self._importers: dict[str, set[str]] | None = None
+
+    # ---- names ------------------------------------------------------------------------------
+    def locate(self, qualified: str) -> tuple[str, list[str]] | None:
+        """(module key, remaining parts) of a dotted name that names something in the project."""
+        parts = qualified.split(".")
+        for cut in range(len(parts), 0, -1):
+            module = self._suffixes.get(".".join(parts[:cut]))
+            if module:
+                return module, parts[cut:]
+        return None
+
+    def canonical(self, qualified: str, depth: int = 0) -> str:
+        """What a project name is bound to, followed through re-exports (`pkg.triton_utils.tl` -> `triton.language`)."""
+        found = self.locate(qualified) if depth < 8 else None
+        if found is None or not found[1]:
+            return qualified
+        module, rest = found
+        facts = self.module_facts[module]
+        head, tail = rest[0], rest[1:]
+        bound = facts["imports"].get(head)
+        if bound is None:
+            snippets = facts["defs"].get(head) or []
+            if len(snippets) != 1 or not snippets[0].startswith(f"{head} = "):
+                return qualified
+            value = snippets[0][len(head) + 3:]
+            dotted = _dotted_text(value)
+            if dotted is None:
+                return qualified
+            first, _, more = dotted.partition(".")
+            bound = facts["imports"].get(first)
+            if bound is None:
+                return qualified
+            bound = f"{bound}.{more}" if more else bound
+        return self.canonical(".".join([bound, *tail]), depth + 1)
+
+    def related_files(self, path: str) -> list[str]:
+        """The project files cross-module value flow may read for `path`: those it imports, transitively,
+        and those importing it directly (a helper's finding names the launches its callers make). Not
+        the whole undirected import graph: in a real project that is every file, and no cache would hit."""
+        if self._importers is None:
+            self._importers = {}
+            for module_path in self.facts:
+                for dep in self._imports_of(module_path):
+                    self._importers.setdefault(dep, set()).add(module_path)
+        seen: set[str] = set(self._importers.get(path, ()))
+        todo = [path]
+        while todo:
+            for dep in self._imports_of(todo.pop()):
+                if dep != path and dep not in seen:
+                    seen.add(dep)
+                    todo.append(dep)
+        seen.discard(path)
+        return sorted(seen)
+
+    def _imports_of(self, path: str) -> set[str]:
+        found = (self.locate(q) for q in (self.facts.get(path) or {}).get("imports", {}).values())
+        return {self.path_of[f[0]] for f in found if f and self.path_of.get(f[0]) and self.path_of[f[0]] != path}
+
+    def aliases_for(self, path: str) -> dict[str, str]:
+        """Imports of `path` that reach a library through the project's own modules: local -> library name."""
+        facts = self.facts.get(path)
+        if not facts:
+            return {}
+        out = {}
+        for local, qualified in facts["imports"].items():
+            if self.locate(qualified) is None:
+                continue
+            resolved = self.canonical(qualified)
+            if resolved != qualified and self.locate(resolved) is None:
+                out[local] = resolved
+        return out
+
+    # ---- the evaluator's resolver -----------------------------------------------------------
+    def name(self, name: str, scope: Scope, evaluator: Evaluator) -> Any:
+        stated = self.statements.value_of(name) if "." not in name else None
+        if stated is not None:
+            return stated
+        facts = self.module_facts.get(scope.module)
+        if facts is None:
+            return self._fallback(name)
+        qualname = scope.qualname
+        while qualname:
+            sources = facts["locals"].get(qualname, {}).get(name)
+            if sources is not None:
+                return self._memo(("local", scope.module, qualname, name),
+                                  lambda q=qualname: merge([evaluator.source(s, Scope(scope.module, q)) for s in sources], False))
+            params = facts["params"].get(qualname, {})
+            if name in params:
+                return self._memo(("param", scope.module, qualname, name),
+                                  lambda q=qualname: self._param(scope.module, q, name, params[name]))
+            qualname = qualname.rpartition(".")[0]
+        return self.module_value(scope.module, name)
+
+    def module_value(self, module: str, name: str) -> Any:
+        return self._memo(("module", module, name), lambda: self._module_value(module, name))
+
+    def _module_value(self, module: str, name: str) -> Any:
+        facts = self.module_facts.get(module)
+        if facts is None:
+            return self._fallback(name)
+        values = []
+        if name in facts["imports"]:
+            imported = self.qualified(facts["imports"][name])
+            values.append(imported if imported is not NOT_FOUND else self._fallback(name))
+        for snippet in facts["defs"].get(name, ()):
+            if not snippet:
+                values.append(OPAQUE)
+            elif snippet.startswith(f"{name} = "):
+                values.append(self.evaluator.source(snippet[len(name) + 3:], Scope(module, "")))
+            else:
+                values.append(Fn(module, name, snippet))
+        if not values:
+            return self._fallback(name)
+        value = merge(values, False)
+        if value is OPAQUE:
+            fallback = self._fallback(name)
+            return fallback if fallback is not OPAQUE else value
+        return value
+
+    def dotted(self, dotted: str, scope: Scope, evaluator: Evaluator) -> Any:
+        """A dotted name whose head is an import (or unbound): a known API, a project name, or NOT_FOUND."""
+        head, _, rest = dotted.partition(".")
+        facts = self.module_facts.get(scope.module)
+        if head in scope.bindings:
+            return NOT_FOUND
+        if facts is not None:
+            if head in facts["defs"] or any(head in facts["locals"].get(q, {}) for q in _chain(scope.qualname)):
+                return NOT_FOUND
+            bound = facts["imports"].get(head)
+            if bound is not None:
+                return self.qualified(f"{bound}.{rest}" if rest else bound)
+        # an unbound head (`x.is_cuda` on a tensor, `self.flag`): only a known API by its full name
+        return self.evaluator.known[dotted] if dotted in self.evaluator.known else NOT_FOUND
+
+    def qualified(self, qualified: str, project: bool = True) -> Any:
+        """The value of a fully qualified name (NOT_FOUND when nothing is known of it)."""
+        stated = self.statements.value_of(qualified)
+        if stated is not None:
+            return stated
+        if qualified in self.evaluator.known:
+            return self.evaluator.known[qualified]
+        found = self.locate(qualified) if project else None
+        if found is not None and found[1]:
+            module, rest = found
+            value = self.module_value(module, rest[0])
+            for attr in rest[1:]:
+                value = self.evaluator.attribute_of(value, attr)
+            return value
+        tail = qualified.rsplit(".", 1)[-1]
+        fallback = self._fallback(tail)
+        return fallback if fallback is not OPAQUE else NOT_FOUND
+
+    def _fallback(self, name: str) -> Any:
+        if name in _PLATFORM_OBJECT:
+            return PlatformRef()
+        value = by_name(name, self.target)
+        return OPAQUE if value is None else value
+
+    def call(self, fn: Fn, evaluator: Evaluator) -> Any:
+        """A project function's return value; one its body does not decide is read by its name (`is_cuda`)."""
+        def run() -> Any:
+            value = evaluator.run_function(fn, {})
+            if value is OPAQUE:
+                named = by_name(fn.qualname.rsplit(".", 1)[-1], self.target)
+                return named if named is not None else value
+            return value
+        return self._memo(("call", fn.module, fn.qualname), run)
+
+    def local_import(self, statement: ast.stmt, scope: Scope) -> None:
+        facts = self.module_facts.get(scope.module, {})
+        for alias in statement.names:
+            local = alias.asname or alias.name.split(".", 1)[0]
+            if isinstance(statement, ast.ImportFrom):
+                base = _absolute(statement.module or "", statement.level, facts)
+                value = self.qualified(f"{base}.{alias.name}") if base is not None else NOT_FOUND
+            else:
+                value = NOT_FOUND
+            if value is not NOT_FOUND:  # unresolved: leave the name to the module's imports
+                scope.bindings[local] = value
+
+    def _memo(self, key: tuple, compute) -> Any:
+        if key in self._values:
+            return self._values[key]
+        self._values[key] = OPAQUE  # a cycle reads as runtime data
+        value = compute()
+        self._values[key] = value
+        return value
+
+    def _param(self, module: str, qualname: str, name: str, param: list) -> Any:
+        """A kernel/helper parameter: the value every call site passes (constexpr flags fed from predicates).
+        Unknown callers (methods, no call site in the project, a call passing it positionally) give OPAQUE."""
+        default, position = param
+        users = self.users(module, qualname) if "." not in qualname else []
+        if not users:
+            return OPAQUE
+        default_value = self.evaluator.source(default, Scope(module, "")) if default else OPAQUE
+        values = []
+        for path, line, column, keywords in users:
+            if name in keywords:
+                user = self.module_facts_at(path)
+                values.append(self.evaluator.source(keywords[name], Scope(user["module"], self.scope_at(path, line))))
+            elif POSITIONAL in keywords and 0 <= keywords[POSITIONAL] <= position:
+                values.append(default_value)  # the call leaves it to its default
+            else:
+                values.append(OPAQUE)  # passed positionally, through *args, or not a call at all
+        return merge(values, False)
+
+    # ---- call sites -------------------------------------------------------------------------
+    def module_facts_at(self, path: str) -> dict:
+        return self.facts[path]
+
+    def users(self, module: str, function: str) -> list:
+        """(path, line, column, keywords) of every use of the module-level `function` in the project."""
+        if self._users is None:
+            self._users = self._index_users()
+        return self._users.get((module, function), [])
+
+    def _index_users(self) -> dict[tuple[str, str], list]:
+        users: dict[tuple[str, str], list] = {}
+        for path, facts in self.facts.items():
+            for key, refs in facts["refs"].items():
+                head, _, attr = key.partition(".")
+                if head in facts["imports"]:
+                    qualified = facts["imports"][head] + (f".{attr}" if attr else "")
+                else:
+                    qualified = f"{facts['module']}.{key}"
+                found = self.locate(qualified)
+                if found is None or len(found[1]) != 1:
+                    continue
+                owner = (found[0], found[1][0])
+                span = self.module_facts[found[0]]["scopes"].get(owner[1]) if found[0] == facts["module"] else None
+                for line, column, keywords in refs:
+                    if span is not None and span[0] <= line <= span[1]:
+                        continue  # recursion: a use inside the function itself
+                    users.setdefault(owner, []).append((path, line, column, keywords))
+        return users
+
+    def scope_at(self, path: str, line: int) -> str:
+        scopes = self._scope_lists.get(path)
+        if scopes is None:
+            facts = self.facts[path]
+            scopes = sorted((v[0], v[1], k) for k, v in facts["scopes"].items() if v[2] == "def")
+            self._scope_lists[path] = scopes
+        found = ""
+        for start, end, qualname in scopes:
+            if start > line:
+                break
+            if start <= line <= end:
+                found = qualname
+        return found
+
+    # ---- reachability ----------------------------------------------------------------------
+    def reach(self, path: str, line: int, column: int) -> Reach:
+        """Does the code at (line, 1-based column) of `path` run on the target?"""
+        by_path = self._path_reach(path)
+        if by_path is not None:
+            return by_path
+        facts = self.facts.get(path)
+        if facts is None:
+            return ON_TARGET
+        point = (line, column - 1)
+        unknown: Reach | None = None
+        for index, region in enumerate(facts["regions"]):
+            l1, c1, l2, c2, scope, test, wanted = region
+            if not ((l1, c1) <= point <= (l2, c2)):
+                continue
+            value = self._region_value(path, index)
+            if value is PLATFORM:
+                unknown = unknown or Reach(UNKNOWN, f"depends on `{test}`, which {self.target.name}'s facts do not decide")
+            elif value is not OPAQUE and value is not wanted:
+                return Reach(NVIDIA_ONLY, f"runs only when `{test}` is {wanted}; on {self.target.name} it is {value}")
+        for qualname, (start, end, kind, enum) in facts["scopes"].items():
+            if not start <= line <= end:
+                continue
+            if kind == "class":
+                verdict = _class_reach(qualname, enum)
+                if verdict is not None:
+                    return verdict
+            elif "." not in qualname:
+                verdict = self.function_reach(path, qualname)
+                if verdict.reach == NVIDIA_ONLY:
+                    return verdict
+                unknown = unknown or (verdict if verdict.reach == UNKNOWN else None)
+        return unknown or ON_TARGET
+
+    def _path_reach(self, path: str) -> Reach | None:
+        parts = path.replace("\\", "/").split("/")
+        folder = next((p for p in parts[:-1] if p.lower() in VENDOR_FOLDERS), None)
+        if folder is not None:
+            return Reach(NVIDIA_ONLY, f"in another vendor's backend folder `{folder}/`")
+        stem = parts[-1].rsplit(".", 1)[0].lower()
+        if any(stem == p or stem.startswith(p + "_") for p in VENDOR_FILE_PREFIXES):
+            return Reach(NVIDIA_ONLY, f"a module for another device type (`{parts[-1]}`)")
+        for pattern in self.statements.nvidia_only_paths:
+            if fnmatch.fnmatch(path, pattern):
+                return Reach(NVIDIA_ONLY, f"matches nvidia_only_paths `{pattern}` in [tool.porter]")
+        return None
+
+    def _region_value(self, path: str, index: int) -> Any:
+        key = (path, index)
+        if key not in self._regions:
+            facts = self.facts[path]
+            test, scope = facts["regions"][index][5], facts["regions"][index][4]
+            value = truth(self.evaluator.source(test, Scope(facts["module"], scope)))
+            self._regions[key] = value
+        return self._regions[key]
+
+    def function_reach(self, path: str, function: str) -> Reach:
+        """NVIDIA-only when every use of a module-level function in the project is (public ones: unknown)."""
+        facts = self.facts[path]
+        key = (facts["module"], function)
+        if key in self._functions:
+            return self._functions[key]
+        self._functions[key] = ON_TARGET  # recursion through call sites: assume it runs
+        verdict = self._function_reach(facts, function)
+        self._functions[key] = verdict
+        return verdict
+
+    def _function_reach(self, facts: dict, function: str) -> Reach:
+        users = self.users(facts["module"], function)
+        if not users or function in (facts["exports"] or ()):
+            return ON_TARGET
+        verdicts = [self.reach(path, line, column + 1) for path, line, column, _ in users]
+        if all(v.reach == NVIDIA_ONLY for v in verdicts):
+            first = users[0]
+            why = f"every use of `{function}` is NVIDIA-only (e.g. {first[0]}:{first[1]}: {verdicts[0].reason})"
+            return Reach(NVIDIA_ONLY if function.startswith("_") else UNKNOWN, why)
+        if all(v.reach != TARGET for v in verdicts):
+            return Reach(UNKNOWN, f"every use of `{function}` is NVIDIA-only or undecided")
+        return ON_TARGET
+
+
+def _class_reach(qualname: str, enum: str) -> Reach | None:
+    """vllm-style platform classes: `_enum = PlatformEnum.CUDA` (or XPU, TPU...) is not the target's."""
+    name = qualname.rsplit(".", 1)[-1]
+    if enum in _NOT_TARGET_ENUMS:
+        return Reach(NVIDIA_ONLY, f"in `{name}`, the platform class for {enum}")
+    if not enum and name.endswith(("Platform", "PlatformBase")) and any(
+            name.startswith(p) for p in ("Cuda", "NvmlCuda", "NonNvmlCuda", "Xpu", "Tpu", "Hpu", "Npu", "Neuron")):
+        return Reach(NVIDIA_ONLY, f"in `{name}`, another vendor's platform class")
+    return None
+
+
+def _suffix_index(path_of: dict[str, str]) -> dict[str, str | None]:
+    index: dict[str, str | None] = {}
+    exact = set(path_of)
+    for module in path_of:
+        parts = module.split(".")
+        for cut in range(len(parts)):
+            suffix = ".".join(parts[cut:])
+            if suffix in index and index[suffix] != module:
+                index[suffix] = suffix if suffix in exact else None  # ambiguous unless one is the full name
+            else:
+                index[suffix] = module
+    return index
+
+
+def _chain(qualname: str):
+    while qualname:
+        yield qualname
+        qualname = qualname.rpartition(".")[0]
+
+
+def _absolute(module: str, level: int, facts: dict) -> str | None:
+    if not level:
+        return module
+    parts = facts.get("module", "").split(".")
+    package = parts if facts.get("package") else parts[:-1]
+    if level - 1 > len(package):
+        return None
+    base = package[: len(package) - (level - 1)]
+    return ".".join([*base, module] if module else base)
+
+
+def _dotted_text(text: str) -> str | None:
+    text = text.strip()
+    return text if text and all(part.isidentifier() for part in text.split(".")) else None
+
+
+def reach_statements(config) -> ReachStatements:
+    """The user's statements from a PorterConfig (`nvidia_only`, `rocm_only`, `nvidia_only_paths`)."""
+    return ReachStatements(tuple(getattr(config, "nvidia_only", ()) or ()), tuple(getattr(config, "rocm_only", ()) or ()),
+                           tuple(getattr(config, "nvidia_only_paths", ()) or ()))
+
+
+def modules_of(paths) -> dict[str, str]:
+    return {module_name(p): p for p in paths}

@@ -1,0 +1,497 @@
+"""What a platform test evaluates to on the target: a small abstract interpreter over `ast` snippets.
+
+Values are Python values when the target decides them (`torch.version.hip` is a version string on a ROCm
+build, `torch.version.cuda` is None, `torch.cuda.get_device_capability()` is the target's (9, 4),
+`get_current_target().backend` is "hip", `gcnArchName` is the target's arch), or one of two markers:
+PLATFORM (depends on the platform in a way the target's facts do not decide: a device name) and OPAQUE
+(ordinary runtime data). Project predicates (`def is_hip(): return torch.version.hip is not None`,
+`IS_TF32_SUPPORTED = IS_NVIDIA and cap >= 8`, `DEVICE_TYPE = get_device_type()`) are evaluated from
+their definitions, through the project's imports, so a name means what its definition says, not what it
+is called. Names that resolve nowhere fall back to what they are called (`is_hip()`, `IS_NVIDIA`).
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import re
+import textwrap
+from dataclasses import dataclass
+from typing import Any, Callable
+
+
+class _Marker:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+PLATFORM = _Marker("PLATFORM")  # platform-dependent, not decided by the target's facts
+OPAQUE = _Marker("OPAQUE")  # runtime data, not about the platform
+UNDECIDED = (PLATFORM, OPAQUE)
+NOT_FOUND = _Marker("NOT_FOUND")  # a resolver's answer for a name it knows nothing about (None is a value)
+MAX_DEPTH = 24
+
+
+class Capability(tuple):
+    """torch's (major, minor) and vllm's DeviceCapability alike: compares as a tuple, has .major/.to_int()."""
+
+    @property
+    def major(self) -> int:
+        return self[0]
+
+    @property
+    def minor(self) -> int:
+        return self[1]
+
+    def to_int(self) -> int:
+        return self[0] * 10 + self[1]
+
+
+@dataclass(frozen=True)
+class Obj:
+    """A platform object whose attributes the target decides (device properties, Triton's target)."""
+
+    kind: str
+    attrs: tuple[tuple[str, Any], ...]
+
+    def get(self, name: str) -> Any:
+        return dict(self.attrs).get(name, PLATFORM)
+
+
+@dataclass(frozen=True)
+class Fn:
+    """A function whose body can be run abstractly (module, scope it is defined in, source)."""
+
+    module: str
+    qualname: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Native:
+    """A callable the target decides: calling it gives `value` (platform methods, known torch calls)."""
+
+    value: Any
+
+
+class PlatformRef:
+    """A platform object (vllm's current_platform, self in a Platform class): answers is_rocm() & co."""
+
+
+# Platform-layer methods (vllm/sglang style current_platform) -> what they return on an AMD target.
+def platform_methods(target) -> dict[str, Any]:
+    capability = Capability(target.capability)
+    return {
+        "is_rocm": True, "is_hip": True, "is_cuda": False, "is_cuda_alike": True, "is_nvidia": False,
+        "is_xpu": False, "is_tpu": False, "is_cpu": False, "is_hpu": False, "is_neuron": False, "is_npu": False,
+        "is_out_of_tree": False, "is_mps": False, "is_musa": False, "is_fp8_fnuz": target.fp8_family == "fnuz",
+        "get_device_capability": capability, "has_device_capability": lambda n=None, *_: _has_capability(capability, n),
+        "is_device_capability": lambda n=None, *_: _is_capability(capability, n),
+    }
+
+
+def _has_capability(capability: Capability, wanted: Any) -> Any:
+    if isinstance(wanted, tuple):
+        return capability >= wanted
+    return capability.to_int() >= wanted if isinstance(wanted, int) else PLATFORM
+
+
+def _is_capability(capability: Capability, wanted: Any) -> Any:
+    if isinstance(wanted, tuple):
+        return tuple(capability) == wanted
+    return capability.to_int() == wanted if isinstance(wanted, int) else PLATFORM
+
+
+def known_values(target) -> dict[str, Any]:
+    """Qualified names whose value the target decides (on a ROCm build of PyTorch and Triton's AMD backend)."""
+    capability = Capability(target.capability)
+    properties = Obj("props", (
+        ("gcnArchName", f"{target.arch}:sramecc+:xnack-"), ("major", capability[0]), ("minor", capability[1]),
+        ("warp_size", target.wave_size), ("multi_processor_count", target.units), ("name", PLATFORM),
+    ))
+    triton_target = Obj("target", (("backend", target.triton["backend"]), ("arch", target.arch),
+                                   ("warp_size", target.wave_size)))
+    driver = Obj("driver", (("get_current_target", Native(triton_target)),))
+    return {
+        "torch.version.hip": "6.4", "torch.version.cuda": None,
+        "torch.utils.cpp_extension.ROCM_HOME": "/opt/rocm", "torch.utils.cpp_extension.CUDA_HOME": None,
+        "torch.utils.cpp_extension.IS_HIP_EXTENSION": True,
+        "torch.cuda.get_device_capability": Native(capability), "torch.cuda.get_device_properties": Native(properties),
+        "torch.cuda.get_device_name": Native(PLATFORM), "torch.cuda.is_available": Native(True),
+        "torch.cuda.is_bf16_supported": Native(True), "torch.cuda.current_device": Native(0),
+        "triton.runtime.driver.active": driver, "triton.runtime.driver.active.get_current_target": Native(triton_target),
+        "torch.device": Native(OPAQUE),
+    }
+
+
+# Names evaluated by what they are called, when no definition is found (an installed dependency's helper).
+_ROCM_TRUE = re.compile(r"_?(is_hip|IS_HIP|is_rocm|IS_ROCM|is_rocm_pytorch|on_rocm|ON_ROCM|use_rocm|USE_ROCM|is_amd|IS_AMD|"
+                        r"IS_HIP_EXTENSION|is_cuda_alike|is_cdna|IS_CDNA)\Z")
+_ROCM_FALSE = re.compile(r"_?(is_cuda|IS_CUDA|is_nvidia|IS_NVIDIA|on_cuda|ON_CUDA|use_cuda_build|is_xpu|IS_XPU|is_npu|"
+                         r"IS_NPU|is_hpu|is_tpu|is_mps|is_musa|IS_MUSA|is_mlu|is_ascend|is_rdna|is_navi)\Z")
+_ARCH_NAME = re.compile(r"_?(is_sm_?\d+\w*|IS_SM_?\d+\w*|is_hopper|IS_HOPPER|is_blackwell|IS_BLACKWELL|is_ampere|"
+                        r"supports_tma|has_tma|HAS_TMA|is_tma_supported|is_fp8_fnuz|is_gfx\w+)\Z")
+
+
+def by_name(name: str, target) -> Any:
+    """What a platform predicate called `name` answers on the target (None: the name says nothing)."""
+    if _ROCM_TRUE.match(name):
+        return True
+    if _ROCM_FALSE.match(name):
+        return False
+    if name.lstrip("_") == "is_fp8_fnuz":
+        return target.fp8_family == "fnuz"
+    if _ARCH_NAME.match(name):
+        return PLATFORM
+    return None
+
+
+def merge(values: list[Any], platform_branch: bool) -> Any:
+    """One value for several paths: equal decided values stay; otherwise PLATFORM if the choice was."""
+    if not values:
+        return OPAQUE
+    first = values[0]
+    if all(_same(first, v) for v in values[1:]):
+        return first
+    if platform_branch or any(v is PLATFORM for v in values):
+        return PLATFORM
+    return OPAQUE
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    if isinstance(a, _Marker) or isinstance(b, _Marker) or type(a) is not type(b):
+        return False
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+def truth(value: Any) -> Any:
+    """True / False when decided, else the marker."""
+    if isinstance(value, _Marker):
+        return value
+    if isinstance(value, (Fn, Native, Obj, PlatformRef)):
+        return True
+    try:
+        return bool(value)
+    except Exception:
+        return OPAQUE
+
+
+_COMPARE: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
+    ast.GtE: operator.ge, ast.Is: lambda a, b: a is b if b is None or a is None else a == b,
+    ast.IsNot: lambda a, b: a is not b if b is None or a is None else a != b,
+    ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
+}
+_BINARY: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod, ast.Div: operator.truediv,
+}
+_STR_METHODS = {"startswith", "endswith", "lower", "upper", "split", "strip", "replace", "find", "partition"}
+
+
+class Scope:
+    """Where a snippet is evaluated: module key, def qualname ('' at module level), local bindings."""
+
+    def __init__(self, module: str, qualname: str, bindings: dict[str, Any] | None = None) -> None:
+        self.module, self.qualname, self.bindings = module, qualname, bindings if bindings is not None else {}
+
+
+class Evaluator:
+    """Evaluates expressions under the target's facts; `resolver` supplies names (see porter.analyze.project)."""
+
+    def __init__(self, resolver, target) -> None:
+        self.resolver = resolver
+        self.target = target
+        self.known = known_values(target)
+        self.methods = platform_methods(target)
+        self.depth = 0
+
+    def source(self, text: str, scope: Scope) -> Any:
+        if not text:
+            return OPAQUE
+        try:
+            expression = ast.parse(text.strip(), mode="eval").body
+        except (SyntaxError, ValueError, RecursionError):
+            return OPAQUE
+        return self.expr(expression, scope)
+
+    def expr(self, node: ast.expr, scope: Scope) -> Any:
+        if self.depth > MAX_DEPTH:
+            return OPAQUE
+        self.depth += 1
+        try:
+            method = getattr(self, "_" + type(node).__name__.lower(), None)
+            return method(node, scope) if method is not None else OPAQUE
+        except RecursionError:
+            return OPAQUE
+        finally:
+            self.depth -= 1
+
+    # -- leaves -------------------------------------------------------------------------------
+    def _constant(self, node: ast.Constant, scope: Scope) -> Any:
+        return node.value
+
+    def _name(self, node: ast.Name, scope: Scope) -> Any:
+        if node.id in scope.bindings:
+            return scope.bindings[node.id]
+        return self.resolver.name(node.id, scope, self)
+
+    def _attribute(self, node: ast.Attribute, scope: Scope) -> Any:
+        dotted = _dotted(node)
+        if dotted is not None:
+            value = self.resolver.dotted(dotted, scope, self)
+            if value is not NOT_FOUND:
+                return value
+        base = self.expr(node.value, scope)
+        return self.attribute_of(base, node.attr)
+
+    def attribute_of(self, base: Any, attr: str) -> Any:
+        if isinstance(base, Obj):
+            return base.get(attr)
+        if isinstance(base, PlatformRef):
+            found = self.methods.get(attr)
+            return Native(found) if found is not None and not callable(found) else (found or OPAQUE)
+        if isinstance(base, Capability) and attr in ("major", "minor"):
+            return getattr(base, attr)
+        if isinstance(base, Capability) and attr == "to_int":
+            return Native(base.to_int())
+        if isinstance(base, str) and attr in _STR_METHODS:
+            return lambda *args: getattr(base, attr)(*args)
+        if base is PLATFORM:
+            return PLATFORM
+        if base is OPAQUE and attr.isupper() and len(attr) > 2:  # `self.IS_HIP`, `cls.USE_ROCM`: a flag by name
+            named = by_name(attr, self.target)
+            return OPAQUE if named is None else named
+        return OPAQUE
+
+    # -- operators ----------------------------------------------------------------------------
+    def _boolop(self, node: ast.BoolOp, scope: Scope) -> Any:
+        is_and = isinstance(node.op, ast.And)
+        pending: list[Any] = []
+        value: Any = None
+        for operand in node.values:
+            value = self.expr(operand, scope)
+            decided = truth(value)
+            if decided is (not is_and):  # True in `or`, False in `and`: the answer whatever came before
+                return value
+            if decided in UNDECIDED:
+                pending.append(decided)
+        if pending:
+            return PLATFORM if PLATFORM in pending else OPAQUE
+        return value
+
+    def _unaryop(self, node: ast.UnaryOp, scope: Scope) -> Any:
+        value = self.expr(node.operand, scope)
+        if isinstance(node.op, ast.Not):
+            decided = truth(value)
+            return decided if decided in UNDECIDED else not decided
+        if isinstance(value, _Marker) or not isinstance(value, (int, float)):
+            return value if isinstance(value, _Marker) else OPAQUE
+        return -value if isinstance(node.op, ast.USub) else value
+
+    def _compare(self, node: ast.Compare, scope: Scope) -> Any:
+        left = self.expr(node.left, scope)
+        result: Any = True
+        for op, right_node in zip(node.ops, node.comparators):
+            right = self.expr(right_node, scope)
+            if isinstance(left, _Marker) or isinstance(right, _Marker) or _undecided_inside(right):
+                undecided = [v for v in (left, right) if isinstance(v, _Marker)]
+                return PLATFORM if PLATFORM in undecided or _undecided_inside(right) == PLATFORM else OPAQUE
+            try:
+                outcome = _COMPARE[type(op)](left, right)
+            except Exception:
+                return OPAQUE
+            if not outcome:
+                return False
+            left = right
+        return result
+
+    def _binop(self, node: ast.BinOp, scope: Scope) -> Any:
+        left, right = self.expr(node.left, scope), self.expr(node.right, scope)
+        for value in (left, right):
+            if isinstance(value, _Marker):
+                return value
+        function = _BINARY.get(type(node.op))
+        try:
+            return function(left, right) if function is not None else OPAQUE
+        except Exception:
+            return OPAQUE
+
+    def _subscript(self, node: ast.Subscript, scope: Scope) -> Any:
+        value = self.expr(node.value, scope)
+        index = self.expr(node.slice, scope)
+        if isinstance(value, _Marker):
+            return value
+        if isinstance(index, _Marker):
+            return index
+        try:
+            found = value[index]
+        except Exception:
+            return OPAQUE
+        return found
+
+    def _ifexp(self, node: ast.IfExp, scope: Scope) -> Any:
+        decided = truth(self.expr(node.test, scope))
+        if decided is True:
+            return self.expr(node.body, scope)
+        if decided is False:
+            return self.expr(node.orelse, scope)
+        return merge([self.expr(node.body, scope), self.expr(node.orelse, scope)], decided is PLATFORM)
+
+    def _tuple(self, node: ast.Tuple | ast.List, scope: Scope) -> Any:
+        values = [self.expr(e, scope) for e in node.elts]
+        return tuple(values)
+
+    _list = _tuple
+    _set = _tuple
+
+    # -- calls ----------------------------------------------------------------------------------
+    def _call(self, node: ast.Call, scope: Scope) -> Any:
+        func = self.expr(node.func, scope)
+        if isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr", "str", "int", "bool", "tuple", "len"):
+            return self._builtin(node, scope)
+        if isinstance(func, Native):
+            value = func.value
+            if callable(value):
+                return value(*[self.expr(a, scope) for a in node.args])
+            return value
+        if isinstance(func, Fn):
+            return self.resolver.call(func, self)
+        if callable(func) and not isinstance(func, type):
+            try:
+                return func(*[self.expr(a, scope) for a in node.args])
+            except Exception:
+                return OPAQUE
+        if isinstance(func, bool):  # a config statement names a predicate: calling it gives its value
+            return func
+        if func is OPAQUE and isinstance(node.func, ast.Attribute):  # `self.is_rocm()`, `cls.is_fp8_fnuz()`
+            return self._method_by_name(node, scope)
+        return func if func is PLATFORM else OPAQUE
+
+    def _method_by_name(self, node: ast.Call, scope: Scope) -> Any:
+        attr = node.func.attr
+        method = self.methods.get(attr)
+        if method is not None:
+            if callable(method):
+                return method(*[self.expr(a, scope) for a in node.args])
+            return method
+        named = by_name(attr, self.target)
+        return OPAQUE if named is None else named
+
+    def _builtin(self, node: ast.Call, scope: Scope) -> Any:
+        name = node.func.id
+        args = [self.expr(a, scope) for a in node.args]
+        if name == "getattr" and len(node.args) >= 2 and isinstance(args[1], str):
+            found = self.expr(ast.Attribute(value=node.args[0], attr=args[1], ctx=ast.Load()), scope)
+            if found is None and len(args) > 2:
+                return args[2]
+            return found
+        if name == "hasattr":
+            return OPAQUE
+        if len(args) != 1 or isinstance(args[0], _Marker):
+            return args[0] if args and isinstance(args[0], _Marker) else OPAQUE
+        try:
+            return {"str": str, "int": int, "bool": bool, "tuple": tuple, "len": len}[name](args[0])
+        except Exception:
+            return OPAQUE
+
+    # -- function bodies ------------------------------------------------------------------------
+    def run_function(self, fn: Fn, defaults: dict[str, Any]) -> Any:
+        try:
+            tree = ast.parse(textwrap.dedent(fn.source))
+        except (SyntaxError, ValueError, RecursionError):
+            return OPAQUE
+        definition = next((s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+        if definition is None:
+            return OPAQUE
+        scope = Scope(fn.module, fn.qualname, dict(defaults))
+        outcomes, falls_through = self._block(definition.body, scope, False)
+        if falls_through:
+            outcomes.append((None, False))
+        return merge([value for value, _ in outcomes], any(platform for _, platform in outcomes))
+
+    def _block(self, body: list[ast.stmt], scope: Scope, platform: bool) -> tuple[list[tuple[Any, bool]], bool]:
+        outcomes: list[tuple[Any, bool]] = []
+        for statement in body:
+            if isinstance(statement, ast.Return):
+                value = self.expr(statement.value, scope) if statement.value is not None else None
+                outcomes.append((value, platform))
+                return outcomes, False
+            if isinstance(statement, ast.Raise):
+                return outcomes, False
+            if isinstance(statement, ast.If):
+                found, falls = self._if(statement, scope, platform)
+                outcomes.extend(found)
+                if not falls:
+                    return outcomes, False
+            elif isinstance(statement, (ast.Try, ast.With)):
+                found, falls = self._block(statement.body, scope, platform)
+                outcomes.extend(found)
+                if not falls:
+                    return outcomes, False
+            elif isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
+                self._assign(statement, scope)
+            elif isinstance(statement, (ast.Import, ast.ImportFrom)):
+                self.resolver.local_import(statement, scope)
+            elif isinstance(statement, (ast.For, ast.While, ast.AsyncFor)):
+                found, _ = self._block(statement.body, scope, platform)
+                outcomes.extend((OPAQUE if not isinstance(v, _Marker) else v, p) for v, p in found)
+        return outcomes, True
+
+    def _if(self, node: ast.If, scope: Scope, platform: bool):
+        decided = truth(self.expr(node.test, scope))
+        if decided is True:
+            return self._block(node.body, scope, platform)
+        if decided is False:
+            return self._block(node.orelse, scope, platform)
+        branch_platform = platform or decided is PLATFORM
+        before = dict(scope.bindings)
+        first, falls_first = self._block(node.body, scope, branch_platform)
+        after_first, scope.bindings = scope.bindings, dict(before)
+        second, falls_second = self._block(node.orelse, scope, branch_platform)
+        for name in set(after_first) | set(scope.bindings):
+            a, b = after_first.get(name, OPAQUE), scope.bindings.get(name, OPAQUE)
+            scope.bindings[name] = merge([a, b], branch_platform)
+        return first + second, falls_first or falls_second
+
+    def _assign(self, node: ast.Assign | ast.AnnAssign, scope: Scope) -> None:
+        value = self.expr(node.value, scope)
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            if isinstance(target, ast.Name):
+                scope.bindings[target.id] = value
+            elif isinstance(target, (ast.Tuple, ast.List)):
+                for index, element in enumerate(target.elts):
+                    if isinstance(element, ast.Name):
+                        try:
+                            scope.bindings[element.id] = value[index] if not isinstance(value, _Marker) else value
+                        except Exception:
+                            scope.bindings[element.id] = OPAQUE
+
+
+def _undecided_inside(value: Any) -> Any:
+    """A tuple holding a marker (`x in (PLATFORM, "hip")`) is itself undecided."""
+    if isinstance(value, tuple):
+        markers = [v for v in value if isinstance(v, _Marker)]
+        if markers:
+            return PLATFORM if PLATFORM in markers else OPAQUE
+    return None
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))

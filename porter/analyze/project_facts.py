@@ -1,0 +1,367 @@
+"""Per-module facts for the project-level analysis, from one stdlib `ast` parse (C, ~10x cheaper than libcst).
+
+A module's facts are plain JSON (cached beside the scan's findings, keyed by the file's sha256):
+
+  imports  local name -> qualified name it is bound to (relative imports made absolute from the path)
+  defs     module-level name -> source snippets that bind it (small functions, assignments)
+  params   scope -> {parameter: [default source | "", position]} (kernel constexpr parameters, platform flags)
+  regions  [l1, c1, l2, c2, scope, test source, wanted]: code in that range runs only when `test` is `wanted`
+  scopes   qualname -> [l1, l2, kind, class platform] of every def/class (kind "def" | "class")
+  locals   scope -> {name: [value sources]}: per-function bindings (a capability is bound per function)
+  refs     name -> [[line, col, {keyword: source, "*": positional count}]]: uses of module-level functions
+           and project imports
+  exports  names in `__all__` (public API: called from outside the project), or null
+
+Only tests that may be about the platform are kept (names like is_hip, IS_NVIDIA, cap, major, props,
+backend...); every other condition is ordinary control flow, which reachability does not need.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from typing import Any
+
+FACTS_FORMAT = 3
+MAX_DEF_LINES = 60  # longer functions are not predicates: their value is not inferred
+MAX_SNIPPET = 400  # longer assignment values are not predicates either
+
+# An identifier that may carry platform information (a test naming none of them is ordinary control flow).
+_PLATFORM_WORD = re.compile(
+    r"hip|cuda|rocm|nvidia|amd|gfx|capab|\Asm_?\d|backend|platform|tma|fnuz|arch|tf32|hopper|blackwell|"
+    r"ampere|wgmma|props|\Amajor\Z|\Aminor\Z|\Acap\Z|\A_?(is|has|use|supports?|enable)_|\A_?(IS|HAS|USE|ENABLE)_",
+    re.IGNORECASE,
+)
+# A function body that may compute a platform predicate (`def get_device_type(): ... "hip" ...`).
+_PLATFORM_TEXT = re.compile(r"hip|cuda|rocm|nvidia|gfx|capabilit|get_current_target|platform|fnuz|gcnArch|tma",
+                            re.IGNORECASE)
+MAX_PREDICATE_LINES = 30
+KEYWORD_ONLY = 1 << 20  # parameter index of a keyword-only parameter
+POSITIONAL = "*"  # refs keyword entry: how many positional arguments the call passes (-1: *args or **kwargs)
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+_BLOCK_FIELDS = ("body", "orelse", "finalbody")
+
+
+def module_name(path: str) -> str:
+    """'pkg/sub/mod.py' -> 'pkg.sub.mod'; 'pkg/__init__.py' -> 'pkg' (path relative to the scanned root)."""
+    parts = path.replace("\\", "/").split("/")
+    parts[-1] = parts[-1].rsplit(".", 1)[0]
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(p for p in parts if p)
+
+
+def module_facts(text: str, path: str, words: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The facts of one module; an unparsable module has empty facts (its findings say why).
+
+    `words`: names the user states are platform predicates (`[tool.porter] nvidia_only`): tests naming
+    them are kept too."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return empty_facts(path)
+    return _Collector(text, path, words).collect(tree)
+
+
+def empty_facts(path: str) -> dict[str, Any]:
+    return {"format": FACTS_FORMAT, "module": module_name(path), "package": path.endswith("__init__.py"),
+            "imports": {}, "defs": {}, "params": {}, "regions": [], "scopes": {}, "locals": {}, "refs": {},
+            "exports": None}
+
+
+_PLATFORM_IN_TEXT = re.compile(
+    r"hip|cuda|rocm|nvidia|amd|gfx|capab|\bsm_?\d|backend|platform|tma|fnuz|arch|tf32|hopper|blackwell|ampere|"
+    r"wgmma|props|\bmajor\b|\bminor\b|\bcap\b|\b_?(is|has|use|supports?|enable)_|\b_?(IS|HAS|USE|ENABLE)_",
+    re.IGNORECASE,
+)
+
+
+def is_platform_text(text: str) -> bool:
+    """Does an expression's source name anything that may be about the platform?"""
+    return _PLATFORM_IN_TEXT.search(text) is not None
+
+
+class _Collector:
+    def __init__(self, text: str, path: str, words: tuple[str, ...] = ()) -> None:
+        self.words = words
+        self.lines = text.splitlines()
+        self.path = path
+        self.facts = empty_facts(path)
+        self.module = self.facts["module"]
+        self.package = self.facts["package"]
+        self.top = self.module.split(".")
+
+    def collect(self, tree: ast.Module) -> dict[str, Any]:
+        self._block(tree.body, "", module_level=True)
+        self._walk(tree)
+        return self.facts
+
+    # -- statements, with the scope each lies in ------------------------------------------------
+    def _block(self, body: list[ast.stmt], scope: str, module_level: bool) -> None:
+        for index, statement in enumerate(body):
+            self._statement(statement, scope, module_level)
+            self._early_exit(statement, body[index + 1:], scope)
+        for statement in body:
+            for name in _BLOCK_FIELDS:
+                inner = getattr(statement, name, None)
+                if isinstance(inner, list) and inner and not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    self._block(inner, scope, module_level)
+            for handler in getattr(statement, "handlers", ()):
+                self._block(handler.body, scope, module_level)
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                inner_scope = f"{scope}.{statement.name}" if scope else statement.name
+                self._block(statement.body, inner_scope, module_level=False)
+
+    def _statement(self, node: ast.stmt, scope: str, module_level: bool) -> None:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            self._import(node)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self._function(node, scope, module_level)
+        elif isinstance(node, ast.ClassDef):
+            self._class(node, scope, module_level)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                self._assign(target, node.value, scope, module_level)
+
+    def _import(self, node: ast.Import | ast.ImportFrom) -> None:
+        imports = self.facts["imports"]
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                local = alias.asname or alias.name.split(".", 1)[0]
+                imports.setdefault(local, alias.name if alias.asname else local)
+            return
+        base = self._absolute(node.module or "", node.level)
+        if base is None:
+            return
+        for alias in node.names:
+            if alias.name != "*":
+                imports.setdefault(alias.asname or alias.name, f"{base}.{alias.name}" if base else alias.name)
+
+    def _absolute(self, module: str, level: int) -> str | None:
+        if not level:
+            return module
+        package = self.top if self.package else self.top[:-1]
+        if level - 1 > len(package):
+            return None
+        base = package[: len(package) - (level - 1)]
+        return ".".join([*base, module] if module else base)
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: str, module_level: bool) -> None:
+        qualname = f"{scope}.{node.name}" if scope else node.name
+        start = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+        self.facts["scopes"][qualname] = [start, node.end_lineno or node.lineno, "def", ""]
+        self._params(node, qualname)
+        if module_level:
+            snippet = self._source(start, node.end_lineno or node.lineno)
+            if snippet is not None and (_PLATFORM_WORD.search(node.name) or (
+                    snippet.count("\n") < MAX_PREDICATE_LINES and _PLATFORM_TEXT.search(snippet))):
+                self.facts["defs"].setdefault(node.name, []).append(snippet)
+            else:
+                self.facts["defs"].setdefault(node.name, [])  # known to be a function, value not inferred
+
+    def _params(self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> None:
+        args = node.args
+        positional = [*args.posonlyargs, *args.args]
+        defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+        params = {}
+        keyword_only = [(arg, default, KEYWORD_ONLY) for arg, default in zip(args.kwonlyargs, args.kw_defaults)]
+        for arg, default, index in [*((a, d, i) for i, (a, d) in enumerate(zip(positional, defaults))), *keyword_only]:
+            if _PLATFORM_WORD.search(arg.arg):
+                params[arg.arg] = [self._text(default) if default is not None else "", index]
+        if params:
+            self.facts["params"][qualname] = params
+
+    def _class(self, node: ast.ClassDef, scope: str, module_level: bool) -> None:
+        qualname = f"{scope}.{node.name}" if scope else node.name
+        enum = ""
+        for statement in node.body:
+            if isinstance(statement, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "_enum" for t in statement.targets):
+                value = statement.value
+                enum = value.attr if isinstance(value, ast.Attribute) else ""
+        self.facts["scopes"][qualname] = [node.decorator_list[0].lineno if node.decorator_list else node.lineno,
+                                          node.end_lineno or node.lineno, "class", enum]
+        if module_level:
+            self.facts["defs"].setdefault(node.name, [])
+
+    def _assign(self, target: ast.expr, value: ast.expr, scope: str, module_level: bool) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for index, element in enumerate(target.elts):
+                if isinstance(element, ast.Name):
+                    self._bind(element.id, f"({self._text(value)})[{index}]", value, scope, module_level)
+            return
+        if not isinstance(target, ast.Name):
+            return
+        if module_level and target.id == "__all__" and isinstance(value, (ast.List, ast.Tuple)):
+            self.facts["exports"] = [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        self._bind(target.id, None, value, scope, module_level)
+
+    def _bind(self, name: str, source: str | None, value: ast.expr, scope: str, module_level: bool) -> None:
+        # module level: every binding (a re-export `tl = triton.language`, `DEVICE_TYPE = get_device_type()`);
+        # in a function only platform-looking ones (`major, minor = torch.cuda.get_device_capability()`)
+        if not (module_level or _PLATFORM_WORD.search(name) or is_platform_text(self._text(value))):
+            if module_level:
+                self.facts["defs"].setdefault(name, []).append("")  # bound to something not inferred
+            return
+        source = source or self._text(value)
+        if len(source) > MAX_SNIPPET:
+            source = ""
+        if module_level:
+            self.facts["defs"].setdefault(name, []).append(f"{name} = {source}" if source else "")
+        else:
+            self.facts["locals"].setdefault(scope, {}).setdefault(name, []).append(source)
+
+    def _text(self, node: ast.AST) -> str:
+        """The node's source text, parenthesised so that a multi-line expression parses alone ('' when long)."""
+        first, last = node.lineno, node.end_lineno or node.lineno
+        if last - first > 8:
+            return ""
+        if first == last:
+            line = self.lines[first - 1]
+            text = line.encode()[node.col_offset:node.end_col_offset].decode(errors="replace") if not line.isascii() \
+                else line[node.col_offset:node.end_col_offset]
+        else:
+            lines = [line.encode() for line in self.lines[first - 1:last]]
+            lines[-1], lines[0] = lines[-1][:node.end_col_offset], lines[0][node.col_offset:]
+            text = b"\n".join(lines).decode(errors="replace")
+        text = f"({text})" if "\n" in text else text
+        return text if len(text) <= MAX_SNIPPET else ""
+
+    def _source(self, first: int, last: int) -> str | None:
+        if last - first + 1 > MAX_DEF_LINES:
+            return None
+        return "\n".join(self.lines[first - 1:last])
+
+    # -- guard regions ---------------------------------------------------------------------------
+    def _early_exit(self, statement: ast.stmt, rest: list[ast.stmt], scope: str) -> None:
+        """`if is_hip(): return ...` leaves the rest of the block to the other platform;
+        `assert torch.version.cuda` leaves it to CUDA."""
+        if not rest:
+            return
+        if isinstance(statement, ast.Assert):
+            self._region(rest[0], rest[-1], scope, statement.test, True)
+        elif isinstance(statement, ast.If) and not statement.orelse and _ends_in_exit(statement.body):
+            self._region(rest[0], rest[-1], scope, statement.test, False)
+
+    def _region(self, first: ast.AST, last: ast.AST, scope: str, test: ast.expr, wanted: bool) -> None:
+        text = self._text(test)
+        if not is_platform_text(text) and not any(word in text for word in self.words):
+            return
+        start = first.decorator_list[0] if getattr(first, "decorator_list", None) else first
+        self.facts["regions"].append([start.lineno, start.col_offset, last.end_lineno, last.end_col_offset,
+                                      scope, text, wanted])
+
+    def _walk(self, tree: ast.Module) -> None:
+        """Expression-level guards (if/while bodies, `a if t else b`, `t and x`, comprehension filters)
+        and the references the call-site analysis needs, in one pass over every node."""
+        scopes = sorted(((v[0], v[1], k) for k, v in self.facts["scopes"].items() if v[2] == "def"), key=lambda s: s[0])
+        attribute_bases: set[int] = set()
+        names: list[ast.Name] = []
+        calls: dict[int, ast.Call] = {}
+        for node in _nodes(tree):
+            kind = type(node)
+            if kind is ast.Name:
+                names.append(node)
+            elif kind is ast.Attribute:
+                attribute_bases.add(id(node.value))
+                if isinstance(node.value, ast.Name):
+                    names.append(node)
+            elif kind is ast.Call:
+                func = node.func.value if isinstance(node.func, ast.Subscript) else node.func
+                calls[id(func)] = node
+            elif kind in (ast.If, ast.While, ast.IfExp):
+                self._branches(node, _scope_at(scopes, node.lineno))
+            elif kind is ast.BoolOp:
+                self._boolop(node, _scope_at(scopes, node.lineno))
+            elif kind in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
+                self._comprehension(node, _scope_at(scopes, node.lineno))
+        self._references(names, attribute_bases, calls)
+
+    def _branches(self, node: ast.If | ast.While | ast.IfExp, scope: str) -> None:
+        body = node.body if isinstance(node.body, list) else [node.body]
+        self._region(body[0], body[-1], scope, node.test, True)
+        orelse = node.orelse if isinstance(node.orelse, list) else [node.orelse]
+        if orelse:
+            self._region(orelse[0], orelse[-1], scope, node.test, False)
+
+    def _boolop(self, node: ast.BoolOp, scope: str) -> None:
+        wanted = isinstance(node.op, ast.And)  # `a and b`: b runs when a holds; `a or b`: when it fails
+        for before, after in zip(node.values, node.values[1:]):
+            self._region(after, node.values[-1], scope, before, wanted)
+
+    def _comprehension(self, node: ast.AST, scope: str) -> None:
+        element = node.key if isinstance(node, ast.DictComp) else node.elt
+        last = node.value if isinstance(node, ast.DictComp) else node.elt
+        for generator in node.generators:
+            for test in generator.ifs:
+                self._region(element, last, scope, test, True)
+
+    def _references(self, names: list, attribute_bases: set[int], calls: dict[int, ast.Call]) -> None:
+        """Uses of module-level functions and of names imported from the project itself."""
+        own = {name for name, snippets in self.facts["defs"].items()
+               if self.facts["scopes"].get(name, [0, 0, ""])[2] == "def"}
+        imports = self.facts["imports"]
+        project = {local for local, qualified in imports.items() if qualified.split(".", 1)[0] in self.top}
+        refs = self.facts["refs"]
+        for node in names:
+            if isinstance(node, ast.Attribute):
+                base = node.value.id
+                if base not in project or id(node) not in calls:  # `mod.helper(...)`; `config.flag` is no use
+                    continue
+                key = f"{base}.{node.attr}"
+            else:
+                if id(node) in attribute_bases or not isinstance(node.ctx, ast.Load):
+                    continue
+                if node.id not in own and node.id not in project:
+                    continue
+                key = node.id
+            call = calls.get(id(node))
+            keywords = {}
+            if call is not None:
+                keywords = {k.arg: self._text(k.value) for k in call.keywords if k.arg and _PLATFORM_WORD.search(k.arg)}
+                starred = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
+                keywords[POSITIONAL] = -1 if starred else len(call.args)  # which parameters the call may fill
+            refs.setdefault(key, []).append([node.lineno, node.col_offset, keywords])
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_LEAVES = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop, ast.Constant)
+
+
+def _nodes(tree: ast.AST):
+    """Every node (like ast.walk, without its per-node generator overhead; operator and context leaves skipped)."""
+    stack = [tree]
+    pop, push, fields_of = stack.pop, stack.append, _FIELDS
+    while stack:
+        node = pop()
+        yield node
+        kind = type(node)
+        names = fields_of.get(kind)
+        if names is None:
+            names = fields_of[kind] = tuple(node._fields)
+        for name in names:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST) and not isinstance(item, _LEAVES):
+                        push(item)
+            elif isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
+                push(value)
+
+
+def _scope_at(scopes: list[tuple[int, int, str]], line: int) -> str:
+    """The innermost def whose lines hold `line` ("" at module level)."""
+    found = ""
+    for start, end, qualname in scopes:
+        if start > line:
+            break
+        if start <= line <= end:
+            found = qualname  # later starts nest deeper
+    return found
+
+
+def _ends_in_exit(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], _EXITS)

@@ -1,0 +1,99 @@
+"""Before verifying: can the replay run at all? A missing tool is an environment fault, not a verdict.
+
+The test replay needs pytest (for porter's plugin), and for a repository that imports torch or
+Triton also numpy, torch and triton, in the interpreter that runs the tests; cross-compilation needs
+Triton's AMD backend in porter's own interpreter. A failed check stops the run once, with the fix.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from porter.errors import PorterError
+from porter.verify.options import VerifyOptions
+from porter.verify.runner import _is_pytest
+from porter.verify.selection import imports_any
+
+GPU_EXTRA_FIX = "python -m pip install 'porter[gpu]'"
+_PROBE = """
+import importlib, json, sys
+found = {}
+for name in sys.argv[1:]:
+    try:
+        importlib.import_module(name)
+        found[name] = ""
+    except BaseException as error:
+        found[name] = (type(error).__name__ + ": " + str(error)).splitlines()[0][:200]
+print(json.dumps(found))
+"""
+
+
+class VerifierUnavailable(PorterError):
+    """The verifier cannot run here (a missing dependency, a broken test command): exit 2, nothing applied."""
+
+
+@dataclass(frozen=True)
+class Requirement:
+    module: str
+    why: str
+
+
+def requirements(repo: Path, options: VerifyOptions) -> tuple[list[Requirement], list[Requirement]]:
+    """(what the test interpreter needs, what porter's interpreter needs) for this repository."""
+    tests: list[Requirement] = []
+    if not options.test_cmd or _is_pytest(list(options.test_cmd)):
+        tests.append(Requirement("pytest", "porter replays the tests through a pytest plugin"))
+    own: list[Requirement] = []
+    if imports_any(repo, ("torch", "triton")):
+        tests += [Requirement("numpy", "Triton's interpreter (TRITON_INTERPRET=1) needs it"),
+                  Requirement("torch", "the repository imports torch or triton"),
+                  Requirement("triton", "the kernels replay under Triton's interpreter")]
+        if options.cross_compile and options.device == "cpu":
+            own.append(Requirement("triton.backends.amd", "kernels are cross-compiled for the target's gfx arch"))
+    return tests, own
+
+
+def test_interpreter(options: VerifyOptions) -> str | None:
+    """The Python that runs the tests (porter's own unless test_cmd names another); None: an opaque command."""
+    command = list(options.test_cmd)
+    if not command or command[0] in ("python", "python3"):
+        return sys.executable
+    head = Path(command[0]).name
+    return command[0] if head.startswith("python") else None
+
+
+def check(repo: Path, options: VerifyOptions) -> None:
+    """Raise VerifierUnavailable with the exact fix when something the replay needs is missing."""
+    tests, own = requirements(repo, options)
+    interpreter = test_interpreter(options)
+    for python, needed in ((interpreter, tests), (sys.executable, own)):
+        if python is None or not needed:
+            continue
+        missing = _missing(python, [r.module for r in needed])
+        if missing:
+            raise VerifierUnavailable(_message(python, needed, missing))
+
+
+def _missing(python: str, modules: list[str]) -> dict[str, str]:
+    try:
+        done = subprocess.run([python, "-c", _PROBE, *modules], capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return {modules[0]: f"cannot run {python}: {error}"}
+    try:
+        found = json.loads(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {modules[0]: f"{python} did not answer: {(done.stderr.strip().splitlines() or ['?'])[-1]}"}
+    return {name: error for name, error in found.items() if error}
+
+
+def _message(python: str, needed: list[Requirement], missing: dict[str, str]) -> str:
+    names = [r.module for r in needed if r.module in missing]
+    first = next(r for r in needed if r.module in missing)
+    own = python == sys.executable
+    fix = GPU_EXTRA_FIX if own else f"{python} -m pip install {' '.join(sorted({n.split('.')[0] for n in names}))}"
+    return (f"cannot verify: {', '.join(names)} not importable by {python} ({first.why}; {missing[first.module]}); "
+            f"fix: {fix} (or pass --no-verify to get unverified patches only)")

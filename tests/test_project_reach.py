@@ -1,0 +1,441 @@
+"""Project-level platform reachability (issue 14 part 1): predicates, regions, call sites, statements, re-exports."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from porter.analyze import load_rules
+from porter.analyze.project import Project, ReachStatements
+from porter.analyze.project_facts import module_facts
+from porter.analyze.scan import scan_tree
+from porter.config import PorterConfig, load_config
+from porter.errors import ConfigError
+from porter.targets import get_target
+
+
+def project(files: dict[str, str], target: str = "mi300x", statements: ReachStatements | None = None) -> Project:
+    texts = {path: textwrap.dedent(text) for path, text in files.items()}
+    words = statements.words() if statements else ()
+    facts = {path: module_facts(text, path, words) for path, text in texts.items()}
+    return Project(facts, get_target(target), statements), texts
+
+
+def reach(files: dict[str, str], path: str, marker: str, target: str = "mi300x", statements=None) -> tuple[str, str]:
+    built, texts = project(files, target, statements)
+    for number, line in enumerate(texts[path].splitlines(), start=1):
+        if marker in line:
+            verdict = built.reach(path, number, line.index(marker) + 1)
+            return verdict.reach, verdict.reason
+    raise AssertionError(f"{marker!r} not in {path}")
+
+
+UTILS = """
+    import functools
+    import torch
+    import triton
+
+    @functools.lru_cache(maxsize=None)
+    def is_hip() -> bool:
+        return torch.version.hip is not None
+
+    _is_hip = is_hip()
+
+    def is_cdna() -> bool:
+        return is_hip() and triton.runtime.driver.active.get_current_target().arch in ("gfx940", "gfx942", "gfx950")
+
+    IS_NVIDIA = triton.runtime.driver.active.get_current_target().backend == "cuda"
+
+    def get_device_type():
+        if torch.cuda.is_available() and torch.version.hip:
+            return "hip"
+        elif torch.cuda.is_available():
+            return "cuda"
+        return "cpu"
+
+    DEVICE_TYPE = get_device_type()
+
+    def is_fp8_fnuz() -> bool:
+        if _is_hip:
+            return "gfx94" in torch.cuda.get_device_properties("cuda").gcnArchName
+        return False
+
+    def _check_tma_support():
+        return IS_NVIDIA and torch.cuda.get_device_capability()[0] >= 9
+
+    use_tma = _check_tma_support()
+    IS_TF32_SUPPORTED = IS_NVIDIA and torch.cuda.get_device_capability()[0] >= 8
+"""
+
+
+def ops(body: str) -> dict[str, str]:
+    return {"pkg/__init__.py": "", "pkg/utils.py": UTILS, "pkg/ops.py": body}
+
+
+def test_rocm_check_else_branch_is_nvidia_only_and_its_body_runs():
+    files = ops("""
+        from pkg.utils import is_hip
+        def f():
+            if is_hip():
+                on_amd = 1
+            else:
+                on_nvidia = 2
+    """)
+    assert reach(files, "pkg/ops.py", "on_amd")[0] == "target"
+    verdict, why = reach(files, "pkg/ops.py", "on_nvidia")
+    assert verdict == "nvidia_only" and "is_hip()" in why
+
+
+def test_predicates_are_read_from_their_definitions_not_their_names():
+    files = ops("""
+        from .utils import is_cuda
+        def f():
+            if is_cuda():
+                runs_on_rocm_too = 1
+    """)
+    files["pkg/utils.py"] = "import torch\ndef is_cuda():\n    return torch.cuda.is_available()\n"
+    assert reach(files, "pkg/ops.py", "runs_on_rocm_too")[0] == "target"  # is_available() is true on ROCm
+    files["pkg/utils.py"] = "import torch\ndef is_cuda():\n    return torch.version.cuda is not None\n"
+    assert reach(files, "pkg/ops.py", "runs_on_rocm_too")[0] == "nvidia_only"
+
+
+@pytest.mark.parametrize("test, expected", [
+    ("IS_NVIDIA", "nvidia_only"),  # Triton's active backend
+    ("not IS_NVIDIA", "target"),
+    ("is_cdna()", "target"),  # derived from is_hip() and the target's arch
+    ("_is_hip", "target"),
+    ('DEVICE_TYPE in ("hip", "xpu")', "target"),
+    ('DEVICE_TYPE == "cuda"', "nvidia_only"),
+    ("use_tma", "nvidia_only"),  # use_tma = _check_tma_support() = IS_NVIDIA and cap >= 9
+    ("IS_TF32_SUPPORTED", "nvidia_only"),
+])
+def test_derived_flags_and_predicates(test, expected):
+    files = ops(f"""
+        from pkg.utils import IS_NVIDIA, is_cdna, _is_hip, DEVICE_TYPE, use_tma, IS_TF32_SUPPORTED
+        def f():
+            if {test}:
+                guarded = 1
+    """)
+    assert reach(files, "pkg/ops.py", "guarded")[0] == expected
+
+
+def test_device_properties_decide_per_target():
+    files = ops("""
+        from pkg.utils import is_fp8_fnuz
+        def f():
+            if is_fp8_fnuz():
+                fnuz_path = 1
+    """)
+    assert reach(files, "pkg/ops.py", "fnuz_path", "mi300x")[0] == "target"  # gfx942 reads fnuz fp8
+    assert reach(files, "pkg/ops.py", "fnuz_path", "mi350x")[0] == "nvidia_only"  # gfx950 is OCP
+
+
+def test_platform_objects_of_an_uninstalled_layer():
+    files = {"pkg/ops.py": textwrap.dedent("""
+        from vllm.platforms import current_platform
+        def f():
+            if current_platform.is_rocm():
+                rocm = 1
+            if current_platform.is_cuda():
+                cuda = 1
+            if current_platform.is_cuda_alike():
+                alike = 1
+            x = 1 if current_platform.has_device_capability(90) else 2
+            y = hopper_only() if current_platform.is_device_capability(90) else 3
+    """)}
+    assert reach(files, "pkg/ops.py", "rocm")[0] == "target"
+    assert reach(files, "pkg/ops.py", "cuda = 1")[0] == "nvidia_only"
+    assert reach(files, "pkg/ops.py", "alike")[0] == "target"  # CUDA or ROCm
+    assert reach(files, "pkg/ops.py", "1 if")[0] == "target"  # ROCm reports (9, 4) on gfx942: >= 90
+    assert reach(files, "pkg/ops.py", "hopper_only")[0] == "nvidia_only"  # 94 != 90
+
+
+def test_early_return_and_assert_leave_the_rest_of_the_block():
+    files = ops("""
+        import torch
+        from pkg.utils import is_hip
+        def f():
+            if is_hip():
+                return fallback()
+            after_return = 1
+
+        def g():
+            assert torch.version.cuda, "CUDA build required"
+            after_assert = 1
+
+        def h():
+            if torch.cuda.get_device_capability() < (9, 0):
+                return
+            hopper_gate = 1
+    """)
+    assert reach(files, "pkg/ops.py", "fallback")[0] == "target"
+    assert reach(files, "pkg/ops.py", "after_return")[0] == "nvidia_only"
+    assert reach(files, "pkg/ops.py", "after_assert")[0] == "nvidia_only"
+    assert reach(files, "pkg/ops.py", "hopper_gate")[0] == "target"  # (9, 4) passes a Hopper gate: a real finding
+
+
+def test_capability_is_bound_per_function():
+    files = {"pkg/ops.py": textwrap.dedent("""
+        import torch
+        def from_arch(arch: str):
+            major = int(arch[3])
+            if major >= 10:
+                parsed = 1
+
+        def from_torch():
+            major, minor = torch.cuda.get_device_capability()
+            if major >= 10:
+                blackwell = 1
+    """)}
+    assert reach(files, "pkg/ops.py", "parsed")[0] == "target"  # runtime data, not the CUDA capability
+    assert reach(files, "pkg/ops.py", "blackwell")[0] == "nvidia_only"  # 9 >= 10 is false on gfx942
+
+
+def test_undecided_platform_test_is_unknown():
+    files = {"pkg/ops.py": textwrap.dedent("""
+        import torch
+        def f():
+            if torch.cuda.get_device_name().startswith("NVIDIA H100"):
+                by_name = 1
+    """)}
+    verdict, why = reach(files, "pkg/ops.py", "by_name")
+    assert verdict == "unknown" and "get_device_name" in why
+
+
+def test_constexpr_kernel_parameter_fed_from_a_flag():
+    files = ops("""
+        import triton
+        import triton.language as tl
+        from pkg.utils import use_tma, is_hip
+
+        @triton.jit
+        def kernel(X, USE_TMA: tl.constexpr, HIP: tl.constexpr = False):
+            if USE_TMA:
+                tma_path = 1
+            if HIP:
+                hip_path = 1
+
+        def launch(x):
+            kernel[(1,)](x, USE_TMA=use_tma, HIP=is_hip())
+    """)
+    assert reach(files, "pkg/ops.py", "tma_path")[0] == "nvidia_only"
+    assert reach(files, "pkg/ops.py", "hip_path")[0] == "target"
+
+
+def test_function_whose_every_use_is_cuda_guarded():
+    files = ops("""
+        from pkg.utils import IS_NVIDIA
+        def _cuda_helper():
+            inside_private = 1
+
+        def cuda_helper():
+            inside_public = 1
+
+        def _shared():
+            inside_shared = 1
+
+        def caller():
+            if IS_NVIDIA:
+                _cuda_helper()
+                cuda_helper()
+                _shared()
+            _shared()
+    """)
+    assert reach(files, "pkg/ops.py", "inside_private")[0] == "nvidia_only"
+    assert reach(files, "pkg/ops.py", "inside_public")[0] == "unknown"  # callers outside the project may exist
+    assert reach(files, "pkg/ops.py", "inside_shared")[0] == "target"
+
+
+def test_platform_classes_and_vendor_folders():
+    files = {
+        "vllm/platforms/cuda.py": "class CudaPlatformBase(Platform):\n    _enum = PlatformEnum.CUDA\n    def f(self):\n        cuda_cls = 1\n",
+        "vllm/platforms/rocm.py": "class RocmPlatform(Platform):\n    _enum = PlatformEnum.ROCM\n    def f(self):\n        rocm_cls = 1\n",
+        "flag_gems/runtime/backend/_ascend/ops.py": "def f():\n    ascend = 1\n",
+        "flag_gems/runtime/backend/_amd/ops.py": "def f():\n    amd = 1\n",
+    }
+    assert reach(files, "vllm/platforms/cuda.py", "cuda_cls")[0] == "nvidia_only"
+    assert reach(files, "vllm/platforms/rocm.py", "rocm_cls")[0] == "target"
+    assert reach(files, "flag_gems/runtime/backend/_ascend/ops.py", "ascend")[0] == "nvidia_only"
+    assert reach(files, "flag_gems/runtime/backend/_amd/ops.py", "amd")[0] == "target"
+
+
+def test_user_statements():
+    files = {"mypkg/__init__.py": "", "mypkg/utils.py": "def is_cuda():\n    return read_env()\n", "mypkg/ops.py": textwrap.dedent("""
+        from mypkg.utils import is_cuda
+        from mypkg.flags import FAST_PATH
+        def f():
+            if is_cuda():
+                stated = 1
+            if FAST_PATH:
+                rocm_stated = 1
+    """)}
+    assert reach(files, "mypkg/ops.py", "stated")[0] == "nvidia_only"  # undecided by its body: read by name
+    files["mypkg/ops.py"] = files["mypkg/ops.py"].replace("is_cuda", "fancy_check")
+    files["mypkg/utils.py"] = "def fancy_check():\n    return read_env()\n"
+    assert reach(files, "mypkg/ops.py", "stated")[0] == "target"  # nothing says it is about the platform
+    stated = ReachStatements(nvidia_only=("mypkg.utils.fancy_check",), rocm_only=("FAST_PATH",),
+                             nvidia_only_paths=("mypkg/cuda_kernels/*",))
+    assert reach(files, "mypkg/ops.py", "stated", statements=stated)[0] == "nvidia_only"
+    assert reach(files, "mypkg/ops.py", "rocm_stated", statements=stated)[0] == "target"
+    files["mypkg/cuda_kernels/k.py"] = "def f():\n    in_path = 1\n"
+    assert reach(files, "mypkg/cuda_kernels/k.py", "in_path", statements=stated)[0] == "nvidia_only"
+    assert reach(files, "mypkg/cuda_kernels/k.py", "in_path")[0] == "target"
+
+
+def test_config_keys(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.porter]\nnvidia_only = ["mypkg.utils.is_cuda", "IS_NVIDIA"]\nrocm_only = "mypkg.utils.on_amd"\n'
+        'nvidia_only_paths = ["mypkg/_nvidia/*"]\n')
+    config = load_config(tmp_path)
+    assert config.nvidia_only == ("mypkg.utils.is_cuda", "IS_NVIDIA")
+    assert config.rocm_only == ("mypkg.utils.on_amd",)
+    assert config.nvidia_only_paths == ("mypkg/_nvidia/*",)
+    (tmp_path / "pyproject.toml").write_text("[tool.porter]\nnvidia_only = 3\n")
+    with pytest.raises(ConfigError, match="nvidia_only"):
+        load_config(tmp_path)
+    (tmp_path / "pyproject.toml").write_text("[tool.porter]\nnvidia_onyl = []\n")
+    with pytest.raises(ConfigError, match="unknown key"):
+        load_config(tmp_path)
+
+
+def test_reexports_resolve_through_the_project():
+    built, _ = project({
+        "pkg/__init__.py": "",
+        "pkg/triton_utils/__init__.py": "from pkg.triton_utils.importing import HAS_TRITON\nif HAS_TRITON:\n    import triton\n    import triton.language as tl\n",
+        "pkg/triton_utils/importing.py": "HAS_TRITON = True\n",
+        "pkg/layers/ops.py": "from pkg.triton_utils import tl, triton\nfrom ..triton_utils import tl as tl2\nfrom pkg.triton_utils.importing import HAS_TRITON\n",
+        "pkg/other.py": "from .triton_utils import triton as tr\n",
+    })
+    assert built.aliases_for("pkg/layers/ops.py") == {"tl": "triton.language", "triton": "triton", "tl2": "triton.language"}
+    assert built.aliases_for("pkg/other.py") == {"tr": "triton"}
+
+
+KERNEL = """
+from pkg.triton_utils import tl, triton
+
+
+@triton.jit
+def add_kernel(X, N, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(X + offsets, tl.load(X + offsets, mask=offsets < N), mask=offsets < N)
+
+
+def add(x):
+    add_kernel[(1,)](x, x.numel(), BLOCK=1024, num_warps=32)
+"""
+
+
+MM_KERNEL = """
+from pkg.triton_utils import tl, triton
+
+
+@triton.jit
+def mm_kernel(A, B, C, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    a = tl.load(A + tl.arange(0, BLOCK_M)[:, None] * BLOCK_K + tl.arange(0, BLOCK_K)[None, :])
+    b = tl.load(B + tl.arange(0, BLOCK_K)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :])
+    c = tl.dot(a, b)
+    y = tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [c], dtype=tl.int32, is_pure=True, pack=1)
+    tl.store(C + tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :], y)
+
+
+def mm(a, b, c):
+    mm_kernel[(1,)](a, b, c, BLOCK_M=256, BLOCK_N=256, BLOCK_K=128, num_warps=8, num_stages=4)
+"""
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(textwrap.dedent(text))
+
+
+def test_triton_rules_see_kernels_through_a_reexport(tmp_path):
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/triton_utils.py": "import triton\nimport triton.language as tl\n",
+                     "pkg/ops.py": MM_KERNEL})
+    ruleset = load_rules()
+    found = scan_tree(tmp_path, "mi300x", ruleset, jobs=1, config=PorterConfig())
+    assert {"PT109", "PT103"} <= {f.rule for f in found.findings if f.path == "pkg/ops.py"}  # inline asm, LDS
+    # the re-export module changes: the cached findings of the importing file must not be reused
+    (tmp_path / "pkg/triton_utils.py").write_text("tl = None\ntriton = None\n")
+    again = scan_tree(tmp_path, "mi300x", ruleset, jobs=1, config=PorterConfig())
+    assert not {"PT109", "PT103"} & {f.rule for f in again.findings}
+
+
+def test_scan_drops_nvidia_only_findings_and_recomputes_reach_from_cached_facts(tmp_path):
+    write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/utils.py": "import torch\ndef amd_build():\n    return torch.version.hip is not None\n",
+        "pkg/ops.py": """
+            import torch
+            from pkg.utils import amd_build
+
+            def pick():
+                if not amd_build():
+                    return torch.cuda.get_device_capability() >= (9, 0)
+                return False
+        """,
+    })
+    ruleset = load_rules()
+    first = scan_tree(tmp_path, "mi300x", ruleset, jobs=1, config=PorterConfig())
+    assert not [f for f in first.findings if f.path == "pkg/ops.py"]
+    hidden = [f for f in first.unreachable if f.path == "pkg/ops.py"]
+    assert hidden and all(f.reach == "nvidia_only" and "amd_build()" in f.reach_reason for f in hidden)
+    # only the predicate's module changes: ops.py's findings come from the cache, its reach is decided anew
+    (tmp_path / "pkg/utils.py").write_text("def amd_build():\n    return False\n")
+    second = scan_tree(tmp_path, "mi300x", ruleset, jobs=1, config=PorterConfig())
+    assert second.stats.cache_hits >= 1
+    assert [f.rule for f in second.findings if f.path == "pkg/ops.py"] == [f.rule for f in hidden]
+
+
+def test_cli_exit_code_ignores_unreachable_and_the_flag_shows_them(tmp_path, capsys):
+    from porter.cli import main
+
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/backend/_ascend/k.py": KERNEL.replace("pkg.triton_utils", "triton_shim"),
+                     "triton_shim.py": "import triton\nimport triton.language as tl\n"})
+    args = ["scan", str(tmp_path), "--target", "mi300x", "--format", "json", "--no-cache", "--fail-on", "info"]
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out)["findings"] == []
+    assert main([*args, "--show-unreachable"]) == 0
+    records = json.loads(capsys.readouterr().out)["findings"]
+    assert any(r["rule"] == "PT101" and r["reach"] == "nvidia_only" for r in records)
+
+
+def test_kernel_inventory_lists_kernels_defined_through_a_reexport(tmp_path):
+    from porter.analyze.scan import kernel_inventory
+
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/triton_utils.py": "import triton\nimport triton.language as tl\n",
+                     "pkg/ops.py": MM_KERNEL})
+    def kernels() -> list[str]:
+        inventory = kernel_inventory(tmp_path, "mi300x", config=PorterConfig(), jobs=1)
+        return [kernel["name"] for found in inventory.files for kernel in found["kernels"]]
+
+    assert kernels() == ["mm_kernel"]
+    (tmp_path / "pkg/triton_utils.py").write_text("tl = None\ntriton = None\n")
+    assert kernels() == []
+
+
+def test_seen_on_real_code_tensor_flags_and_positional_parameters_stay_undecided():
+    files = {"pkg/ops.py": textwrap.dedent("""
+        def dequant(x, quant_state=None, store_preact=True):
+            if x.is_cuda and quant_state is None:
+                tensor_flag = 1
+            if store_preact:
+                by_position = 1
+
+        def caller(x, s):
+            dequant(x, s, False)
+
+        class RocmLike:
+            def pick(self):
+                if self.is_rocm():
+                    method_by_name = 1
+                else:
+                    method_else = 1
+    """)}
+    assert reach(files, "pkg/ops.py", "tensor_flag")[0] == "target"  # x.is_cuda is true on ROCm as well
+    assert reach(files, "pkg/ops.py", "by_position")[0] == "target"  # passed positionally: not its default
+    assert reach(files, "pkg/ops.py", "method_by_name")[0] == "target"
+    assert reach(files, "pkg/ops.py", "method_else")[0] == "nvidia_only"
