@@ -80,7 +80,10 @@ def download(requirement: str, into: Path) -> Path:
 
 def extract(archive: Path, into: Path, keep: list[str] | None) -> Path:
     into.mkdir(parents=True, exist_ok=True)
-    wanted = lambda name: name.endswith(".py") and (keep is None or any(f"{k}/" in name for k in keep))
+
+    def wanted(name: str) -> bool:
+        return name.endswith(".py") and (keep is None or any(f"{k}/" in name for k in keep))
+
     if archive.suffix == ".whl":
         with zipfile.ZipFile(archive) as wheel:
             for name in wheel.namelist():

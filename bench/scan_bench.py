@@ -21,8 +21,8 @@ import argparse
 import cProfile
 import importlib.util
 import os
-import resource
 import pstats
+import resource
 import shutil
 import subprocess
 import sys
@@ -34,10 +34,9 @@ from pathlib import Path
 import libcst
 
 from porter.analyze import load_rules
-from porter.analyze.scan import scan_tree
+from porter.analyze.scan import chunked, parallel_map, scan_tree
 from porter.config import PorterConfig
 from porter.discover import DiscoverOptions, discover, kinds_for, read_source
-from porter.analyze.scan import chunked, parallel_map
 
 DEFAULT_PACKAGES = ("liger-kernel==0.8.5", "flag-gems==5.0.2", "unsloth==2026.10.9")
 CACHE = Path(tempfile.gettempdir()) / "porter-scan-bench"

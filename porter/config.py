@@ -7,11 +7,11 @@ use them: they are passed through untouched as dicts, readable with `PorterConfi
 
 from __future__ import annotations
 
-from porter import toml as tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from porter import toml as tomllib
 from porter.errors import ConfigError, UsageError
 
 PYPROJECT = "pyproject.toml"

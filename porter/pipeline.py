@@ -12,9 +12,10 @@ said so in the report); the verifier failing in any way stops the run with Verif
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from porter.errors import PorterError
 from porter.records import Finding, Patch, RewriteResult, RewriteRound, Verdict, Verification
@@ -72,7 +73,7 @@ def analyze(root: Path, target: Target, config, ruleset=None):
 # ---------------------------------------------------------------- remedy
 
 
-def remedy(root: Path, findings: list[Finding], scan, settings: RewriteSettings, extra: list[Patch] = ()):
+def remedy(root: Path, findings: list[Finding], scan, settings: RewriteSettings, extra: Sequence[Patch] = ()):
     """Plan a patch per finding (codemod, shim, agent) and add the agent patches of earlier rounds."""
     from porter.remedy.planner import PlanOptions, plan_patches
 
@@ -397,7 +398,9 @@ def leftovers(plan, result: RewriteResult, skip: set[str]) -> list[tuple[Finding
 def _ask_agent(settings: RewriteSettings, items: list[tuple[Finding, str]], root: Path) -> list[Patch | None]:
     """Hand each leftover to the agent once; its answers pass the same gates and the verifier."""
     agent = settings.agent
-    answers = []
+    answers: list[Patch | None] = []
+    if agent is None:  # the caller asks only when an agent is configured
+        return answers
     for finding, evidence in items:
         if agent.asked(finding):
             continue
@@ -437,6 +440,8 @@ def stage(result: RewriteResult, unverified: bool = False) -> dict[str, str]:
     from porter.remedy.patches import compose
 
     if result.problem:
+        return {}
+    if result.plan is None:
         return {}
     statuses = result.statuses()
     wanted = {pid for pid, state in statuses.items() if state == "accepted" or (unverified and not result.verified)}

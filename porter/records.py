@@ -245,7 +245,7 @@ class RewriteResult:
     problem: str = ""  # verification could not run (see Verification.problem)
 
     def statuses(self) -> dict[str, str]:
-        return {p.id: self.verdicts[p.id].status if p.id in self.verdicts else "unverified" for p in self.plan.patches}
+        return {p.id: self.verdicts[p.id].status if p.id in self.verdicts else "unverified" for p in (self.plan.patches if self.plan is not None else [])}
 
     @property
     def exit_code(self) -> int:

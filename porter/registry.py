@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from typing import Callable, Generic, TypeVar
+from collections.abc import Callable
+from typing import Generic, TypeVar
 
 Fn = TypeVar("Fn", bound=Callable)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 
 REDACTED = "[redacted]"
 MIN_SECRET_CHARS = 8
@@ -27,12 +28,12 @@ def is_secret_name(name: str) -> bool:
     return name in _REGISTERED or bool(SECRET_NAME.search(name))
 
 
-def secret_names(environ: dict[str, str] | None = None) -> list[str]:
+def secret_names(environ: Mapping[str, str] | None = None) -> list[str]:
     env = os.environ if environ is None else environ
     return sorted(name for name in env if is_secret_name(name))
 
 
-def secret_values(environ: dict[str, str] | None = None) -> list[str]:
+def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     """The secret values now in the environment, longest first (so a value inside another goes last)."""
     env = os.environ if environ is None else environ
     values = {env[name] for name in secret_names(env) if len(env[name]) >= MIN_SECRET_CHARS}

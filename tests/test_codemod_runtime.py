@@ -9,7 +9,7 @@ from pathlib import Path
 
 from porter.records import Finding
 from porter.remedy.codemods import CodemodContext, get_codemod
-from porter.remedy.codemods.autotune import _footprint, _Cfg
+from porter.remedy.codemods.autotune import _Cfg, _footprint
 from porter.remedy.planner import PlanOptions, plan_patches
 from porter.targets import get_target
 

@@ -127,7 +127,7 @@ def test_default_size_limit_is_two_megabytes(tmp_path):
 
 
 def test_text_checks_non_utf8_binary_and_bom():
-    assert decode("a.py", "x = 'é'\n".encode("utf-8")) == "x = 'é'\n"
+    assert decode("a.py", "x = 'é'\n".encode()) == "x = 'é'\n"
     latin = decode("l.py", "x = 'é'\n".encode("latin-1"))
     assert isinstance(latin, SkipNote) and latin.path == "l.py" and "not UTF-8" in latin.reason
     binary = decode("b.py", b"\x00\x01abc")

@@ -8,9 +8,9 @@ import pytest
 import yaml
 
 from porter.errors import ConfigError
+from porter.plan.evaluate import evaluate
 from porter.plan.memory import DATA_PARALLEL_MAX_BYTES, memory_per_gpu, shard
 from porter.plan.model import load_model, parse_model
-from porter.plan.evaluate import evaluate
 from porter.targets import get_target
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

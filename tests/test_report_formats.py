@@ -13,9 +13,9 @@ from porter.analyze.scan import ScanResult, ScanStats
 from porter.records import Finding, SkipNote
 from porter.report import FINDINGS_FORMATS, findings_renderer
 from porter.report.github import annotation, escape_data, escape_property
+from porter.report.json_report import SCHEMA_VERSION, schema
 from porter.report.output import atomic_write_text
 from porter.report.rules import RuleInfo
-from porter.report.json_report import SCHEMA_VERSION, schema
 from porter.report.sarif import FINGERPRINT_KEY, GITHUB_FINGERPRINT_KEY, build_sarif
 from porter.report.terminal import render_terminal
 

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from porter.remedy.apply import ApplyError
-
 from porter.records import FileEdit, Finding
+from porter.remedy.apply import ApplyError
 from porter.remedy.patches import apply_hunks, compose, patch_diff, unified_diff, write_files_atomically
 from porter.remedy.planner import PlanOptions, plan_patches, shim_location
 from porter.targets import get_target

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-
 from dataclasses import dataclass
 
 import pytest

@@ -10,9 +10,9 @@ import pytest
 from porter.errors import UsageError
 from porter.targets import get_target
 from porter.tune import default_space, explain_infeasible, parse_config, predict_gemm_ms, rank_gemm
+from porter.tune.config import GemmConfig
 from porter.tune.dtypes import resolve_dtype
 from porter.tune.model import Machine, blocks_per_unit, unit_flops_clk
-from porter.tune.config import GemmConfig
 
 BIG_TILE = {"BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 8, "num_stages": 4}
 

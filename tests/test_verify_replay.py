@@ -4,8 +4,6 @@ reported as not replayed, and every launch is recorded. One pytest subprocess ru
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from porter.verify.options import VerifyOptions

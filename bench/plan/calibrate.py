@@ -13,8 +13,8 @@ import sys
 
 import numpy as np
 
-from porter.plan.validation import BENCH, compare, load_cases
 from porter.plan.step import plan_constants
+from porter.plan.validation import BENCH, compare, load_cases
 from porter.targets import get_target
 
 FITTED = ("step_overhead_ms", "sparse_grad_gelem_per_s", "host_gather_gbps", "overlap_power")

@@ -15,9 +15,9 @@ import sys
 import tarfile
 import zipfile
 from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
 
 import yaml
 
@@ -288,7 +288,7 @@ class LabelIndex:
     """Labels by key; a target's own label wins over the one shared by all targets."""
 
     def __init__(self, labels: Sequence[Label]):
-        self.by_key: dict[tuple[LabelKey, str], Label] = {(l.key, l.target): l for l in labels}
+        self.by_key: dict[tuple[LabelKey, str], Label] = {(label.key, label.target): label for label in labels}
         self.used: set[tuple[LabelKey, str]] = set()
 
     def lookup(self, finding: CorpusFinding) -> Label | None:

@@ -15,6 +15,10 @@ debatable labels are counted apart. "unlab" counts findings no label matches: ne
 labels were written. "gone T/F" counts labels whose finding is no longer reported: a gone true label is
 a finding lost, a gone false label a false alarm fixed. Findings the analyzer marks nvidia_only are not
 reported by porter, so they are not scored.
+
+Fail closed: a package that cannot be downloaded, or port pairs whose trees are missing, are named in
+the output ("not scored: ...", with how to get them) and the exit status is 1; the figures printed are
+over what was scored.
 """
 
 from __future__ import annotations
@@ -24,17 +28,29 @@ import importlib.util
 import json
 import os
 import sys
-from collections import Counter, defaultdict
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
 
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from corpus import (HELD_OUT_LABELS_FILE, LABELS_FILE, PACKAGES_FILE, CorpusError, CorpusFinding,  # noqa: E402
-                    LabelIndex, fetch, load_corpus, load_labels, read_findings, scan_package, write_findings)
+from corpus import (  # noqa: E402
+    HELD_OUT_LABELS_FILE,
+    LABELS_FILE,
+    PACKAGES_FILE,
+    CorpusError,
+    CorpusFinding,
+    LabelIndex,
+    fetch,
+    load_corpus,
+    load_labels,
+    read_findings,
+    scan_package,
+    write_findings,
+)
 
 OPT_IN = "opt-in"  # the select key that turns on every rule that is off by default
 
@@ -117,14 +133,24 @@ def default_cache() -> Path:
     return Path(os.environ.get("PORTER_REAL_CODE_CACHE") or Path.home() / ".cache" / "porter-real-code")
 
 
-def scan_corpus(packages, targets, cache: Path, select: Sequence[str], jobs: int) -> list[CorpusFinding]:
+def scan_corpus(packages, targets, cache: Path, select: Sequence[str], jobs: int,
+                missing: dict[str, str] | None = None) -> list[CorpusFinding]:
+    """Scan every package for every target. A package that cannot be downloaded is not scored: its name
+    and the reason go into `missing` (when given; else the error stops the run), so the table says so."""
     from porter.analyze import load_rules
     from porter.targets import get_target
 
     ruleset = load_rules(select=select) if select else load_rules()
     found: list[CorpusFinding] = []
     for package in packages:
-        root = fetch(package, cache)
+        try:
+            root = fetch(package, cache)
+        except CorpusError as error:
+            if missing is None:
+                raise
+            missing[package.name] = str(error)
+            print(f"  not scored: {package.name}: {error}", file=sys.stderr)
+            continue
         for target in targets:
             found.extend(scan_package(package, root, get_target(target).name, ruleset, jobs))
             print(f"  scanned {package.name} for {target}", file=sys.stderr)
@@ -156,23 +182,24 @@ def dump(findings: Sequence[CorpusFinding], folder: Path) -> None:
 
 # ---- human ports (bench/real_code/ports.py, by the ports bench) ------------------------------------------
 
-def port_scores(targets: Sequence[str], split: str) -> dict | None:
+def port_scores(targets: Sequence[str], split: str) -> dict:
     """`score_ports(targets, split=...) -> dict` from ports.py beside this file, when that bench exists.
 
-    Its dict has "targets" -> target -> "overall" (recall_lines, false_alarms, ...) when the port trees are
-    in its cache, else "missing" and "how_to_get"; an error of its own comes back as {"error": text}.
+    `split` is the same split as the packages' ("all": every pair). Its dict has "targets" -> target ->
+    "overall" (recall_lines, false_alarms, ...) when the port trees are in its cache, else "missing" (pair
+    ids) and "how_to_get"; an error of its own comes back as {"error": text}.
     """
     path = HERE / "ports.py"
     if not path.is_file():
-        return None
+        return {"split": split, "error": f"{path} not present"}
     spec = importlib.util.spec_from_file_location("real_code_ports", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules.setdefault("real_code_ports", module)
     spec.loader.exec_module(module)
     try:
-        return module.score_ports(list(targets), split="dev" if split == "all" else split)
+        return module.score_ports(list(targets), split=split)
     except Exception as error:  # the ports bench failing must not hide the precision table
-        return {"error": f"{type(error).__name__}: {error}"}
+        return {"split": split, "error": f"{type(error).__name__}: {error}"}
 
 
 # ---- printing -------------------------------------------------------------------------------------------
@@ -193,12 +220,21 @@ def print_scores(scores: dict[str, TargetScore], split: str) -> None:
               f"{_ratio(t.precision):>7}{f'{t.gone_true}/{t.gone_false}':>10}")
 
 
+def print_missing(missing: dict[str, str]) -> None:
+    """Packages left out of the table: the figures above are over the others only."""
+    for name, why in sorted(missing.items()):
+        print(f"\nnot scored: {name}: {why}")
+
+
 def print_ports(ports: dict | None) -> None:
-    if ports is None:
-        print("\nhuman ports: bench/real_code/ports.py not present")
+    if ports is None:  # --no-ports
+        return
+    if "missing" in ports:
+        print(f"\nhuman ports ({ports.get('split', '?')}): not scored, trees missing for {', '.join(ports['missing'])}")
+        print("  " + str(ports.get("how_to_get", "")).replace("\n", "\n  "))
         return
     if "targets" not in ports:
-        print("\nhuman ports: not scored: " + json.dumps({k: v for k, v in ports.items() if k != "cache"}, default=str))
+        print(f"\nhuman ports ({ports.get('split', '?')}): not scored: {ports.get('error', 'no result')}")
         return
     print(f"\nhuman ports ({ports.get('split', '?')}): recall on human-changed lines, false alarms on human-fixed lines")
     for target, result in ports["targets"].items():
@@ -252,16 +288,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     packages = [p for p in corpus.split(args.split) if not args.packages or p.name in args.packages]
     names = {p.name for p in packages}
     select = ["PT", OPT_IN] if args.opt_in else []
+    missing: dict[str, str] = {}  # package -> why it could not be scanned
     if args.unlabelled and any(p.split == "held_out" for p in packages):
         print("score.py: --unlabelled lists dev findings only: the held-out part is not to be looked at",
               file=sys.stderr)
         return 2
     if args.findings:  # stored scans: keep the rules the current catalog runs (with --opt-in: all of them)
         rules = rules_that_ran(select)
-        findings = [f for f in read_stored(args.findings) if f.rule in rules]
+        stored = read_stored(args.findings)
+        names &= {f.package for f in stored}  # packages not stored have no findings: their labels are not "gone"
+        findings = [f for f in stored if f.rule in rules]
     else:
-        findings = scan_corpus(packages, targets, args.cache or default_cache(), select, args.jobs)
+        findings = scan_corpus(packages, targets, args.cache or default_cache(), select, args.jobs, missing)
         rules = rules_that_ran(select)
+        names -= set(missing)  # a package not scanned has no findings: its labels are not "gone"
     if args.dump:
         dump(findings, args.dump)
     labels = LabelIndex([label for path in label_files(args.labels) for label in load_labels(path)])
@@ -269,14 +309,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         print_unlabelled(findings, labels, args.unlabelled, args.limit)
         return 0
     scores = score(findings, labels, targets, names, rules)
-    ports = None if args.no_ports else port_scores(targets, args.split)
+    ports = None if args.no_ports else port_scores(targets, args.split)  # None: --no-ports
     if args.json:
         print(json.dumps({"split": args.split, "targets": {t: s.as_dict() for t, s in scores.items()},
-                          "ports": ports}, indent=1, default=str))
-        return 0
+                          "missing_packages": missing, "ports": ports}, indent=1, default=str))
+        return 1 if missing or not _ports_scored(ports) else 0
     print_scores(scores, args.split)
+    print_missing(missing)
     print_ports(ports)
-    return 0
+    return 1 if missing or not _ports_scored(ports) else 0
+
+
+def _ports_scored(ports: dict | None) -> bool:
+    """True when the ports were skipped on purpose (--no-ports) or scored; missing trees or an error: False."""
+    return ports is None or "targets" in ports
 
 
 if __name__ == "__main__":

@@ -507,7 +507,7 @@ def main() -> int:
     tasks, keys = [], []
     for dtype in dtypes:
         by_class = {}
-        for name, m, n, k, split in shapes:
+        for _name, m, n, k, _split in shapes:
             entry = by_class.setdefault(spec_class(m, n, k), (m, n, k, set()))
             entry[3].update(shape_configs(configs, m, dtype, args.config_stride))
         for cls, (m, n, k, idx) in by_class.items():

@@ -13,17 +13,18 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import libcst as cst
 
 from porter.analyze.guards import only_on_cuda
-from porter.analyze.index import build_index, dotted_name, iter_strings, literal_value, qualified_names
+from porter.analyze.index import build_index, iter_strings, literal_value, qualified_names
 from porter.analyze.rules import Rule, RuleSet, lookup_fact
-from porter.analyze.visitors import Hit, ModuleContext, get_visitor
+from porter.analyze.visitors import ModuleContext, get_visitor
 from porter.discover.source import parse_hazard
-from porter.records import Finding
+from porter.records import Finding, Severity
 from porter.targets import Target, get_target
 
 PARSE_ERROR = ("PT000", "parse-error")
@@ -73,10 +74,10 @@ class _Missing:
     def __init__(self, name: str) -> None:
         self.name = name
 
-    def __getattr__(self, attr: str) -> "_Missing":
+    def __getattr__(self, attr: str) -> _Missing:
         return _Missing(f"{self.name}.{attr}")
 
-    def __getitem__(self, key: Any) -> "_Missing":
+    def __getitem__(self, key: Any) -> _Missing:
         return _Missing(f"{self.name}[{key}]")
 
     def __format__(self, spec: str) -> str:
@@ -145,7 +146,7 @@ class Suppressions:
     whole_file: set[str] | None = field(default_factory=set)
 
     @classmethod
-    def parse(cls, text: str) -> "Suppressions":
+    def parse(cls, text: str) -> Suppressions:
         found = cls()
         if "noqa" not in text and "porter:" not in text:
             return found
@@ -261,7 +262,7 @@ class _RawHit:
     rule: Rule
     node: cst.CSTNode
     data: dict[str, Any]
-    severity: str | None = None
+    severity: Severity | None = None
     message: str | None = None
     unreachable: bool = False  # in a branch only a CUDA build runs (porter.analyze.guards)
 
@@ -348,7 +349,7 @@ class _Matcher:
     def hit(self, rule: Rule, entry: dict, node: cst.CSTNode, **data: Any) -> None:
         merged = dict(entry.get("data") or {})
         merged.update(data)
-        severity = None
+        severity: Severity | None = None
         if "_aware" in entry and entry["_aware"].search(self.ctx.text):
             severity = "info"  # the module already handles the AMD side somewhere: worth a look, not an error
             merged["module_handles"] = entry["aware_of"]
@@ -414,7 +415,7 @@ class _Matcher:
                         self._keyword(rule, entry, call, arg)
 
     def _keyword(self, rule: Rule, entry: dict, call: cst.Call, arg: cst.Arg) -> None:
-        if not entry["_names"].matches([arg.keyword.value]):
+        if arg.keyword is None or not entry["_names"].matches([arg.keyword.value]):
             return
         matched = entry["_calls"].matches(self.qnames(call))
         if not matched:
@@ -460,6 +461,8 @@ class _Matcher:
         parent = self.ctx.parent(node)
         if isinstance(parent, cst.Comparison) or isinstance(parent, cst.ComparisonTarget):
             comparison = parent if isinstance(parent, cst.Comparison) else self.ctx.parent(parent)
+            if not isinstance(comparison, cst.Comparison):
+                return False
             return all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in comparison.comparisons)
         if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not):
             return True
@@ -473,7 +476,10 @@ class _Matcher:
         compared with or looked up, never produced."""
         parent = self.ctx.parent(node)
         if isinstance(parent, cst.Element):  # one of a tuple/list/set: judge the container
-            node, parent = self.ctx.parent(parent), self.ctx.parent(self.ctx.parent(parent))
+            container = self.ctx.parent(parent)
+            if container is None:
+                return False
+            node, parent = container, self.ctx.parent(container)
         if isinstance(parent, cst.ComparisonTarget):
             return isinstance(parent.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot, cst.In, cst.NotIn))
         if isinstance(parent, cst.Comparison):
@@ -595,6 +601,9 @@ class _Matcher:
 
     def _visitor(self, rule: Rule, entry: dict) -> None:
         function = get_visitor(entry["visitor"])
+        if function is None:
+            self.errors.append((rule, f"no visitor is registered as {entry['visitor']!r}"))
+            return
         try:
             for found in function(self.ctx, rule, self.ctx.target) or ():
                 data = dict(entry.get("data") or {})
@@ -761,7 +770,8 @@ def _finding(raw: _RawHit, ctx: ModuleContext, target: Target, suppressions: Sup
         message=format_message(template, target, data), fix=(fix or {}).get("kind"),
         category=rule.category, target=target.name, facts=cited_facts(target, template, variant),
         data=data, snippet=_snippet(ctx, line, end_line),
-        **({"reach": "nvidia_only", "reach_reason": "in a branch only a CUDA build runs"} if raw.unreachable else {}),
+        reach="nvidia_only" if raw.unreachable else "target",
+        reach_reason="in a branch only a CUDA build runs" if raw.unreachable else "",
     )
 
 

@@ -53,7 +53,7 @@ def platform_of_test(ctx: ModuleContext, test: cst.BaseExpression) -> str | None
 
 
 def _invert(platform: str | None) -> str | None:
-    return {CUDA: ROCM, ROCM: CUDA}.get(platform)
+    return {CUDA: ROCM, ROCM: CUDA}.get(platform) if platform is not None else None
 
 
 def _platform_of_name(ctx: ModuleContext, node: cst.BaseExpression, called: bool) -> str | None:
@@ -79,20 +79,22 @@ def _platform_of_name(ctx: ModuleContext, node: cst.BaseExpression, called: bool
 
 def _platform_flags(ctx: ModuleContext) -> dict[str, str]:
     """Names assigned exactly once from a platform test: `has_cuda = torch.version.cuda is not None`."""
-    flags = ctx.cache.get("platform_flags")
-    if flags is None:
-        flags, counts = {}, {}
-        ctx.cache["platform_flags"] = flags  # set first: classifying a value may look names up
-        for assign in ctx.nodes(cst.Assign):
-            for target in assign.targets:
-                if isinstance(target.target, cst.Name):
-                    counts[target.target.value] = counts.get(target.target.value, 0) + 1
-        for assign in ctx.nodes(cst.Assign):
-            names = [t.target.value for t in assign.targets if isinstance(t.target, cst.Name)]
-            if len(names) == 1 and counts[names[0]] == 1 and _mentions_platform(assign.value):
-                platform = platform_of_test(ctx, assign.value)
-                if platform is not None:
-                    flags[names[0]] = platform
+    cached: dict[str, str] | None = ctx.cache.get("platform_flags")
+    if cached is not None:
+        return cached
+    flags: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    ctx.cache["platform_flags"] = flags  # set first: classifying a value may look names up
+    for assign in ctx.nodes(cst.Assign):
+        for target in assign.targets:
+            if isinstance(target.target, cst.Name):
+                counts[target.target.value] = counts.get(target.target.value, 0) + 1
+    for assign in ctx.nodes(cst.Assign):
+        names = [t.target.value for t in assign.targets if isinstance(t.target, cst.Name)]
+        if len(names) == 1 and counts[names[0]] == 1 and _mentions_platform(assign.value):
+            platform = platform_of_test(ctx, assign.value)
+            if platform is not None:
+                flags[names[0]] = platform
     return flags
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import dataclasses
 import re
 from bisect import bisect_right
+from collections.abc import Iterator
 from itertools import accumulate
-from typing import Any, Iterator
+from typing import Any, TypeVar, cast
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -46,6 +47,7 @@ def _child_fields(node_type: type) -> tuple[str, ...]:
 _STATEMENT_TYPES = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
 _SCOPE_TYPES = (cst.FunctionDef, cst.ClassDef)
 _EXIT = object()  # stack marker: restore the enclosing statement/scope
+_Node = TypeVar("_Node", bound=cst.CSTNode)
 
 
 @dataclasses.dataclass
@@ -62,8 +64,9 @@ class ModuleIndex:
     guarded_imports: set[int] = dataclasses.field(default_factory=set)  # imports inside try/except ImportError
     top_of: dict[int, int] = dataclasses.field(default_factory=dict)  # id(node) -> index of its module.body statement
 
-    def of(self, node_type: type) -> list[cst.CSTNode]:
-        return self.nodes.get(node_type, [])
+    def of(self, node_type: type[_Node]) -> list[_Node]:
+        # build_index buckets nodes by their exact type, so the bucket for node_type holds only that type.
+        return cast("list[_Node]", self.nodes.get(node_type, []))
 
 
 _TRACKED_CONTEXT = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString, cst.Integer,
@@ -131,7 +134,8 @@ def build_index(module: cst.Module) -> ModuleIndex:
             elif node_type is cst.If and _probes_availability(node.test):
                 guarded = True
         elif kind is _TRACKED:
-            statement_of[id(node)] = statement
+            if statement is not None:  # always set: Module.body holds only statements
+                statement_of[id(node)] = statement
             top_of[id(node)] = top
             if scope:
                 scope_of[id(node)] = scope
@@ -166,7 +170,7 @@ def build_index(module: cst.Module) -> ModuleIndex:
                     is_node = node_types[value_type] = issubclass(value_type, cst.CSTNode)
                 if is_node:
                     push((value, None))
-    for small_statements in nodes.get(cst.SimpleStatementLine, ()):
+    for small_statements in cast("list[cst.SimpleStatementLine]", nodes.get(cst.SimpleStatementLine, [])):
         for small in small_statements.body:  # imports and other small statements are reported too
             top_of[id(small)] = top_of[id(small_statements)]
     return ModuleIndex(nodes, aliases, imports, statement_of, scope_of, call_arg_of, docstrings, guarded_imports,
@@ -294,7 +298,7 @@ class _OffsetRecorder(CodegenState):
     def after_codegen(self, node: cst.CSTNode) -> None:
         self.spans[id(node)][1] = len(self.tokens)
 
-    def record_syntactic_position(self, node, *, start_node=None, end_node=None):  # type: ignore[override]
+    def record_syntactic_position(self, node, *, start_node=None, end_node=None):
         return _SyntacticSpan(self, node)
 
 

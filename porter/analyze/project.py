@@ -24,9 +24,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from porter.analyze.project_eval import (
-    NOT_FOUND, OPAQUE, PLATFORM, Evaluator, Fn, PlatformRef, Scope, by_name, merge, truth,
+    NOT_FOUND,
+    OPAQUE,
+    PLATFORM,
+    Evaluator,
+    Fn,
+    PlatformRef,
+    Scope,
+    by_name,
+    merge,
+    truth,
 )
 from porter.analyze.project_facts import POSITIONAL, module_name
+from porter.records import Reach as ReachKind
 
 # Folders holding another accelerator's backend (or NVIDIA-only kernel families): never loaded on AMD.
 VENDOR_FOLDERS = frozenset({
@@ -39,7 +49,9 @@ VENDOR_FOLDERS = frozenset({
 VENDOR_FILE_PREFIXES = ("xpu", "tpu", "hpu", "npu", "neuron", "ascend", "mlu", "musa")
 _PLATFORM_OBJECT = ("current_platform", "platform", "_platform", "PLATFORM")
 _NOT_TARGET_ENUMS = {"CUDA", "XPU", "TPU", "CPU", "HPU", "NEURON", "OOT", "NPU", "MPS", "UNSPECIFIED"}
-TARGET, UNKNOWN, NVIDIA_ONLY = "target", "unknown", "nvidia_only"
+TARGET: ReachKind = "target"
+UNKNOWN: ReachKind = "unknown"
+NVIDIA_ONLY: ReachKind = "nvidia_only"
 
 
 @dataclass(frozen=True)
@@ -65,7 +77,7 @@ class ReachStatements:
 
 @dataclass(frozen=True)
 class Reach:
-    reach: str  # target | unknown | nvidia_only
+    reach: ReachKind  # target | unknown | nvidia_only
     reason: str = ""
 
 
@@ -172,11 +184,11 @@ class Project:
             sources = facts["locals"].get(qualname, {}).get(name)
             if sources is not None:
                 return self._memo(("local", scope.module, qualname, name),
-                                  lambda q=qualname: merge([evaluator.source(s, Scope(scope.module, q)) for s in sources], False))
+                                  lambda q=qualname, found=sources: merge([evaluator.source(s, Scope(scope.module, q)) for s in found], False))
             params = facts["params"].get(qualname, {})
             if name in params:
                 return self._memo(("param", scope.module, qualname, name),
-                                  lambda q=qualname: self._param(scope.module, q, name, params[name]))
+                                  lambda q=qualname, declared=params: self._param(scope.module, q, name, declared[name]))
             qualname = qualname.rpartition(".")[0]
         return self.module_value(scope.module, name)
 
@@ -255,7 +267,7 @@ class Project:
             return value
         return self._memo(("call", fn.module, fn.qualname), run)
 
-    def local_import(self, statement: ast.stmt, scope: Scope) -> None:
+    def local_import(self, statement: ast.Import | ast.ImportFrom, scope: Scope) -> None:
         facts = self.module_facts.get(scope.module, {})
         for alias in statement.names:
             local = alias.asname or alias.name.split(".", 1)[0]
@@ -284,7 +296,7 @@ class Project:
             return OPAQUE
         default_value = self.evaluator.source(default, Scope(module, "")) if default else OPAQUE
         values = []
-        for path, line, column, keywords in users:
+        for path, line, _column, keywords in users:
             if name in keywords:
                 user = self.module_facts_at(path)
                 values.append(self.evaluator.source(keywords[name], Scope(user["module"], self.scope_at(path, line))))

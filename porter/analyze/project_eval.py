@@ -16,8 +16,9 @@ import ast
 import operator
 import re
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 
 class _Marker:
@@ -377,6 +378,8 @@ class Evaluator:
         return func if func is PLATFORM else OPAQUE
 
     def _method_by_name(self, node: ast.Call, scope: Scope) -> Any:
+        if not isinstance(node.func, ast.Attribute):
+            return OPAQUE
         attr = node.func.attr
         method = self.methods.get(attr)
         if method is not None:
@@ -387,6 +390,8 @@ class Evaluator:
         return OPAQUE if named is None else named
 
     def _builtin(self, node: ast.Call, scope: Scope) -> Any:
+        if not isinstance(node.func, ast.Name):
+            return OPAQUE
         name = node.func.id
         args = [self.expr(a, scope) for a in node.args]
         if name == "getattr" and len(node.args) >= 2 and isinstance(args[1], str):
@@ -398,8 +403,9 @@ class Evaluator:
             return OPAQUE
         if len(args) != 1 or isinstance(args[0], _Marker):
             return args[0] if args and isinstance(args[0], _Marker) else OPAQUE
+        conversions: dict[str, Callable[[Any], Any]] = {"str": str, "int": int, "bool": bool, "tuple": tuple, "len": len}
         try:
-            return {"str": str, "int": int, "bool": bool, "tuple": tuple, "len": len}[name](args[0])
+            return conversions[name](args[0])
         except Exception:
             return OPAQUE
 
@@ -463,7 +469,7 @@ class Evaluator:
         return first + second, falls_first or falls_second
 
     def _assign(self, node: ast.Assign | ast.AnnAssign, scope: Scope) -> None:
-        value = self.expr(node.value, scope)
+        value = self.expr(node.value, scope) if node.value is not None else OPAQUE  # expr() of None is OPAQUE too
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for target in targets:
             if isinstance(target, ast.Name):

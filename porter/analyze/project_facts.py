@@ -214,7 +214,7 @@ class _Collector:
         else:
             self.facts["locals"].setdefault(scope, {}).setdefault(name, []).append(source)
 
-    def _text(self, node: ast.AST) -> str:
+    def _text(self, node: ast.expr | ast.stmt) -> str:
         """The node's source text, parenthesised so that a multi-line expression parses alone ('' when long)."""
         first, last = node.lineno, node.end_lineno or node.lineno
         if last - first > 8:
@@ -246,11 +246,13 @@ class _Collector:
         elif isinstance(statement, ast.If) and not statement.orelse and _ends_in_exit(statement.body):
             self._region(rest[0], rest[-1], scope, statement.test, False)
 
-    def _region(self, first: ast.AST, last: ast.AST, scope: str, test: ast.expr, wanted: bool) -> None:
+    def _region(self, first: ast.expr | ast.stmt, last: ast.expr | ast.stmt, scope: str, test: ast.expr,
+                wanted: bool) -> None:
         text = self._text(test)
         if not is_platform_text(text) and not any(word in text for word in self.words):
             return
-        start = first.decorator_list[0] if getattr(first, "decorator_list", None) else first
+        decorators = getattr(first, "decorator_list", None)
+        start = decorators[0] if decorators else first
         self.facts["regions"].append([start.lineno, start.col_offset, last.end_lineno, last.end_col_offset,
                                       scope, text, wanted])
 
@@ -259,7 +261,7 @@ class _Collector:
         and the references the call-site analysis needs, in one pass over every node."""
         scopes = sorted(((v[0], v[1], k) for k, v in self.facts["scopes"].items() if v[2] == "def"), key=lambda s: s[0])
         attribute_bases: set[int] = set()
-        names: list[ast.Name] = []
+        names: list[ast.Name | ast.Attribute] = []
         calls: dict[int, ast.Call] = {}
         for node in _nodes(tree):
             kind = type(node)
@@ -292,14 +294,14 @@ class _Collector:
         for before, after in zip(node.values, node.values[1:]):
             self._region(after, node.values[-1], scope, before, wanted)
 
-    def _comprehension(self, node: ast.AST, scope: str) -> None:
+    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, scope: str) -> None:
         element = node.key if isinstance(node, ast.DictComp) else node.elt
         last = node.value if isinstance(node, ast.DictComp) else node.elt
         for generator in node.generators:
             for test in generator.ifs:
                 self._region(element, last, scope, test, True)
 
-    def _references(self, names: list, attribute_bases: set[int], calls: dict[int, ast.Call]) -> None:
+    def _references(self, names: list[ast.Name | ast.Attribute], attribute_bases: set[int], calls: dict[int, ast.Call]) -> None:
         """Uses of module-level functions and of names imported from the project itself."""
         own = {name for name, snippets in self.facts["defs"].items()
                if self.facts["scopes"].get(name, [0, 0, ""])[2] == "def"}
@@ -308,6 +310,8 @@ class _Collector:
         refs = self.facts["refs"]
         for node in names:
             if isinstance(node, ast.Attribute):
+                if not isinstance(node.value, ast.Name):  # never: only attributes of a plain name are collected
+                    continue
                 base = node.value.id
                 if base not in project or id(node) not in calls:  # `mod.helper(...)`; `config.flag` is no use
                     continue
@@ -319,7 +323,7 @@ class _Collector:
                     continue
                 key = node.id
             call = calls.get(id(node))
-            keywords = {}
+            keywords: dict[str, str | int] = {}
             if call is not None:
                 keywords = {k.arg: self._text(k.value) for k in call.keywords if k.arg and _PLATFORM_WORD.search(k.arg)}
                 starred = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)

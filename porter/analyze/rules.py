@@ -2,26 +2,28 @@
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import json
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import jsonschema
 import yaml
 
 import porter
 from porter.errors import ConfigError
+from porter.records import Severity
 
 try:  # Python >= 3.11 names the regex parser privately; 3.10 still has the public modules
-    from re import _constants as sre_constants, _parser as sre_parse  # type: ignore[attr-defined]
+    from re import _constants as sre_constants  # type: ignore[attr-defined]  # private: typeshed omits it
+    from re import _parser as sre_parse  # type: ignore[attr-defined]  # private: typeshed omits it
 except ImportError:  # pragma: no cover
-    import sre_constants  # type: ignore[no-redef]
-    import sre_parse  # type: ignore[no-redef]
+    import sre_constants
+    import sre_parse
 
 CATEGORIES = ("triton", "pytorch", "libraries", "environment")
 RUNTIME_RULES = "runtime"  # rules/runtime/: what the verifier sees on the target (porter.verify.runtime), not scan rules
@@ -46,7 +48,7 @@ class Rule:
     name: str
     category: str
     summary: str
-    severity: str
+    severity: Severity
     message: str
     match: list[dict[str, Any]]
     applies_to: tuple[str, ...] = ("amd",)
@@ -240,7 +242,7 @@ def _describe(error: jsonschema.ValidationError) -> str:
             types.extend(_as_list(sub.validator_value))
         return f"expected {_type_words(types)}, got {json.dumps(error.instance, default=str)[:60]}"
     if kind == "enum":
-        return f"expected one of {', '.join(map(str, error.validator_value))}, got {error.instance!r}"
+        return f"expected one of {', '.join(map(str, _as_list(error.validator_value)))}, got {error.instance!r}"
     if kind == "required":
         return error.message.replace("is a required property", "is required")
     if kind == "additionalProperties":
@@ -433,7 +435,7 @@ def _sequence_literals(items: list) -> set[str] | None:
         elif op is sre_constants.BRANCH:
             alternatives = [_sequence_literals(list(branch)) for branch in arg[1]]
             if all(alternatives):
-                consider(set().union(*alternatives))
+                consider(set().union(*(found for found in alternatives if found)))
         elif op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT) and arg[0] >= 1:
             consider(_sequence_literals(list(arg[2])))
     consider({run} if run else None)

@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from porter import __version__
-from porter.config import PorterConfig, load_config
-from porter.discover import DiscoverOptions, decode, discover, kinds_for, read_bytes
 from porter.analyze.project import Project, reach_statements
 from porter.analyze.project_facts import FACTS_FORMAT, empty_facts, module_facts
+from porter.config import PorterConfig, load_config
+from porter.discover import DiscoverOptions, decode, discover, kinds_for, read_bytes
 from porter.records import Finding, SkipNote, SourceFile
 from porter.report.output import atomic_write_text
 from porter.report.rules import RuleInfo, rule_infos
@@ -119,7 +119,8 @@ def scan_tree(
 def assign_reach(findings: list[Finding], project: Project, ruleset) -> tuple[list[Finding], list[Finding]]:
     """Each finding's reach from the project analysis: (reported: target + unknown, nvidia_only)."""
     opted_out = {rule.id for rule in getattr(ruleset, "rules", ()) if rule.get("platform_guards", True) is False}
-    reported, unreachable = [], []
+    reported: list[Finding] = []
+    unreachable: list[Finding] = []
     for finding in findings:
         if finding.reach != "nvidia_only" and finding.rule not in opted_out and finding.rule not in _BUILTIN_RULES:
             verdict = project.reach(finding.path, finding.line, finding.column)
@@ -555,7 +556,7 @@ def _inventory_crash_note(item: Pending):
 
 
 def _inventory_chunk(chunk: list[Pending]) -> list:
-    out = []
+    out: list[tuple[str, dict | SkipNote]] = []
     for item in chunk:
         try:
             out.append((item.path, _inventory_of(item.text, item.path, _WORKER["target"], item.aliases)))
@@ -585,7 +586,7 @@ def kernel_inventory(root: str | Path, target, config: PorterConfig | None = Non
             pending.append(Pending(item.source.path, text, "", project.aliases_for(item.source.path)))
     results = list(_map_files(_inventory_chunk, pending, jobs, (target, None), _inventory_crash_note))
     files = []
-    for path, outcome in sorted(results, key=lambda pair: pair[0]):
+    for _path, outcome in sorted(results, key=lambda pair: pair[0]):
         if isinstance(outcome, SkipNote):
             skipped.append(outcome)
         elif outcome.get("kernels") or outcome.get("launches"):

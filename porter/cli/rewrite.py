@@ -123,7 +123,7 @@ def run_rewrite(path: Path, *, target=None, out: Path = Path("porter-report"), a
     extra = run.report_files() if run is not None else {}
     out_dir = pipeline.write_report(out, result, options, extra_files=extra)
     try:  # the report first: a report that cannot be written leaves the tree as it was
-        pipeline.write_tree(root, texts, result.plan.originals)
+        pipeline.write_tree(root, texts, result.plan.originals if result.plan is not None else None)
     except PorterError as error:
         result.skipped.update({pid: f"not applied: {error}" for pid in result.applied})
         result.applied = set()

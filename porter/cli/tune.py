@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -97,13 +97,13 @@ def _print_table(title: str, result: dict[str, Any]) -> None:
 @tune_app.command("gemm")
 def gemm_command(
     target: str = typer.Option(..., "--target", help="Target name, alias or arch (mi350x, gfx942, h200)."),
-    dtype: Optional[str] = typer.Option(None, "--dtype", help="bf16, fp16, fp8e4m3, fp8e4m3fnuz (gfx942) or fp32."),
-    m: Optional[int] = typer.Option(None, "--m", help="Rows of A and C."),
-    n: Optional[int] = typer.Option(None, "--n", help="Columns of B and C."),
-    k: Optional[int] = typer.Option(None, "--k", help="Reduction size."),
-    candidates_file: Optional[Path] = typer.Option(None, "--candidates", help="JSON list of configs to rank instead of the standard space."),
-    problems_file: Optional[Path] = typer.Option(None, "--problems", help="JSON list of {m, n, k, dtype}: rank each, output in the same order."),
-    top: Optional[int] = typer.Option(None, "--top", min=1, help="Keep the best K."),
+    dtype: str | None = typer.Option(None, "--dtype", help="bf16, fp16, fp8e4m3, fp8e4m3fnuz (gfx942) or fp32."),
+    m: int | None = typer.Option(None, "--m", help="Rows of A and C."),
+    n: int | None = typer.Option(None, "--n", help="Columns of B and C."),
+    k: int | None = typer.Option(None, "--k", help="Reduction size."),
+    candidates_file: Path | None = typer.Option(None, "--candidates", help="JSON list of configs to rank instead of the standard space."),
+    problems_file: Path | None = typer.Option(None, "--problems", help="JSON list of {m, n, k, dtype}: rank each, output in the same order."),
+    top: int | None = typer.Option(None, "--top", min=1, help="Keep the best K."),
     output_format: str = typer.Option("table", "--format", help="table or json"),
 ) -> None:
     """Rank GEMM configs for one problem (or a batch) by predicted time, best first."""
@@ -123,7 +123,7 @@ def gemm_command(
                 _print_table(f"{target} {problem['dtype']} {problem['m']}x{problem['n']}x{problem['k']}", result)
         return
     missing = [flag for flag, value in (("--dtype", dtype), ("--m", m), ("--n", n), ("--k", k)) if value is None]
-    if missing:
+    if missing or dtype is None or m is None or n is None or k is None:
         raise UsageError(f"porter tune gemm needs {', '.join(missing)} (or --problems FILE)")
     _note_dropped(target, dtype, candidates, "")
     result = _rank_json(target, dtype, m, n, k, candidates, top)

@@ -19,7 +19,7 @@ from rich.console import Console
 
 from porter.cli.errors import report_internal_error
 from porter.errors import PorterError, UsageError
-from porter.records import Verdict
+from porter.records import Patch, Verdict
 
 FORMATS = ("text", "json")
 
@@ -109,7 +109,8 @@ def run_verify(path: Path, *, target=None, patch_files=(), device="cpu", test_cm
 
 def _judge(path, patch_files, target_record, options, verify_patches, verify_tree, patch_from_file) -> list[Verdict]:
     if patch_files:
-        patches, files = [], {}
+        patches: list[Patch] = []
+        files: dict[str, Path] = {}
         for file in patch_files:
             record = patch_from_file(file)
             if record.id in files:

@@ -15,7 +15,12 @@ from pathlib import Path
 
 from porter.config import DEFAULT_MAX_FILE_BYTES
 from porter.discover.ignore import (
-    DEFAULT_EXCLUDED_DIRS, IgnoreLayer, ancestor_layers, compile_globs, is_ignored, read_gitignore,
+    DEFAULT_EXCLUDED_DIRS,
+    IgnoreLayer,
+    ancestor_layers,
+    compile_globs,
+    is_ignored,
+    read_gitignore,
 )
 from porter.discover.kinds import DEFAULT_KINDS, kind_of
 from porter.errors import UsageError
@@ -59,7 +64,10 @@ def _single_file(path: Path, options: DiscoverOptions) -> Discovery:
         found.skipped.append(SkipNote(path.name, "no rule reads this kind of file"))
         return found
     note_or_file = _source_file(path.name, str(path.resolve()), kind, options)
-    (found.files if isinstance(note_or_file, SourceFile) else found.skipped).append(note_or_file)
+    if isinstance(note_or_file, SourceFile):
+        found.files.append(note_or_file)
+    else:
+        found.skipped.append(note_or_file)
     return found
 
 
@@ -157,7 +165,10 @@ class _Walker:
             return  # the same file reached through a link: scan it once
         self.seen_files.add(real)
         record = _source_file(rel, entry.path, kind, self.options)
-        (self.found.files if isinstance(record, SourceFile) else self.found.skipped).append(record)
+        if isinstance(record, SourceFile):
+            self.found.files.append(record)
+        else:
+            self.found.skipped.append(record)
 
     def _ignored(self, rel: str, is_dir: bool, layers) -> bool:
         if self.exclude is not None and self.exclude.match_file(rel + ("/" if is_dir else "")):

@@ -15,7 +15,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import libcst as cst
 import libcst.matchers as m
@@ -82,7 +82,9 @@ class _Constants:
         for stmt in module.body:
             if not m.matches(stmt, m.SimpleStatementLine(body=[m.Assign() | m.AnnAssign()])):
                 continue
-            node = stmt.body[0]
+            node = cast(cst.SimpleStatementLine, stmt).body[0]
+            if not isinstance(node, (cst.Assign, cst.AnnAssign)):  # never: the matcher above said so
+                continue
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             if node.value is None:
                 continue
@@ -130,7 +132,7 @@ class _Constants:
         for part in node.parts:
             if isinstance(part, cst.FormattedStringText):
                 parts.append(part.value)
-            else:
+            elif isinstance(part, cst.FormattedStringExpression):
                 value = self.resolve(part.expression, local)
                 if value is None:
                     return None
@@ -172,7 +174,7 @@ class _Collector(cst.CSTVisitor):
         comp = node.for_in
         seq = comp.iter
         enumerate_ = isinstance(seq, cst.Call) and _dotted(seq.func) == "enumerate"
-        values = self.constants.resolve(_positional(seq)[0] if enumerate_ else seq)
+        values = self.constants.resolve(_positional(seq)[0] if enumerate_ and isinstance(seq, cst.Call) else seq)
         names = self._target_names(comp.target)
         if not isinstance(values, list) or not names:
             self._table(call, {}, note="inside a comprehension over values porter could not resolve")
@@ -188,8 +190,9 @@ class _Collector(cst.CSTVisitor):
     def _target_names(target: cst.BaseExpression) -> list[str]:
         if isinstance(target, cst.Name):
             return [target.value]
-        if isinstance(target, cst.Tuple) and all(isinstance(e.value, cst.Name) for e in target.elements):
-            return [e.value.value for e in target.elements]
+        if isinstance(target, cst.Tuple):
+            names = [e.value.value for e in target.elements if isinstance(e.value, cst.Name)]
+            return names if len(names) == len(target.elements) else []
         return []
 
     # ---- assignments: width lists, batch size, tf32 switches, Linear owners
@@ -338,9 +341,10 @@ def _yaml_value(value: Any) -> str:
 
 def _mlp_from_linears(draft: Draft, hint: str) -> list[int] | None:
     chain = [(i, o) for owner, i, o, _ in draft.linears if hint in owner.lower()]
-    if not chain or any(i is None or o is None for i, o in chain):
+    outs = [o for i, o in chain if i is not None and o is not None]
+    if not chain or len(outs) < len(chain):
         return None
-    return [o for _, o in chain]
+    return outs
 
 
 def render_yaml(draft: Draft, name: str) -> str:
@@ -359,15 +363,15 @@ def render_yaml(draft: Draft, name: str) -> str:
     tf32 = draft.tf32
     precision = ("tf32" if tf32.value else "fp32") if tf32 and tf32.value is not None else None
     lines = [
-        f"# Drafted by `porter plan --extract`; check every value and fill each TODO(porter).",
+        "# Drafted by `porter plan --extract`; check every value and fill each TODO(porter).",
         f"name: {_yaml_value(name)}",
         f"gpus: {_todo('the number of GPUs (world size is a launch-time setting)')}",
         "gpus_per_node: 8",
         f"batch_size_per_gpu: {_scalar(draft.batch, 'the per-GPU batch size')}",
         "activation_dtype: fp32",
-        f"matmul_precision: {_scalar(Value(precision, tf32.where) if precision else None, 'allow_tf32', 'fp32')}",
+        f"matmul_precision: {_scalar(Value(precision, tf32.where) if precision and tf32 else None, 'allow_tf32', 'fp32')}",
         f"fp8: {'true  # ' + draft.fp8.where + ' (' + draft.fp8.note + ')' if draft.fp8 else 'false'}",
-        f"optimizer:",
+        "optimizer:",
         f"  dense: {_scalar(draft.dense_optimizer, 'the dense optimizer', 'adam')}",
         f"  embedding: {_scalar(draft.embedding_optimizer, 'the embedding optimizer', 'rowwise_adagrad')}",
         "dense:",
@@ -378,7 +382,7 @@ def render_yaml(draft: Draft, name: str) -> str:
         "tables:",
     ]
     if not draft.tables:
-        lines[-1] = f"tables: []  # TODO(porter): no embedding tables found"
+        lines[-1] = "tables: []  # TODO(porter): no embedding tables found"
     for table in draft.tables:
         lines.append(f"  - name: {_yaml_value(table['name'])}  # {table['where']}" + (f" ({table['note']})" if table["note"] else ""))
         for key, what in (("rows", "num_embeddings"), ("dim", "embedding_dim")):

@@ -40,7 +40,7 @@ def align(target: Target, precision: str) -> tuple[int, int, int]:
     """Smallest matrix-instruction (M, N, K) the target pads a GEMM to."""
     base = "bf16" if precision in ("bf16x3", "tf32", "fp32") and target.mfma else precision
     if target.mfma:
-        shapes = target.mfma.get(base) or target.mfma.get("bf16")
+        shapes = target.mfma.get(base) or target.mfma["bf16"]
         m, n, k, _ = shapes[0]  # specs.yaml lists the preferred instruction first
         return m, n, k
     return tuple(target.extra.get("mma_align", (1, 1, 1)))

@@ -107,7 +107,7 @@ class ModelDesc:
     pad_inputs_to: int = 1  # zero-pad the MLPs' input widths (dense features, interaction) to a multiple
     source: str = ""
 
-    def replace(self, **changes: Any) -> "ModelDesc":
+    def replace(self, **changes: Any) -> ModelDesc:
         return dataclasses.replace(self, **changes)
 
     @property
@@ -153,7 +153,8 @@ class _Fields:
     def __init__(self, data: Any, file: str, where: str):
         if not isinstance(data, dict):
             raise ConfigError(f"{file}: {where or 'top level'}: expected a mapping, got {type(data).__name__}")
-        self.data, self.file, self.where, self.used = data, file, where, set()
+        self.data, self.file, self.where = data, file, where
+        self.used: set[str] = set()
 
     def path(self, key: str) -> str:
         return f"{self.where}.{key}" if self.where else key

@@ -23,6 +23,7 @@ import shutil
 import stat
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from porter.errors import PorterError
 from porter.remedy.textform import normalize, restore
@@ -286,9 +287,10 @@ class _Lock:
     """An exclusive flock on WORK_DIR/lock: the kernel drops it when its holder dies (kill -9)."""
 
     def __init__(self, work: Path, create: bool):
-        self.work, self.create, self.handle = work, create, None
+        self.work, self.create = work, create
+        self.handle: BinaryIO | None = None
 
-    def __enter__(self) -> "_Lock":
+    def __enter__(self) -> _Lock:
         try:
             if self.create:
                 self.work.mkdir()

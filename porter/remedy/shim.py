@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import re
-from porter import toml as tomllib
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from porter import __version__
+from porter import toml as tomllib
 from porter.config import DEFAULT_TARGET
 from porter.errors import ConfigError, UsageError
 from porter.records import FileEdit

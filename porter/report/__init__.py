@@ -12,6 +12,7 @@ FINDINGS_FORMATS = ("terminal", "json", "sarif", "github", "markdown")
 def findings_renderer(name: str, project_root: Path | None = None) -> Callable:
     """The function `result -> str` for a findings format name. `project_root`: where the formats that
     name files for CI tools (sarif, github) resolve paths from (default: the git top level)."""
+    render: Callable[..., str]
     if name == "json":
         from porter.report.json_report import render_json as render
     elif name == "sarif":

@@ -25,7 +25,7 @@ FINDING_KEYS = (
 @cache
 def schema() -> dict:
     """The JSON Schema of this output."""
-    return json.loads(files("porter.report").joinpath("schemas", "scan-report.schema.json").read_text("utf-8"))
+    return json.loads(files("porter.report").joinpath("schemas").joinpath("scan-report.schema.json").read_text("utf-8"))
 
 
 def finding_record(finding, rules) -> dict:

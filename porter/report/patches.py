@@ -8,7 +8,6 @@ from typing import Any
 
 from porter.report.github import escape_data, escape_property
 
-
 FOLD_DIFF_LINES = 40  # longer diffs (the generated shim) are folded in report.md
 
 

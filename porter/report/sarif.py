@@ -16,6 +16,7 @@ import json
 import re
 from collections import Counter
 from importlib.metadata import PackageNotFoundError, metadata
+from typing import Any
 
 from porter import __version__
 from porter.report.locations import ProjectPaths, project_paths
@@ -35,7 +36,7 @@ def information_uri() -> str | None:
         meta = metadata("porter")
     except PackageNotFoundError:
         return None
-    urls = [meta.get("Home-page")] + [entry.split(",", 1)[-1].strip() for entry in meta.get_all("Project-URL") or []]
+    urls = [meta.get("Home-page")]  # type: ignore[attr-defined]  # runtime has it (email.message.Message); typeshed omits it before 3.12 + [entry.split(",", 1)[-1].strip() for entry in meta.get_all("Project-URL") or []]
     return next((url for url in urls if url and url.startswith("http")), None)
 
 
@@ -121,7 +122,7 @@ def build_sarif(result, project_root=None) -> dict:
         ordered = [info for info in ordered if info.id in used]
     index = {info.id: position for position, info in enumerate(ordered)}
     prints = fingerprints(result.findings, SourceLines(result.root))
-    driver = {"name": "porter", "version": __version__, "semanticVersion": __version__}
+    driver: dict[str, Any] = {"name": "porter", "version": __version__, "semanticVersion": __version__}
     uri = information_uri()
     if uri:
         driver["informationUri"] = uri

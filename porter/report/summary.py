@@ -18,7 +18,7 @@ def at_or_above(findings: list[Finding], fail_on: str) -> list[Finding]:
 
 
 def summarize(findings: list[Finding]) -> dict:
-    by_severity = Counter(finding.severity for finding in findings)
+    by_severity: Counter[str] = Counter(finding.severity for finding in findings)
     rows: dict[str, dict] = {}
     for finding in findings:
         row = rows.setdefault(finding.rule, {

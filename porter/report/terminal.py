@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import io
 from itertools import groupby
 
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
@@ -69,7 +70,9 @@ def _finding_header(finding, rules) -> Text:
 def _summary_table(result) -> Table:
     summary = summarize(result.findings)
     table = Table(title=f"porter scan summary: {result.target}", title_justify="left")
-    for column, justify in (("rule", "left"), ("name", "left"), ("severity", "left"), ("count", "right"), ("fix", "left")):
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("rule", "left"), ("name", "left"), ("severity", "left"), ("count", "right"), ("fix", "left"))
+    for column, justify in columns:
         table.add_column(column, justify=justify)
     for row in summary["by_rule"]:
         table.add_row(row["rule"], row["name"], Text(row["severity"], style=STYLES.get(row["severity"], "")),
@@ -112,7 +115,7 @@ def render_terminal(result, width: int = 120) -> str:
     return console.export_text()
 
 
-class _Discard:
+class _Discard(io.StringIO):
     def write(self, _text: str) -> int:
         return 0
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from porter.errors import UsageError
 
@@ -45,7 +46,7 @@ def parse_config(raw: Any, where: str = "candidate") -> GemmConfig:
                                         for key, v in raw.items()) and _has_required(raw):
         if all(not (raw[key] & (raw[key] - 1)) for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K")):
             return GemmConfig(**raw)  # fast path: already canonical, positive ints, power-of-two tiles
-    values = {_SYNONYMS.get(key, key): value for key, value in raw.items()}
+    values = {_SYNONYMS[key] if key in _SYNONYMS else key: value for key, value in raw.items()}
     unknown = sorted(set(values) - set(REQUIRED_KEYS) - set(OPTIONAL_KEYS))
     if unknown:
         raise UsageError(f"{where}: unknown key {unknown[0]!r} (allowed: {', '.join(REQUIRED_KEYS + OPTIONAL_KEYS)})")

@@ -66,7 +66,7 @@ class ModelConstants:
         table = self.compute_eff
         return table.get(rate_key, table.get("default", 0.8))
 
-    def with_overrides(self, **changes: Any) -> "ModelConstants":
+    def with_overrides(self, **changes: Any) -> ModelConstants:
         return replace(self, **changes)
 
 
@@ -79,6 +79,8 @@ def _vendor_defaults(target: Target) -> dict[str, Any]:
         # (128 per lane), which AMD's tuned tables use on MI300X and MI350X; they compile with a few
         # spills on gfx950 (AGPRs hold the accumulators) and more on gfx942, which the register
         # estimate past the 512-VGPR file prices (spill_factor)
+        if target.waves_per_simd_max is None or target.simds_per_unit is None:
+            raise ConfigError(f"specs.yaml: {target.name} needs waves_per_simd_max and simds_per_unit")
         return {
             "max_threads_per_unit": target.waves_per_simd_max * target.simds_per_unit * target.wave_size,
             "max_acc_regs": target.registers["arch_vgprs"] // 2,

@@ -22,9 +22,11 @@ available). Terms, in the order perfmodel.md lists them:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from porter.errors import ConfigError
 from porter.targets import Target
 from porter.tune.config import GemmConfig
 from porter.tune.constants import ModelConstants, constants_for
@@ -58,7 +60,7 @@ class Machine:
     mfma_table: tuple | None = None  # AMD: the dtype's MFMA instructions, (M, N, K, cycles) each
 
     @classmethod
-    def build(cls, target: Target, dtype: GemmDtype, const: ModelConstants | None = None) -> "Machine":
+    def build(cls, target: Target, dtype: GemmDtype, const: ModelConstants | None = None) -> Machine:
         const = const or constants_for(target)
         clock = target.clock_ghz * 1e9
         per_xcd = target.l2_scope == "xcd" and target.xcds > 1
@@ -93,7 +95,7 @@ def _peak_flops_clk(target: Target, dtype: GemmDtype) -> float:
 # ---------------------------------------------------------------- feasibility
 
 
-def lds_bytes(machine: Machine, cfg: GemmConfig, unaligned: "Unaligned | None" = None) -> int:
+def lds_bytes(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | None = None) -> int:
     """Shared memory / LDS the pipelined loop allocates for A and B tiles. An operand loaded
     element-wise (see `unaligned_loads`) is staged through registers into a single buffer; only
     the operands with async copies get one buffer per stage (the sweeps' compile records)."""
@@ -124,7 +126,7 @@ def acc_regs(machine: Machine, cfg: GemmConfig) -> float:
     return bm * bn / (cfg.num_warps * machine.wave)
 
 
-def infeasibility(machine: Machine, cfg: GemmConfig, unaligned: "Unaligned | None" = None) -> str | None:
+def infeasibility(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | None = None) -> str | None:
     """Why `cfg` cannot run well on the target (None when it can); `unaligned`: the shape's
     element-wise operands (None: sizes aligned, the most shared memory a config can need)."""
     target, const = machine.target, machine.const
@@ -152,7 +154,14 @@ def _nonkdim(cfg: GemmConfig) -> int:
     return 32 if min(cfg.BLOCK_M, cfg.BLOCK_N) >= 32 else 16  # the compiler's choice when unset
 
 
-def _mfma(machine: Machine, cfg: GemmConfig) -> tuple[int, int, int, int] | None:
+def _amd_fact(target: Target, value: int | None, name: str) -> int:
+    """A fact every AMD target's specs.yaml entry carries; a clear error when one does not."""
+    if value is None:
+        raise ConfigError(f"specs.yaml: {target.name} has no {name}, which the GEMM model needs")
+    return value
+
+
+def _mfma(machine: Machine, cfg: GemmConfig) -> Sequence[int] | None:
     """The fastest MFMA of the config's non-K dim whose K fits BLOCK_K: (M, N, K, cycles)."""
     if not machine.mfma_table:
         return (16, 16, 1, 0)  # no matrix instruction listed: flat rate from the spec
@@ -183,7 +192,7 @@ def unit_flops_clk(machine: Machine, cfg: GemmConfig) -> tuple[float, int, int]:
         if ins is None or ins[3] == 0:
             return machine.peak_flops_clk * eff, bm, bn
         m_i, n_i, k_i, cycles = ins
-        simds = target.simds_per_unit
+        simds = _amd_fact(target, target.simds_per_unit, "simds_per_unit")
         per_simd = 2.0 * m_i * n_i * k_i / cycles
         if machine.dtype.rate_key == "bf16x3":
             per_simd /= 3.0
@@ -232,7 +241,7 @@ def _warp_grid(bm: int, bn: int, warps: int) -> tuple[int, int]:
     return min(splits, key=lambda s: s[1] * bm + s[0] * bn, default=(warps, warps))
 
 
-def lds_step_bytes(machine: Machine, cfg: GemmConfig, unaligned: "Unaligned | None" = None) -> float:
+def lds_step_bytes(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | None = None) -> float:
     """Shared memory / LDS bytes one tile moves per K step: the A and B tiles written once, then
     read by the matrix instructions. A warpgroup MMA (Hopper) reads its A rows and, per 64-row
     slice, the whole B tile; warps on mma.sync and MFMA read the A rows and B columns of their
@@ -255,7 +264,7 @@ def lds_step_bytes(machine: Machine, cfg: GemmConfig, unaligned: "Unaligned | No
     return ((bm + a_reads) * a_cost + (bn + b_reads) * b_cost) * bk * elem
 
 
-def registers_needed(machine: Machine, cfg: GemmConfig, unaligned: "Unaligned | None" = None) -> float:
+def registers_needed(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | None = None) -> float:
     """Registers per lane the kernel asks for: accumulators plus a fixed overhead (addresses,
     MMA fragments, async-copy bookkeeping); with element-wise loads a smaller fixed part plus the
     staged values and their addresses. Past the target's limit the excess spills."""
@@ -270,18 +279,20 @@ def registers_needed(machine: Machine, cfg: GemmConfig, unaligned: "Unaligned | 
     return acc_regs(machine, cfg) + const.unaligned_reg_overhead + staged
 
 
-def blocks_per_unit(machine: Machine, cfg: GemmConfig, unaligned: "Unaligned | None" = None) -> int:
+def blocks_per_unit(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | None = None) -> int:
     """Resident blocks per unit, limited by threads, registers and shared memory."""
     target, const = machine.target, machine.const
     threads = cfg.num_warps * machine.wave
     regs = registers_needed(machine, cfg, unaligned)
+    if const.max_threads_per_unit is None:  # constants_for always sets it; a spec block may not null it
+        raise ConfigError(f"specs.yaml: {target.name}: the GEMM model has no max_threads_per_unit")
     limits = [const.max_threads_per_unit // threads]
     lds = lds_bytes(machine, cfg, unaligned)
     if lds:
         limits.append(target.lds_bytes // lds)
     if target.is_amd:
-        simds = target.simds_per_unit
-        waves_simd = min(target.waves_per_simd_max, int(target.registers["vgprs_per_wave_max"] // regs))
+        simds = _amd_fact(target, target.simds_per_unit, "simds_per_unit")
+        waves_simd = min(_amd_fact(target, target.waves_per_simd_max, "waves_per_simd_max"), int(target.registers["vgprs_per_wave_max"] // regs))
         if cfg.waves_per_eu:  # the compiler budgets registers for this occupancy (spilling if it must)
             waves_simd = cfg.waves_per_eu
         limits.append(waves_simd // -(-cfg.num_warps // simds))

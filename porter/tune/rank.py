@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from functools import lru_cache
+from typing import Any
 
 from porter.errors import UsageError
 from porter.targets import Target, get_target

@@ -386,7 +386,7 @@ class Verifier:
         defining it) compiled and would launch on the target, and there is at least one."""
         records = [r for r in evaluation.compiles if r.kernel == name]
         if not records:
-            files = self.jit_names.get(name, set())
+            files = (self.jit_names or {}).get(name, set())
             records = [r for r in evaluation.compiles if r.source in files]
         return bool(records) and all(r.ok and r.launchable for r in records)
 

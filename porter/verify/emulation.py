@@ -22,7 +22,7 @@ import importlib.util
 import os
 import sys
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Literal
 
 HIP_VERSION_DEFAULT = "6.4.0"
 
@@ -123,7 +123,7 @@ class _NoDevice:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc) -> Literal[False]:
         return False
 
 
@@ -153,7 +153,7 @@ class EmulatedStream:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc) -> Literal[False]:
         return False
 
 

@@ -116,7 +116,7 @@ def _try(candidate: Isolation, python: str) -> str:
 
 def hand_over(isolation: Isolation, *paths: Path) -> None:
     """Give the unprivileged user the files the tests may write (the copy, the scratch directory)."""
-    if isolation.uid is None:
+    if isolation.uid is None or isolation.gid is None:
         return
     for top in paths:
         os.chown(top, isolation.uid, isolation.gid)

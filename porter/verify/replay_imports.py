@@ -15,8 +15,9 @@ import importlib
 import importlib.util
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable
+from typing import Any
 
 
 class ImportTracker:
@@ -42,8 +43,9 @@ class ImportTracker:
     def uninstall(self) -> None:
         if self._original_import is not None:
             builtins.__import__ = self._original_import
+        if self._original_import_module is not None:
             importlib.import_module = self._original_import_module
-            self._original_import = self._original_import_module = None
+        self._original_import = self._original_import_module = None
 
     def _import(self, name, globals=None, locals=None, fromlist=(), level=0):
         module = self._original_import(name, globals, locals, fromlist, level)

@@ -30,6 +30,7 @@ import re
 import sys
 import threading
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import pytest
@@ -127,8 +128,8 @@ def install_device_redirection(target) -> None:
         args, kwargs = _redirect_to_args(args, kwargs)
         return tensor_to(self, *args, **kwargs)
 
-    torch.Tensor.to = to
-    torch.Tensor.cuda = lambda self, *args, **kwargs: self
+    torch.Tensor.to = to  # type: ignore[method-assign]  # the replay patches placement onto the CPU on purpose
+    torch.Tensor.cuda = lambda self, *args, **kwargs: self  # type: ignore[method-assign]  # the replay patches placement onto the CPU on purpose
 
     module_to = torch.nn.Module.to
 
@@ -136,8 +137,8 @@ def install_device_redirection(target) -> None:
         args, kwargs = _redirect_to_args(args, kwargs)
         return module_to(self, *args, **kwargs)
 
-    torch.nn.Module.to = module_redirected_to
-    torch.nn.Module.cuda = lambda self, *args, **kwargs: self
+    torch.nn.Module.to = module_redirected_to  # type: ignore[method-assign]  # the replay patches placement onto the CPU on purpose
+    torch.nn.Module.cuda = lambda self, *args, **kwargs: self  # type: ignore[method-assign]  # the replay patches placement onto the CPU on purpose
     torch.set_default_device = _redirect_positional(torch.set_default_device)
 
 
@@ -223,7 +224,7 @@ def _launch_key(record: dict[str, Any]) -> str:
 
 def _launch_site() -> tuple[str, int]:
     """The first frame outside Triton and porter: (file, line) of the call that launched the kernel."""
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None:
         filename = frame.f_code.co_filename.replace(os.sep, "/")
         if "/triton/" not in filename and "/porter/verify/" not in filename:
@@ -460,7 +461,7 @@ def _note_autotune(tuner) -> None:
 # ---------------------------------------------------------------- not-replayed classification
 
 
-def _exception_chain(error: BaseException):
+def _exception_chain(error: BaseException | None):
     seen = set()
     while error is not None and id(error) not in seen:
         seen.add(id(error))

@@ -19,8 +19,8 @@ from typing import Any
 
 from porter.records import TestRun
 from porter.secrets import without_secrets
-from porter.verify.options import VerifyOptions
 from porter.verify.isolation import TOKEN_VARIABLE, become_subreaper, hand_over, isolation_for, kill_run
+from porter.verify.options import VerifyOptions
 from porter.verify.protocol import NOT_REPLAYED_PREFIX
 from porter.verify.workspace import project_import_paths
 
@@ -204,7 +204,7 @@ def parse_junit(path: Path, run: TestRun) -> None:
         test = _test_id(case)
         children = {child.tag: child for child in case}
         if "failure" in children or "error" in children:
-            element = children.get("failure", children.get("error"))
+            element = children["failure"] if "failure" in children else children["error"]
             (run.failed if "failure" in children else run.errors).append(test)
             raised = [line[1:].strip() for line in (element.text or "").splitlines() if line.startswith("E ")]
             errors = [line for line in raised if "Error" in line or "assert" in line.lower()] or raised

@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from porter.analyze.rules import RUNTIME_RULES, rules_dir
-from porter.records import SEVERITY_RANK, CompileRecord, Finding, Verdict
+from porter.records import SEVERITY_RANK, CompileRecord, Finding, RemedyKind, Severity, Verdict
 from porter.targets import Target
 
 
@@ -36,10 +36,10 @@ class RuntimeRule:
     id: str
     name: str
     summary: str
-    severity: str
+    severity: Severity
     when: str  # compile_error | threads | lds | test_broken
     message: str
-    fix: str | None
+    fix: RemedyKind | None
     error_patterns: tuple[str, ...] = ()
     source_patterns: tuple[str, ...] = ()
     confirms: tuple[str, ...] = ()  # static rules this one confirms at runtime

@@ -33,7 +33,7 @@ class _Expansion:
     sites: list[_Site] = field(default_factory=list)
     complete: bool = True
 
-    def add(self, other: "_Expansion") -> None:
+    def add(self, other: _Expansion) -> None:
         self.sites.extend(other.sites)
         self.complete &= other.complete
 
@@ -176,8 +176,9 @@ def _bind_arguments(inv, function: cst.FunctionDef, call: cst.Call, env: dict[st
 
 
 def _literal_item(val: Val, node: cst.BaseExpression) -> Val:
-    return Val([Possible(val.single, val.possibles[0].node)]) if isinstance(node, (cst.Tuple, cst.List)) \
-        else val
+    if isinstance(node, (cst.Tuple, cst.List)) and val.possibles:
+        return Val([Possible(val.single, val.possibles[0].node)])
+    return val
 
 
 def _bind(target: cst.BaseExpression, item: Val, env: dict[str, Val]) -> bool:
@@ -187,8 +188,8 @@ def _bind(target: cst.BaseExpression, item: Val, env: dict[str, Val]) -> bool:
     if isinstance(target, (cst.Tuple, cst.List)):
         value = item.single
         origin = item.possibles[0].node if item.known and item.possibles else None
-        if not isinstance(value, (list, tuple)) or len(value) != len(target.elements):
-            return False
+        if not isinstance(value, (list, tuple)) or len(value) != len(target.elements) or origin is None:
+            return False  # origin is set whenever value is: a single known value has a node
         sub_nodes = origin.elements if isinstance(origin, (cst.Tuple, cst.List)) and \
             len(origin.elements) == len(value) else None
         for i, element in enumerate(target.elements):
@@ -244,6 +245,8 @@ def _meta(inv, expr, env, meta, meta_nodes, depth) -> bool:
         for element in expr.elements:
             if isinstance(element, cst.StarredDictElement):
                 complete &= _meta(inv, element.value, env, meta, meta_nodes, depth + 1)
+                continue
+            if not isinstance(element, cst.DictElement):  # never: a dict element is starred or keyed
                 continue
             key = inv.fold(element.key, env).single
             if not isinstance(key, str):

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import libcst as cst
 
@@ -51,7 +52,7 @@ class Project:
 
 
 _PROJECT: Project | None = None
-_LOADED: "OrderedDict[str, Any]" = OrderedDict()  # absolute path -> TritonInventory (None: unreadable)
+_LOADED: OrderedDict[str, Any] = OrderedDict()  # absolute path -> TritonInventory (None: unreadable)
 _CURRENT: dict[str, Any] = {}  # absolute path -> the inventory of the module being analysed now
 _ACTIVE: set[tuple] = set()
 
@@ -328,7 +329,7 @@ class CallerSite:
 
 def caller_sites(inv, key: str) -> list[CallerSite]:
     """Launch/config values in other scanned modules that originate in this module's helpers."""
-    if _PROJECT is None or absolute_path(inv) is None or _PROJECT.relative(absolute_path(inv)) is None:
+    if _PROJECT is None or (path := absolute_path(inv)) is None or _PROJECT.relative(path) is None:
         return []
     cache = inv.__dict__.setdefault("_caller_sites", {})
     if key in cache:
@@ -344,8 +345,8 @@ def caller_sites(inv, key: str) -> list[CallerSite]:
             continue
         sites += [s for s in _sites_of(other, key) if s.val.possibles]
     # the possibles set here, as this module's own (module None): the finding goes at their node
-    here = [replace(s, val=Val([replace(p, module=None) for p in s.val.possibles if p.module is inv],
-                               s.val.partial or any(p.module is not inv for p in s.val.possibles)))
+    here = [replace(s, val=Val([replace(p, module=None) for p in (s.val.possibles or ()) if p.module is inv],
+                               s.val.partial or any(p.module is not inv for p in (s.val.possibles or ()))))
             for s in sites]
     cache[key] = [s for s in here if s.val.possibles]
     return cache[key]
@@ -381,9 +382,9 @@ def value_range(val: Val) -> str | None:
     """'4..32' over every possible integer value (Ranges included); None when unbounded or unknown."""
     if not val.known or not val.possibles or val.partial:
         return None
-    lows = [lower(p.value) for p in val.possibles]
-    highs = [upper(p.value) for p in val.possibles]
-    if any(v is None for v in lows + highs):
+    lows = [low for p in val.possibles if (low := lower(p.value)) is not None]
+    highs = [high for p in val.possibles if (high := upper(p.value)) is not None]
+    if len(lows) < len(val.possibles) or len(highs) < len(val.possibles):
         return None
     lo, hi = min(lows), max(highs)
     return str(lo) if lo == hi else f"{lo}..{hi}"
@@ -430,7 +431,7 @@ def origin_of(root: str | Path, path: str, line: int, param: str) -> list[dict[s
     inv = load(file)
     if inv is None:
         return []
-    launch = next((l for l in inv.launches if l.span.line <= line <= l.span.end_line), None)
+    launch = next((site for site in inv.launches if site.span.line <= line <= site.span.end_line), None)
     if launch is None:
         return []
     kernel = inv.kernel(launch.kernel) if launch.kernel_known else None

@@ -10,8 +10,9 @@ from __future__ import annotations
 import itertools
 import math
 import operator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import libcst as cst
 
@@ -191,7 +192,7 @@ class Folder:
 
     # operators ----------------------------------------------------------------------------------
     def _fold_UnaryOperation(self, node: cst.UnaryOperation, env) -> Val:
-        ops = {cst.Minus: operator.neg, cst.Plus: operator.pos, cst.Not: operator.not_,
+        ops: dict[type, Callable[[Any], Any]] = {cst.Minus: operator.neg, cst.Plus: operator.pos, cst.Not: operator.not_,
                cst.BitInvert: operator.invert}
         fn = ops.get(type(node.operator))
         if fn is None:
@@ -231,7 +232,7 @@ class Folder:
             return body if test.values[0] else orelse
         if not (body.known and orelse.known):
             return UNKNOWN
-        return Val(body.possibles + orelse.possibles, body.partial or orelse.partial)
+        return Val((body.possibles or ()) + (orelse.possibles or ()), body.partial or orelse.partial)
 
     # containers ---------------------------------------------------------------------------------
     def _fold_elements(self, elements, env):
@@ -327,7 +328,7 @@ def combine(node: cst.CSTNode, fn: Callable[..., Any], *vals: Val) -> Val:
     if any(not v.known for v in vals):
         return UNKNOWN
     results: list[Possible] = []
-    for combo in itertools.product(*(v.possibles for v in vals)):
+    for combo in itertools.product(*((v.possibles or ()) for v in vals)):
         if len(results) > MAX_POSSIBLE:
             return UNKNOWN
         try:
@@ -342,7 +343,7 @@ _NOT_INT = object()
 
 
 def _has_range(val: Val) -> bool:
-    return val.known and any(isinstance(p.value, Range) for p in val.possibles)
+    return val.known and any(isinstance(p.value, Range) for p in (val.possibles or ()))
 
 
 def _span(val: Val):
@@ -353,14 +354,15 @@ def _span(val: Val):
     if not val.possibles or any(lower(p.value) is None and upper(p.value) is None for p in val.possibles):
         return _NOT_INT
     lows = [lower(p.value) for p in val.possibles]
-    top = max(val.possibles, key=lambda p: math.inf if upper(p.value) is None else upper(p.value))
-    return (None if None in lows else min(lows), upper(top.value), top)
+    known_lows = [low for low in lows if low is not None]
+    top = max(val.possibles, key=lambda p: math.inf if (hi := upper(p.value)) is None else hi)
+    return (None if len(known_lows) < len(lows) else min(known_lows), upper(top.value), top)
 
 
 def _map_range(val: Val, fn: Callable[[int], int]) -> Val:
     """A monotone increasing fn over every possible value (Ranges end-wise)."""
     out = []
-    for p in val.possibles:
+    for p in (val.possibles or ()):
         try:
             if isinstance(p.value, Range):
                 lo = None if p.value.lo is None else fn(p.value.lo)
@@ -376,7 +378,7 @@ def _map_range(val: Val, fn: Callable[[int], int]) -> Val:
     return Val(out, val.partial)
 
 
-_MONOTONE = {cst.Add: operator.add, cst.Multiply: operator.mul, cst.FloorDivide: operator.floordiv,
+_MONOTONE: dict[type, Callable[[Any, Any], Any]] = {cst.Add: operator.add, cst.Multiply: operator.mul, cst.FloorDivide: operator.floordiv,
              cst.LeftShift: operator.lshift, cst.RightShift: operator.rshift, cst.Subtract: operator.sub}
 
 

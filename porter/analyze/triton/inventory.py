@@ -9,17 +9,24 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar, cast
 
 import libcst as cst
 
 from porter.analyze.triton import names, operands
 from porter.analyze.triton.fold import UNKNOWN, Folder, Possible, Val, combine
 from porter.analyze.triton.records import (
-    AutotuneInfo, ConfigInfo, KernelInfo, LaunchSite, Param, Span,
+    AutotuneInfo,
+    ConfigInfo,
+    KernelInfo,
+    LaunchSite,
+    Param,
+    Span,
 )
 
 _ALIASES = {"tl": "triton.language"}  # fallback for snippets that use `tl.` without importing it
+_Node = TypeVar("_Node", bound=cst.CSTNode)
 
 
 
@@ -40,6 +47,9 @@ class Element:
     iterable: cst.BaseExpression
 
 
+Bound = cst.BaseExpression | Projection | Element  # what a scope table records for one binding
+
+
 class _Scopes:
     """Assignments per scope (module = None, else the FunctionDef). A name bound in a way the folder
     cannot follow (loop target, import, augmented assignment, parameter) maps to None: unknown.
@@ -47,8 +57,8 @@ class _Scopes:
     Built from the engine's node index (no walk of its own): each binding node finds its scope through
     the parent map, memoised along the way. Lambda bodies bind nothing in the enclosing scope."""
 
-    def __init__(self, nodes: Callable[[type], list], structure: "_Structure") -> None:
-        self.tables: dict[Any, dict[str, list[cst.BaseExpression] | None]] = {None: {}}
+    def __init__(self, nodes: Callable[[type], list], structure: _Structure) -> None:
+        self.tables: dict[Any, dict[str, list[Bound] | None]] = {None: {}}
         self.mutated: set[tuple[Any, str]] = set()
         self.functions: dict[str, cst.FunctionDef] = {}
         self._nodes = nodes
@@ -97,19 +107,22 @@ class _Scopes:
             current = self._structure.parent(current)
         return None
 
-    def _bind(self, scope: Any, name: str, value: cst.BaseExpression | None, kind: type | None = None) -> None:
+    def _bind(self, scope: Any, name: str, value: Bound | None, kind: type | None = None) -> None:
         table = self.tables.setdefault(scope, {})
-        if value is None or (name in table and table[name] is None):
+        bound = table.get(name)
+        if value is None or (name in table and bound is None):
             table[name] = None
         else:
-            table.setdefault(name, []).append(value)
+            if bound is None:
+                bound = table[name] = []
+            bound.append(value)
             if kind is not None:
                 kinds = self._kinds.setdefault((scope, name), set())
                 kinds.add(kind)
                 if len(kinds) > 1:
                     self._mixed.add((scope, name))
 
-    def _bind_target(self, scope: Any, target: cst.BaseExpression, value: cst.BaseExpression | None,
+    def _bind_target(self, scope: Any, target: cst.BaseExpression, value: Bound | None,
                      kind: type | None = None) -> None:
         if isinstance(target, cst.Name):
             self._bind(scope, target.value, value, kind)
@@ -388,11 +401,11 @@ class TritonInventory:
                 found.add(f"{_ALIASES[head]}.{rest}" if rest else _ALIASES[head])
         return found
 
-    def nodes(self, node_type: type) -> list[cst.CSTNode]:
+    def nodes(self, node_type: type[_Node]) -> list[_Node]:
         """Every node of exactly this type, in source order, from the engine's one walk (nodes inside
         import statements excluded; the Import/ImportFrom statements themselves are there)."""
         if node_type is cst.Arg:
-            return self._all_args()
+            return cast("list[_Node]", self._all_args())
         return self._ctx.nodes(node_type)
 
     def _all_args(self) -> list[cst.Arg]:
@@ -514,7 +527,7 @@ class TritonInventory:
         if any(not v.known for v in folded):
             return UNKNOWN
         folded = self._overwritten(exprs, folded)
-        return Val([p for v in folded for p in v.possibles], any(v.partial for v in folded))
+        return Val([p for v in folded for p in (v.possibles or ())], any(v.partial for v in folded))
 
     def _overwritten(self, exprs: list, folded: list[Val]) -> list[Val]:
         """`nw = 32` then `if is_hip(): nw = 16`: on AMD the 32 never reaches a use (dead_on="amd")."""
@@ -529,7 +542,7 @@ class TritonInventory:
             later = {g for g in guards[i + 1:] if g in ("amd", "nvidia")}
             if guards[i] is None and len(later) == 1 and self.condition_of(anchors[i]) is None:
                 vendor = later.pop()
-                val = Val([dataclasses.replace(p, dead_on=p.dead_on or vendor) for p in val.possibles], val.partial)
+                val = Val([dataclasses.replace(p, dead_on=p.dead_on or vendor) for p in (val.possibles or ())], val.partial)
             out.append(val)
         return out
 
@@ -549,7 +562,7 @@ class TritonInventory:
         if when is None:
             return val
         return Val([p if p.when is not None or p.module is not None else dataclasses.replace(p, when=when)
-                    for p in val.possibles], val.partial)
+                    for p in (val.possibles or ())], val.partial)
 
     def condition_of(self, node: cst.CSTNode) -> str | None:
         """The test of the innermost `if` (in the node's function) whose branch holds the node."""
@@ -647,7 +660,7 @@ class TritonInventory:
         if not items.known:
             return UNKNOWN
         parts = []
-        for possible in items.possibles:
+        for possible in (items.possibles or ()):
             bound = {**env, for_in.target.value: Val([possible])}
             tests = [self.fold(condition.test, bound) for condition in for_in.ifs]
             if any(t.is_single and not t.single for t in tests):
@@ -667,7 +680,7 @@ class TritonInventory:
         out: dict[str, Any] = {"known": val.known, "values": _jsonable(val.values)}
         if val.known:  # where each value was written: what a codemod edits
             out["origins"] = [{"value": _jsonable(p.value), "text": self.code(p.node), **self.span(p.node).to_dict()}
-                              for p in val.possibles]
+                              for p in (val.possibles or ())]
         if node is not None:
             span = self.span(node)
             out |= {"text": self.code(node), "line": span.line, "column": span.column}
@@ -682,7 +695,7 @@ class TritonInventory:
 def _union(parts: list[Val], empty_ok: bool = False) -> Val:
     if any(not v.known for v in parts) or (not parts and not empty_ok):
         return UNKNOWN
-    return Val([p for v in parts for p in v.possibles], any(v.partial for v in parts))
+    return Val([p for v in parts for p in (v.possibles or ())], any(v.partial for v in parts))
 
 
 def _dotted(node: cst.CSTNode) -> str | None:

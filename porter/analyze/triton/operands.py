@@ -81,7 +81,8 @@ class OperandTypes:
         if isinstance(func, cst.Attribute) and func.attr.value == "to" and call.args:
             return self.dtype_value(call.args[0].value)
         if inv.matches(func, {"triton.language.cast"}) and len(call.args) > 1:
-            return self.dtype_value(_arg(call, "dtype", 1))
+            cast_to = _arg(call, "dtype", 1)
+            return self.dtype_value(cast_to) if cast_to is not None else None
         if inv.matches(func, _FILLS):
             dtype = _arg(call, "dtype", 2 if inv.matches(func, {"triton.language.full"}) else 1)
             if dtype is not None:
@@ -144,8 +145,8 @@ def dot_operand_bytes(inv, kernel: cst.FunctionDef, dots: list[cst.Call],
         sizes.append((names.DTYPE_BYTES[widest], widest))
     if not sizes:
         return None, "unknown (the dot operands' dtype is not visible: loaded through run-time pointers)"
-    size, dtype = min(sizes)
-    return size, f"dot operands ({dtype})"
+    smallest, dtype = min(sizes)
+    return smallest, f"dot operands ({dtype})"
 
 
 def _scaled_format_bytes(inv, dot: cst.Call) -> tuple[int, str] | None:

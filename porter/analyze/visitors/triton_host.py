@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 import libcst as cst
 
@@ -163,9 +163,10 @@ def gemm_strides(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         dtype = "float32"
         if dtype_arg is not None:
             names_ = {q.rsplit(".", 1)[1] for q in inv.qnames(dtype_arg.value) if q.startswith("torch.")}
-            dtype = next((n for n in names_ if n in _TORCH_BYTES), None)
-            if dtype is None:
+            named = next((n for n in names_ if n in _TORCH_BYTES), None)
+            if named is None:
                 continue
+            dtype = named
         row_bytes = shape[-1] * _TORCH_BYTES[dtype]
         if row_bytes % hotspot == 0:
             pad = max(1, hotspot // (2 * _TORCH_BYTES[dtype]))

@@ -65,7 +65,7 @@ class AgentSettings:
     )
 
     @classmethod
-    def from_config(cls, table: dict | None, source: str = "[tool.porter.agent]") -> "AgentSettings":
+    def from_config(cls, table: dict | None, source: str = "[tool.porter.agent]") -> AgentSettings:
         table = dict(table or {})
         unknown = sorted(set(table) - set(cls.KEYS))
         if unknown:
@@ -154,7 +154,7 @@ def _bounded_transport(bounds: Bounds):
     """An httpx transport that refuses requests over budget and cuts replies over size or time."""
     httpx = _httpx()
 
-    class BoundedStream(httpx.SyncByteStream):
+    class BoundedStream(httpx.SyncByteStream):  # type: ignore[name-defined]  # httpx or httpx2, chosen at run time
         def __init__(self, inner):
             self.inner, self.received = inner, 0
 
@@ -167,7 +167,7 @@ def _bounded_transport(bounds: Bounds):
         def close(self) -> None:
             self.inner.close()
 
-    class BoundedTransport(httpx.HTTPTransport):
+    class BoundedTransport(httpx.HTTPTransport):  # type: ignore[name-defined]  # httpx or httpx2, chosen at run time
         def handle_request(self, request):
             bounds.before_request()
             response = super().handle_request(request)
@@ -243,7 +243,7 @@ class OpenAIClient:
         timeout = max(0.001, min(self._settings.timeout_s, self.bounds.remaining()))
         try:
             response = self._client.chat.completions.create(
-                model=self._settings.model, messages=messages, temperature=self._settings.temperature, timeout=timeout
+                model=self.name, messages=messages, temperature=self._settings.temperature, timeout=timeout
             )
         except (self._openai.APITimeoutError, self._openai.APIConnectionError, self._openai.RateLimitError,
                 self._openai.InternalServerError):

@@ -74,7 +74,7 @@ def target_facts_text(target: Target) -> str:
         f"dense matrix peaks (TFLOP/s): {peaks}",
         f"fp8: {target.fp8_formats.get('e4m3')} (max {target.fp8_e4m3_max:g}), {target.fp8_formats.get('e5m2')}",
         f"TF32: {target.tf32}; Triton fp32 dot precisions: {', '.join(target.fp32_dot_precisions)}",
-        f"features: " + ", ".join(f"{name}={'yes' if on else 'no'}" for name, on in target.features.items()),
+        "features: " + ", ".join(f"{name}={'yes' if on else 'no'}" for name, on in target.features.items()),
     ]
     if mfma:
         lines.append(f"matrix instructions: {mfma}")

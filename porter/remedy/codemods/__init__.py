@@ -13,8 +13,9 @@ needs-review. Codemods re-locate their nodes by line (libcst positions), never b
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from porter.records import Finding
 from porter.registry import Registry

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider

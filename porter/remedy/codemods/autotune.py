@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import libcst as cst
 
@@ -167,7 +167,9 @@ class _Plan:
                 out.append(fitted)
         if not out:  # never leave an empty list: the smallest tile, squeezed as far as it goes
             smallest = min(configs, key=lambda c: _lds(c, _block_keys(c.meta), self.elem_bytes) or 0)
-            out.append(self._fit(smallest, configs.index(smallest), force=True))
+            squeezed = self._fit(smallest, configs.index(smallest), force=True)
+            if squeezed is not None:  # force=True always fits one
+                out.append(squeezed)
         return out
 
     def _fit(self, cfg: _Cfg, index: int, force: bool = False) -> _Cfg | None:
@@ -275,7 +277,7 @@ def _render_list(name: str, configs: list[_Cfg], plan: _Plan, config_call: str, 
         extra = "".join(f", {k}={v}" for k, v in cfg.extra.items())
         lines.append(f"    {config_call}({{{items}}}, num_warps={cfg.num_warps}, num_stages={cfg.num_stages}{extra}),{comment}\n")
     text = f"{name} = [\n{''.join(lines)}]\n"
-    stmt = cst.parse_statement(text)
+    stmt = cast(cst.SimpleStatementLine, cst.parse_statement(text))  # `name = [...]`: one simple statement
     comments = [cst.EmptyLine(comment=cst.Comment(f"# {line}")) for line in header.splitlines()]
     return stmt.with_changes(leading_lines=comments)
 
@@ -316,7 +318,7 @@ class _Rewrite(cst.CSTTransformer):
         decorators = []
         for decorator in fn.decorators:
             arg = _configs_arg(decorator) if code(decorator.decorator).split("(")[0].endswith("autotune") else None
-            if arg is not None:
+            if arg is not None and isinstance(decorator.decorator, cst.Call):
                 value = cst.parse_expression(amd_name if self.ctx.exclusive
                                              else f"{amd_name} if {self.ctx.shim_alias}.IS_HIP else {code(arg.value)}")
                 call = decorator.decorator
@@ -414,4 +416,4 @@ def _decline_reason(kernel, tune, ctx) -> str | None:
     return None
 
 
-autotune_for_target.porter_priority = 0
+autotune_for_target.porter_priority = 0  # type: ignore[attr-defined]  # a marker the planner reads with getattr

@@ -227,9 +227,10 @@ class _EnvTwin(LineScoped):
             sub = small.targets[0].target
             key_node = sub.slice[0].slice.value if sub.slice and isinstance(sub.slice[0].slice, cst.Index) else None
             value = string_value(small.value)
-            if key_node is None or value is None or _twin_for(key_node) is None:
+            twin_info = _twin_for(key_node) if key_node is not None else None
+            if twin_info is None or value is None:
                 return None
-            key, twin, _ = _twin_for(key_node)
+            key, twin, _ = twin_info
             if self._already_set(twin):
                 return None
             new_value = _ENV_TWINS[key][1](value)
@@ -238,9 +239,10 @@ class _EnvTwin(LineScoped):
             return small.with_changes(targets=[small.targets[0].with_changes(target=new_sub)], value=cst.SimpleString(f'"{new_value}"'))
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and code(small.value.func).endswith("setdefault"):
             call = small.value
-            if len(call.args) != 2 or _twin_for(call.args[0].value) is None or string_value(call.args[1].value) is None:
+            twin_info = _twin_for(call.args[0].value) if len(call.args) == 2 else None
+            if twin_info is None or string_value(call.args[1].value) is None:
                 return None
-            key, twin, _ = _twin_for(call.args[0].value)
+            key, twin, _ = twin_info
             if self._already_set(twin):
                 return None
             new_value = _ENV_TWINS[key][1](string_value(call.args[1].value))

@@ -11,7 +11,6 @@ from porter.remedy.codemods import codemod
 from porter.remedy.codemods._cst import LineScoped, code, expr, finish, int_value, transform
 from porter.targets import all_targets
 
-
 # ---- PT116 hard-coded SM counts -------------------------------------------------------------------
 
 

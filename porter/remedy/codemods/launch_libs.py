@@ -5,7 +5,16 @@ from __future__ import annotations
 import libcst as cst
 
 from porter.remedy.codemods import CodemodResult, codemod
-from porter.remedy.codemods._cst import LineScoped, code, describe, ensure_shim_import, expr, finish, int_value, transform
+from porter.remedy.codemods._cst import (
+    LineScoped,
+    code,
+    describe,
+    ensure_shim_import,
+    expr,
+    finish,
+    int_value,
+    transform,
+)
 
 # Options in Triton's CUDAOptions and not HIPOptions (rules/triton/PT105); num_ctas only above 1.
 _NVIDIA_ONLY = {"maxnreg", "launch_pdl", "ptx_version", "ptx_options", "sched4reg", "enable_reflect_ftz", "clc",
@@ -15,7 +24,8 @@ _NVIDIA_ONLY = {"maxnreg", "launch_pdl", "ptx_version", "ptx_options", "sched4re
 def _nvidia_only(arg: cst.Arg) -> bool:
     if arg.keyword is None or arg.keyword.value not in _NVIDIA_ONLY:
         return False
-    return not (arg.keyword.value == "num_ctas" and int_value(arg.value) is not None and int_value(arg.value) <= 1)
+    ctas = int_value(arg.value)
+    return not (arg.keyword.value == "num_ctas" and ctas is not None and ctas <= 1)
 
 
 class _LaunchOptions(LineScoped):
@@ -103,7 +113,7 @@ def _imports_only(stmt, names: set[str]) -> bool:
     if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Import):
         return False
     aliases = stmt.body[0].names
-    return all(a.name.value == "nvtx" and (a.asname.name.value if a.asname else "nvtx") in names for a in aliases)
+    return all(a.evaluated_name == "nvtx" and (a.evaluated_alias or "nvtx") in names for a in aliases)
 
 
 def _nvtx_names(module: cst.Module) -> set[str]:
@@ -112,7 +122,7 @@ def _nvtx_names(module: cst.Module) -> set[str]:
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 if isinstance(small, cst.Import):
-                    out |= {(a.asname.name.value if a.asname else a.name.value) for a in small.names if code(a.name) == "nvtx"}
+                    out |= {a.evaluated_alias or a.evaluated_name for a in small.names if code(a.name) == "nvtx"}
     return out
 
 

@@ -21,6 +21,7 @@ class _DotPrecision(LineScoped):
 
     def _set(self, original, arg: cst.Arg, asked: str) -> cst.Arg:
         allowed = self.target.fp32_dot_precisions
+        new_value: cst.BaseExpression
         if self.ctx.exclusive:
             wanted = self.target.best_fp32_dot_precision if asked == "tf32" else _more_precise(allowed)
             new_value = cst.SimpleString(f'"{wanted}"')

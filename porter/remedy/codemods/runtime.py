@@ -27,9 +27,8 @@ from typing import Any
 import libcst as cst
 
 from porter.records import Finding
-from porter.remedy.codemods import CodemodResult, codemod
+from porter.remedy.codemods import CodemodResult, codemod, warps
 from porter.remedy.codemods import autotune as tune
-from porter.remedy.codemods import warps
 from porter.remedy.codemods._cst import code, ensure_shim_import, int_value, string_value
 
 THREADS_RULE = "PT906"
@@ -206,6 +205,8 @@ def _refit(module: cst.Module, kernel, group: list[Finding], target, ctx, source
             return None
         configs = [tune._folded(c) for c in kernel.autotune.configs]
         amd_name = f"{kernel.name.upper().lstrip('_')}_AMD_CONFIGS"
+    if amd_name is None:  # never: a found list has a name, a new one was just named
+        return None
     plan = tune._Plan(kernel, target, lds_limit=min(_limits(group) or [target.lds_bytes]))
     scale = _measured_scale(group, plan)
     if scale is None:

@@ -40,8 +40,8 @@ def _smi_query(call: cst.Call) -> tuple[list[str], str, bool, bool] | None:
             fields = text.split("=", 1)[1].split(",")
         elif text.startswith("--format="):
             fmt = text.split("=", 1)[1].split(",")
-        elif re.fullmatch(r"(--id=|-i=?)\d+", text):
-            index = re.search(r"\d+", text).group(0)
+        elif id_match := re.fullmatch(r"(?:--id=|-i=?)(\d+)", text):
+            index = id_match.group(1)
         else:
             return None
     if not fields or index is None or fmt is None or "noheader" not in fmt or "csv" not in fmt:

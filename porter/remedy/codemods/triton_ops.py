@@ -119,8 +119,9 @@ def _cuda_libdevice_bindings(source: str) -> set[str]:
             continue
         for small in stmt.body:
             if (isinstance(small, cst.ImportFrom) and small.module is not None
-                    and code(small.module) == "triton.language.extra.cuda" and _only_libdevice(small)):
-                names |= {(a.asname.name.value if a.asname else a.name.value) for a in small.names}
+                    and code(small.module) == "triton.language.extra.cuda" and _only_libdevice(small)
+                    and not isinstance(small.names, cst.ImportStar)):
+                names |= {a.evaluated_alias or a.evaluated_name for a in small.names}
     return names
 
 
@@ -159,7 +160,8 @@ def _operand(args: list[cst.BaseExpression], dollar: str) -> str | None:
 
 def _portable(call: cst.Call) -> str | None:
     parts = _call_args(call)
-    asm = string_value(parts.get("asm")) if parts.get("asm") is not None else None
+    asm_node = parts.get("asm")
+    asm = string_value(asm_node) if asm_node is not None else None
     inputs = parts.get("args")
     pack = parts.get("pack")
     if asm is None or not isinstance(inputs, (cst.List, cst.Tuple)) or (pack is not None and code(pack) != "1"):

@@ -7,7 +7,16 @@ import re
 import libcst as cst
 
 from porter.remedy.codemods import CodemodResult, codemod
-from porter.remedy.codemods._cst import LineScoped, code, describe, ensure_shim_import, expr, finish, int_value, transform
+from porter.remedy.codemods._cst import (
+    LineScoped,
+    code,
+    describe,
+    ensure_shim_import,
+    expr,
+    finish,
+    int_value,
+    transform,
+)
 
 _WARPS_NAME = re.compile(r"warps", re.IGNORECASE)
 _WARP_SIZE_NAME = re.compile(r"warp_?size|lanes?_per_warp|threads_per_warp", re.IGNORECASE)
@@ -104,7 +113,8 @@ def _literal_over(value: cst.BaseExpression, limit: int) -> bool:
     """An int literal (or `a if c else b` of int literals) with some value above the limit."""
     branches = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
     values = [int_value(b) for b in branches]
-    return all(v is not None for v in values) and max(values) > limit
+    known = [v for v in values if v is not None]
+    return len(known) == len(values) and max(known) > limit
 
 
 @codemod("PT101")
@@ -152,6 +162,7 @@ class _WarpSize(LineScoped):
         return updated.with_changes(value=self._warp(updated.value, original))
 
     def _warp(self, literal, original) -> cst.BaseExpression:
+        new: cst.BaseExpression
         if self.ctx.exclusive:
             new = cst.Integer(str(self.target.wave_size))
         else:
