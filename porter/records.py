@@ -254,3 +254,23 @@ class RewriteResult:
             return 2
         clean = all(state == "accepted" for state in self.statuses().values())
         return 0 if clean and not self.target_failures else 1  # with --no-verify every patch is unverified
+
+
+@dataclass(frozen=True)
+class LibraryAdvice:
+    """porter tune's verdict on one GEMM: is the vendor BLAS predicted faster than the best Triton
+    config? `library_ms` is None when the target has no measured ceiling for the dtype."""
+
+    target: str
+    dtype: str
+    m: int
+    n: int
+    k: int
+    library: str  # cuBLAS, hipBLASLt
+    library_ms: float | None
+    triton_ms: float
+    library_faster: bool
+    note: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

@@ -145,3 +145,10 @@ def test_comprehension_list_with_pre_hook_keeps_the_hook_and_drops_nvidia_only_o
     assert body.count("pre_hook=_hook") == body.count("triton.Config(") > 0
     assert "maxnreg" not in body
     compile(result.text, "k.py", "exec")
+
+
+def test_header_says_no_library_ceiling_was_measured_for_the_target():
+    # porter.tune's library advice: AMD targets carry no measured hipBLASLt ceiling, so the
+    # comment above the generated list says it cannot compare rather than guessing
+    text = _rewrite("mi350x").text
+    assert "# library: no measured hipBLASLt ceiling for fp16 on mi350x: cannot compare" in text

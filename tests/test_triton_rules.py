@@ -72,8 +72,9 @@ def test_same_config_error_on_mi300x_fine_on_mi350x(triton_rules):
     assert error.severity == "error"
     assert "131072 B" in error.message and "65536 B" in error.message and "estimate" in error.message
     assert error.data["lds_bytes"] == 131072 and error.data["limit"] == 65536
-    (warning,) = scan(triton_rules, three, "mi300x", "PT107")
-    assert warning.severity == "warning" and warning.data["lds_bytes_low"] == 65536
+    # 3 stages: the full estimate (96 KiB) is over, but gfx942's pipeliner allocates (stages - 1)
+    # buffers, 64 KiB (Triton 3.9's compile record), which porter.tune's LDS says too: one voice
+    assert scan(triton_rules, three, "mi300x", "PT107") == []
     assert scan(triton_rules, three, "mi350x", "PT107") == []
     assert scan(triton_rules, four, "mi350x", "PT107") == []
 
@@ -85,8 +86,10 @@ def test_nvidia_tuned_list_is_error_when_every_config_fails(triton_rules):
     assert finding.severity == "error" and finding.data["over_lds"] == 1
     (mi350,) = scan(triton_rules, text, "mi350x", "PT106")
     assert mi350.severity == "error" and mi350.data["over_lds"] == 1  # 192 KiB > 160 KiB
-    smaller = text.replace("'BLOCK_M': 256", "'BLOCK_M': 128")  # 128 KiB: fits gfx950, 4 stages still deep
-    (deep,) = scan(triton_rules, smaller, "mi350x", "PT106")
+    smaller = text.replace("'BLOCK_M': 256", "'BLOCK_M': 128")  # 128 KiB: fits gfx950, 4 stages
+    assert scan(triton_rules, smaller, "mi350x", "PT106") == []  # porter tune ranks it within 3%: not NVIDIA-tuned
+    slow = text.replace("'BLOCK_M': 256, 'BLOCK_N': 128, 'BLOCK_K': 64", "'BLOCK_M': 64, 'BLOCK_N': 64, 'BLOCK_K': 32")
+    (deep,) = scan(triton_rules, slow.replace("num_stages=4", "num_stages=5"), "mi350x", "PT106")
     assert deep.severity == "warning" and deep.data == {**deep.data, "deep_stages": 1, "over_lds": 0}
 
 

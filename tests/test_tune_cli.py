@@ -40,7 +40,7 @@ def test_json_shape_best_first(tune):
                   "--top", "5", "--format", "json")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    assert list(doc) == ["ranked"] and len(doc["ranked"]) == 5
+    assert list(doc) == ["ranked", "library"] and len(doc["ranked"]) == 5
     for entry in doc["ranked"]:
         assert CONFIG_KEYS | {"GROUP_M", "waves_per_eu", "matrix_instr_nonkdim", "predicted_ms"} == set(entry)
         assert isinstance(entry["predicted_ms"], float) and entry["predicted_ms"] > 0

@@ -146,16 +146,21 @@ def test_memory_bound_decode_is_near_hbm_time():
     assert floor_ms < pred < 4 * floor_ms
 
 
-def test_selecting_among_200_candidates_is_fast():
-    space = [c.to_dict() for c in default_space("h200", "fp8e4m3", 16)]
+@pytest.mark.parametrize("target,dtype", [("h200", "fp8e4m3"), ("mi350x", "bf16")])
+def test_selecting_among_200_candidates_takes_under_10_ms(target, dtype):
+    # 200 distinct candidates (the standard space at small M, repeated where it has fewer); CPU
+    # time of this process, best of five, so that other load on a shared CI machine does not count.
+    # Measured on the 2-core dev machine: 4.8 ms (h200 fp8), 4.6 ms (mi350x bf16)
+    space = [c.to_dict() for c in default_space(target, dtype, 16)]
     candidates = (space * 2)[:200]
-    assert len(candidates) == 200
+    assert len(candidates) == 200 and len({tuple(sorted(c.items())) for c in candidates}) >= 180
+    rank_gemm(target, dtype, 4096, 4096, 4096, candidates=candidates)  # imports and caches warm
     runs = []
-    for _ in range(3):  # best of three: a loaded CI machine must not fail this
-        start = time.perf_counter()
-        rank_gemm("h200", "bf16", 4096, 4096, 4096, candidates=candidates)
-        runs.append(time.perf_counter() - start)
-    assert min(runs) < 0.05
+    for _ in range(5):
+        start = time.process_time()
+        rank_gemm(target, dtype, 4096, 4096, 4096, candidates=candidates)
+        runs.append(time.process_time() - start)
+    assert min(runs) < 0.010, runs
 
 
 def test_warpgroup_mma_reads_less_shared_memory_with_wide_tiles():

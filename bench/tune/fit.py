@@ -3,7 +3,7 @@
     /work/venv/bin/python bench/tune/fit.py [--data SWEEP.json ...] [--passes 3] [--start FILE] [--save FILE]
 
 By default the calibration rows of h200_sweep.json, h200_cal2.json and h200_cal3.json (56 shapes x
-bf16/fp8); the held-out (val) rows only appear in the table printed at the end; the fresh and blind
+bf16/fp8) and h200_cal4.json (20 shapes x fp16/fp32); the held-out (val) rows only appear in the table printed at the end; the fresh and blind
 sweeps are not read.
 
 Coordinate descent over multiplicative steps of each constant, starting from the constants in
@@ -35,12 +35,12 @@ from porter.targets import get_target  # noqa: E402
 from porter.tune.constants import constants_for  # noqa: E402
 from porter.tune.scoring import evaluate, format_table, load_rows, model_predictions  # noqa: E402
 
-DATA = [ROOT / "bench" / "tune" / "data" / name for name in ("h200_sweep.json", "h200_cal2.json", "h200_cal3.json")]
+DATA = [ROOT / "bench" / "tune" / "data" / name for name in ("h200_sweep.json", "h200_cal2.json", "h200_cal3.json", "h200_cal4.json")]
 SCALAR = ["overlap_power", "lds_eff", "lds_row_exponent", "latency_exposed", "l2_latency_ns", "mma_fallback_eff", "hbm_eff", "l2_bytes_per_unit_clk", "mem_latency_ns", "k_iter_cycles",
           "tile_cycles", "l2_fraction", "launch_us", "unaligned_bytes_per_unit_clk", "uncoalesced_bytes_per_unit_clk", "unaligned_store_elems_per_unit_clk", "unaligned_mma_eff",
-          "l2_device_bytes_per_clk", "epilogue_cycles_per_elem", "wrapped_bytes_per_clk"]
-EFF_KEYS = ["bf16", "fp8"]
-TABLES = {"eff": "compute_eff", "wide": "wide_mma_eff", "spill": "spill_cost_by_dtype"}  # per-dtype tables: name prefix -> field
+          "l2_device_bytes_per_clk", "epilogue_cycles_per_elem", "wrapped_bytes_per_clk", "transposed_copy_elems_per_unit_clk"]
+EFF_KEYS = ["bf16", "fp8", "fp16", "tf32"]
+TABLES = {"eff": "compute_eff", "wide": "wide_mma_eff", "spill": "spill_cost_by_dtype", "fallback": "mma_fallback_eff_by_dtype"}  # per-dtype tables: name prefix -> field
 STEPS = (0.6, 0.8, 0.9, 1.1, 1.25, 1.6)
 START = dict(compute_eff={"default": 0.8, "bf16": 0.7, "fp8": 0.64}, hbm_eff=0.85, l2_bytes_per_unit_clk=42.24,
              mem_latency_ns=1210.0, l2_latency_ns=500.0, k_iter_cycles=59.4, tile_cycles=2750.0, launch_us=3.0,
@@ -93,7 +93,7 @@ def main() -> int:
                 if ":" in name:
                     prefix, key = name.split(":")
                     table = dict(getattr(const, TABLES[prefix]))
-                    start = {"eff": const.eff(key), "spill": const.spill_cost}.get(prefix, 1.0)
+                    start = {"eff": const.eff(key), "spill": const.spill_cost, "fallback": const.mma_fallback_eff}.get(prefix, 1.0)
                     value = table.get(key, start) * step
                     table[key] = value if prefix == "spill" else min(1.0, value)
                     trial = replace(const, **{TABLES[prefix]: table})

@@ -13,7 +13,14 @@ with CUDA events, flushing L2 before every timed launch, and writes one JSON fil
 `ms[i]` belongs to `configs[i]`; null means not timed (failed to compile or launch, e.g. shared
 memory over the limit, or a small-tile config on a large-M shape).
 
-Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2] [--budget-s 480] [--workers 16]
+`compile` records are [n_regs, n_spills, shared, mma] where mma is the matrix instruction in the PTX
+("wgmma", "mma" for mma.sync, "fma" for none); sweeps before cal4 have the first three only.
+
+dtypes: bf16, fp16, fp8 (e4m3, B column-major, C bf16) and fp32 (fp32 operands and C, tl.dot's default
+input_precision "tf32"; cuBLAS timed with TF32 allowed).
+
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4]
+       [--dtypes bf16,fp8] [--budget-s 480] [--workers 16]
 """
 
 from __future__ import annotations
@@ -257,9 +264,75 @@ BLIND2 = [  # taken with CAL3 and committed before any model change (split "blin
     ("b2_odd_vocab", 512, 50257, 1024, "blind2"),
     ("b2_odd_small", 7, 3000, 5000, "blind2"),
 ]
-SUITES = {"full": SHAPES, "fresh": FRESH, "cal2": CAL2, "blind": BLIND, "cal3": CAL3, "blind2": BLIND2}
+CAL4 = [  # a fifth suite (split "cal") for fp16 and fp32/TF32: the M buckets, rec MLPs, odd sizes
+    ("c4_decode_qkv", 1, 6144, 4096, "cal"),
+    ("c4_m8_o", 8, 4096, 4096, "cal"),
+    ("c4_m32_up", 32, 14336, 4096, "cal"),
+    ("c4_m64_down", 64, 4096, 14336, "cal"),
+    ("c4_m128_qkv", 128, 10240, 8192, "cal"),
+    ("c4_m256_up", 256, 11008, 4096, "cal"),
+    ("c4_m512_o", 512, 8192, 8192, "cal"),
+    ("c4_m1024_down", 1024, 4096, 11008, "cal"),
+    ("c4_m2048_qkv", 2048, 6144, 4096, "cal"),
+    ("c4_m4096_o", 4096, 4096, 4096, "cal"),
+    ("c4_m8192_up", 8192, 14336, 4096, "cal"),
+    ("c4_m16384_o", 16384, 5120, 5120, "cal"),
+    ("c4_sq_2k", 2048, 2048, 2048, "cal"),
+    ("c4_rec_bot", 65536, 256, 512, "cal"),
+    ("c4_rec_top", 32768, 1024, 1024, "cal"),
+    ("c4_rec_n128", 131072, 128, 256, "cal"),
+    ("c4_rec_wide", 16384, 2048, 1024, "cal"),
+    ("c4_odd_rec", 8192, 1000, 1000, "cal"),
+    ("c4_odd_k", 4096, 4096, 1030, "cal"),
+    ("c4_odd_m", 3000, 4096, 4096, "cal"),
+]
+BLIND3 = [  # taken with CAL4, committed before the fp16/fp32 model changes (split "blind3"): scored
+    # once, after the model is final
+    ("b3_decode_o70b", 1, 8192, 8192, "blind3"),
+    ("b3_m4_up", 4, 13824, 5120, "blind3"),
+    ("b3_m16_qkv", 16, 5120, 5120, "blind3"),
+    ("b3_m48_down", 48, 5120, 13824, "blind3"),
+    ("b3_m96_o", 96, 7168, 7168, "blind3"),
+    ("b3_m192_up", 192, 14336, 4096, "blind3"),
+    ("b3_m384_qkv", 384, 9216, 7168, "blind3"),
+    ("b3_m768_down", 768, 4096, 14336, "blind3"),
+    ("b3_m1536_o", 1536, 5120, 5120, "blind3"),
+    ("b3_m3072_up", 3072, 11008, 4096, "blind3"),
+    ("b3_m6144_qkv", 6144, 7168, 5120, "blind3"),
+    ("b3_m12288_down", 12288, 4096, 11008, "blind3"),
+    ("b3_m32768_o", 32768, 2048, 2048, "blind3"),
+    ("b3_sq_6k", 6144, 6144, 6144, "blind3"),
+    ("b3_rec_98304", 98304, 512, 384, "blind3"),
+    ("b3_rec_24576", 24576, 1536, 768, "blind3"),
+    ("b3_rec_n64", 65536, 64, 2048, "blind3"),
+    ("b3_odd_n", 6144, 1234, 3072, "blind3"),
+    ("b3_odd_all", 4444, 1999, 1333, "blind3"),
+    ("b3_odd_vocab", 256, 32001, 2048, "blind3"),
+]
+BLIND4 = [  # fp32 only, taken after the fp32 model of blind3's scoring was changed (split "blind4"):
+    # scored once, after the model is final
+    ("b4_decode_qkv", 1, 5120, 5120, "blind4"),
+    ("b4_m24_up", 24, 11008, 4096, "blind4"),
+    ("b4_m160_o", 160, 6144, 6144, "blind4"),
+    ("b4_m640_qkv", 640, 7168, 4096, "blind4"),
+    ("b4_m2496_down", 2496, 4096, 11008, "blind4"),
+    ("b4_m10000_o", 10000, 4096, 4096, "blind4"),
+    ("b4_sq_3k", 3072, 3072, 3072, "blind4"),
+    ("b4_rec_49152", 49152, 768, 512, "blind4"),
+    ("b4_rec_n96", 65536, 96, 1024, "blind4"),
+    ("b4_odd_n", 4096, 3000, 2048, "blind4"),
+    ("b4_odd_k", 8192, 2048, 1500, "blind4"),
+    ("b4_odd_nk", 2224, 1111, 3333, "blind4"),
+    ("b4_odd_vocab", 1024, 50257, 768, "blind4"),
+    ("b4_odd_rec", 32768, 479, 1023, "blind4"),
+]
+SUITES = {"full": SHAPES, "fresh": FRESH, "cal2": CAL2, "blind": BLIND, "cal3": CAL3, "blind2": BLIND2,
+          "cal4": CAL4, "blind3": BLIND3, "blind4": BLIND4}
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
-DTYPES = ("bf16", "fp8")
+DTYPES = ("bf16", "fp8")  # the default; cal4 and blind3 were run with --dtypes fp16,fp32
+ELEM_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1, "fp32": 4}
+TORCH_DTYPE = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp8": torch.float8_e4m3fn, "fp32": torch.float32}
+OUT_DTYPE = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp8": torch.bfloat16, "fp32": torch.float32}
 RETIME = 8  # fastest configs timed a second time per shape
 
 
@@ -272,7 +345,7 @@ def spec_class(m: int, n: int, k: int) -> str:
 
 def shape_configs(configs: list[tuple], m: int, dtype: str, stride: int = 1) -> list[int]:
     """Indices timed for this shape: small tiles only for small M, within shared memory."""
-    elem = 2 if dtype == "bf16" else 1
+    elem = ELEM_BYTES[dtype]
     return [i for i, c in enumerate(configs)
             if (c[0] > 32 or m <= SMALL_M_LIMIT) and c[4] * (c[0] + c[1]) * c[2] * elem <= SMEM_LIMIT
             and i % stride == 0]
@@ -284,8 +357,9 @@ def make_operands(dtype: str, m: int, n: int, k: int, device="cuda"):
     gen = torch.Generator(device=device).manual_seed(m * 7 + n * 13 + k)
     a = torch.randn(m, k, device=device, generator=gen)
     b = torch.randn(k, n, device=device, generator=gen)
-    if dtype == "bf16":
-        return a.to(torch.bfloat16), b.to(torch.bfloat16), torch.empty(m, n, device=device, dtype=torch.bfloat16)
+    if dtype != "fp8":
+        elem = TORCH_DTYPE[dtype]
+        return a.to(elem), b.to(elem), torch.empty(m, n, device=device, dtype=OUT_DTYPE[dtype])
     # fp8 e4m3fn; B column-major (stored [N, K] contiguous, used as its transpose); C bf16
     a8 = a.to(torch.float8_e4m3fn)
     b8 = b.t().contiguous().to(torch.float8_e4m3fn).t()
@@ -309,14 +383,19 @@ def _compile_task(task):
     try:
         # MockTensor stand-ins (warmup wraps torch dtypes): specialisation depends only on the
         # integer arguments and 16-byte pointer alignment, which the real tensors also have
-        elem = torch.bfloat16 if dtype == "bf16" else torch.float8_e4m3fn
-        b_strides = (n, 1) if dtype == "bf16" else (1, k)
-        args = (elem, elem, torch.bfloat16, m, n, k, k, 1) + b_strides + (n, 1)
+        elem = TORCH_DTYPE[dtype]
+        b_strides = (1, k) if dtype == "fp8" else (n, 1)
+        args = (elem, elem, OUT_DTYPE[dtype], m, n, k, k, 1) + b_strides + (n, 1)
         bm, bn, bk, w, s, g = cfg
         kern = matmul_kernel.warmup(*args, grid=(1,), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=g,
                                     num_warps=w, num_stages=s)
         kern._init_handles()  # loads the binary: raises OutOfResources when shared memory is over
-        return [kern.n_regs, kern.n_spills, kern.metadata.shared]
+        try:
+            ptx = kern.asm["ptx"]
+        except Exception:  # noqa: BLE001 - the instruction is a note, never worth a failed record
+            ptx = ""
+        mma = "wgmma" if "wgmma.mma_async" in ptx else ("mma" if "mma.sync" in ptx else ("fma" if ptx else "?"))
+        return [kern.n_regs, kern.n_spills, kern.metadata.shared, mma]
     except Exception as exc:  # a config that does not compile or load is data, not a crash
         return repr(exc)[:200]
 
@@ -361,7 +440,8 @@ def time_launch(fn, budget_ms: float, max_reps: int = 25) -> float:
 
 
 def cublas_ms(a, b, dtype):
-    if dtype == "bf16":
+    if dtype != "fp8":  # fp32: TF32 allowed, as the Triton kernel's tl.dot runs it
+        torch.backends.cuda.matmul.allow_tf32 = dtype == "fp32"
         return time_launch(lambda: torch.matmul(a, b), 10)
     one = torch.ones((), device="cuda")
     try:
@@ -371,6 +451,7 @@ def cublas_ms(a, b, dtype):
 
 
 def reference_error(a, b, c, dtype):
+    torch.backends.cuda.matmul.allow_tf32 = False  # an fp32 reference, whatever cuBLAS was last allowed
     ref = a.float() @ b.float()
     return float((c.float() - ref).norm() / ref.norm())
 
@@ -445,7 +526,7 @@ def main() -> int:
     out_path = os.path.join(args.out, f"sweep_{args.suite}.json")
     meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
             "sms": torch.cuda.get_device_properties(0).multi_processor_count,
-            "compile_s": round(t_compile, 1), "flush_bytes": 256 * 1024 * 1024, "timing": "median of CUDA events, L2 flushed"}
+            "compile_s": round(t_compile, 1), "fp32_dot": "tl.dot default input_precision (tf32)", "flush_bytes": 256 * 1024 * 1024, "timing": "median of CUDA events, L2 flushed"}
     for (name, m, n, k, split), dtype in itertools.product(shapes, dtypes):
         if time.time() > deadline:
             print(f"deadline: skipping {dtype} {name}", flush=True)

@@ -1,6 +1,8 @@
 """`porter tune gemm`: rank Triton GEMM configs for a target with the analytical model.
 
-JSON output (--format json): {"ranked": [{config keys..., "predicted_ms": float}, ...]} best first;
+JSON output (--format json): {"ranked": [{config keys..., "predicted_ms": float}, ...] best first,
+"library": {...}} (the vendor BLAS's predicted time beside the best Triton config's, and whether
+it is predicted faster: porter.records.LibraryAdvice);
 with --problems FILE, a list of those objects in the order of the problems. Candidates that cannot
 run on the target (threads, LDS, accumulator registers) are dropped from the ranking; a note on
 stderr names each one and why.
@@ -20,6 +22,7 @@ from porter.errors import UsageError
 from porter.targets import get_target
 from porter.tune import explain_infeasible, parse_config, rank_gemm
 from porter.tune.config import GemmConfig
+from porter.tune.library import library_advice
 
 tune_app = typer.Typer(help="Pick Triton kernel configs from an analytical model (no warm-up runs).", no_args_is_help=True)
 
@@ -70,7 +73,9 @@ def _note_dropped(target: str, dtype: str, candidates: list[GemmConfig] | None, 
 
 def _rank_json(target: str, dtype: str, m: int, n: int, k: int, candidates, top) -> dict[str, Any]:
     ranked = rank_gemm(target, dtype, m, n, k, candidates=candidates, top=top)
-    return {"ranked": [r.to_json() for r in ranked]}
+    best = ranked[0].predicted_ms if ranked else float("inf")
+    advice = library_advice(get_target(target), dtype, m, n, k, best)
+    return {"ranked": [r.to_json() for r in ranked], "library": advice.to_dict()}
 
 
 _SHORT = {"BLOCK_M": "BM", "BLOCK_N": "BN", "BLOCK_K": "BK", "num_warps": "warps", "num_stages": "stages",
@@ -86,6 +91,7 @@ def _print_table(title: str, result: dict[str, Any]) -> None:
     for row in rows:
         table.add_row(*(f"{row[key]:.4f}" if key == "predicted_ms" else str(row[key]) for key in keys))
     Console(width=max(100, Console().width)).print(table)
+    typer.echo(f"library: {result['library']['note']}")
 
 
 @tune_app.command("gemm")

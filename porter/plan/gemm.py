@@ -99,6 +99,13 @@ def _from_tune(target: Target, precision: str, m: int, n: int, k: int) -> float 
         value = repeats * _split_k_ms(target, dtype, m, n, k, predict_gemm_ms)
     except Exception:  # a shape or dtype the tune model refuses: fall back to the roofline
         return None
+    # a framework's matmul calls the vendor BLAS: where the target has a measured ceiling
+    # (porter.tune.library, e.g. cuBLAS TF32 2-3x faster than the best Triton GEMM), the faster wins
+    from porter.tune.library import blas_ceiling, blas_seconds
+
+    ceiling = blas_ceiling(target, dtype)
+    if ceiling is not None:
+        value = min(value, repeats * blas_seconds(target, dtype, m, n, k, ceiling) * 1e3)
     return value if math.isfinite(value) else None
 
 

@@ -42,7 +42,8 @@ def parse_config(raw: Any, where: str = "candidate") -> GemmConfig:
         return raw
     if not isinstance(raw, Mapping):
         raise UsageError(f"{where}: expected an object with keys {', '.join(REQUIRED_KEYS)}, got {type(raw).__name__}")
-    if raw.keys() <= _CANONICAL and all(type(v) is int and v > 0 for v in raw.values()) and _has_required(raw):
+    if raw.keys() <= _CANONICAL and all(type(v) is int and (v > 0 or (v == 0 and key in _ZERO_OK))
+                                        for key, v in raw.items()) and _has_required(raw):
         if all(not (raw[key] & (raw[key] - 1)) for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K")):
             return GemmConfig(**raw)  # fast path: already canonical, positive ints, power-of-two tiles
     values = {_SYNONYMS[key] if key in _SYNONYMS else key: value for key, value in raw.items()}
@@ -58,6 +59,7 @@ def parse_config(raw: Any, where: str = "candidate") -> GemmConfig:
 
 
 _CANONICAL = frozenset(REQUIRED_KEYS + OPTIONAL_KEYS)
+_ZERO_OK = frozenset(("waves_per_eu", "matrix_instr_nonkdim"))  # 0: the compiler's choice
 
 
 def _has_required(raw: Mapping) -> bool:
@@ -67,7 +69,7 @@ def _has_required(raw: Mapping) -> bool:
 def _check_int(value: Any, key: str, where: str) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise UsageError(f"{where}: key {key!r} must be an integer, got {value!r}")
-    floor = 0 if key in ("waves_per_eu", "matrix_instr_nonkdim") else 1
+    floor = 0 if key in _ZERO_OK else 1
     if value < floor:
         raise UsageError(f"{where}: key {key!r} must be >= {floor}, got {value}")
     if key.startswith("BLOCK_") and value & (value - 1):

@@ -43,6 +43,10 @@ class ModelConstants:
     uncoalesced_bytes_per_unit_clk: float = 3.0  # element-wise loads along N (row-major B) per unit
     unaligned_store_elems_per_unit_clk: float = 2.0  # element-wise C stores per unit
     unaligned_mma_eff: float = 1.0  # MMA rate in that serialised loop, relative to the pipelined rate
+    # 32-bit operands on a warpgroup MMA (TF32 wgmma reads only K-major shared memory): a row-major B
+    # is copied with one 4-byte async copy per element, transposed (the sweeps' PTX), at this rate
+    transposed_copy_elems_per_unit_clk: float = 1.0
+    mma_fallback_eff_by_dtype: dict[str, float] = field(default_factory=dict)  # per rate key, where it differs
     unaligned_regs_per_elem: float = 3.0  # registers per staged element (value + 64-bit address)
     unaligned_reg_overhead: int = 16  # registers per lane beside accumulators and staged elements
     spill_cost: float = 4.0  # slowdown per register-file's worth of spilled registers
@@ -51,8 +55,10 @@ class ModelConstants:
     specialize_divisor: int = 16  # Triton proves alignment from integer arguments divisible by this
     # feasibility
     lds_buffers: str = "stages"  # "stages" | "stages_minus_one" (AMD stream pipeliner on gfx942)
+    lds_padding: float = 0.0  # extra LDS per tile byte (gfx950's async copies pad each row)
     max_acc_regs: int = 128  # fp32 accumulators per lane before the tile spills
     reg_overhead: int = 40  # registers per lane beside the accumulators (addresses, fragments)
+    reg_per_tile_dword: float = 0.0  # AMD: more per 4-byte word of the A+B tiles per lane (compile records)
     max_threads_per_unit: int | None = None  # resident threads per SM / CU (AMD: derived from waves)
     calibrated_on: str = "derived from the spec (not fit on measurements)"
 
@@ -69,13 +75,15 @@ _FIELD_NAMES = {f.name for f in fields(ModelConstants)}
 
 def _vendor_defaults(target: Target) -> dict[str, Any]:
     if target.is_amd:
-        # accumulators beyond a quarter of the architectural VGPRs spill (measured.md: 256x256 tiles on
-        # 8 waves, 128 accumulators per lane, spill on gfx942 and gfx950)
+        # up to half the architectural VGPRs of accumulators: 256x256 on 8 waves and 128x256 on 4
+        # (128 per lane), which AMD's tuned tables use on MI300X and MI350X; they compile with a few
+        # spills on gfx950 (AGPRs hold the accumulators) and more on gfx942, which the register
+        # estimate past the 512-VGPR file prices (spill_factor)
         if target.waves_per_simd_max is None or target.simds_per_unit is None:
             raise ConfigError(f"specs.yaml: {target.name} needs waves_per_simd_max and simds_per_unit")
         return {
             "max_threads_per_unit": target.waves_per_simd_max * target.simds_per_unit * target.wave_size,
-            "max_acc_regs": target.registers["arch_vgprs"] // 4,
+            "max_acc_regs": target.registers["arch_vgprs"] // 2,
         }
     # half the per-thread registers for accumulators: 128x256 on 8 warps (128) fits, 256x256 does not
     return {"max_acc_regs": (target.registers["per_thread_max"] + 1) // 2,

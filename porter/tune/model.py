@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from porter.errors import ConfigError
 from porter.targets import Target
@@ -56,6 +57,7 @@ class Machine:
     l2_latency_s: float  # L2 hit
     mma_buffers: int  # stage buffers held by an in-flight async MMA
     lds_bps: float | None  # shared memory / LDS bytes/s of one unit (None: not in the spec)
+    mfma_table: tuple | None = None  # AMD: the dtype's MFMA instructions, (M, N, K, cycles) each
 
     @classmethod
     def build(cls, target: Target, dtype: GemmDtype, const: ModelConstants | None = None) -> Machine:
@@ -79,6 +81,7 @@ class Machine:
                          else int(bool(target.features.get("wgmma")))),
             lds_bps=(target.extra["lds_bytes_per_clk"] * clock * const.lds_eff
                      if target.extra.get("lds_bytes_per_clk") else None),
+            mfma_table=_mfma_table(target, dtype),
         )
 
 
@@ -108,12 +111,19 @@ def lds_bytes(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | None = N
         buffers, a_loaded = stages - 1, 0
     a_buffers = a_loaded if unaligned and unaligned.a else buffers
     b_buffers = 1 if unaligned and unaligned.b else buffers
-    return (a_buffers * cfg.BLOCK_M + b_buffers * cfg.BLOCK_N) * cfg.BLOCK_K * elem
+    tiles = (a_buffers * cfg.BLOCK_M + b_buffers * cfg.BLOCK_N) * cfg.BLOCK_K * elem
+    return int(tiles * (1.0 + machine.const.lds_padding))
 
 
 def acc_regs(machine: Machine, cfg: GemmConfig) -> float:
-    """fp32 accumulator registers per lane."""
-    return cfg.BLOCK_M * cfg.BLOCK_N / (cfg.num_warps * machine.wave)
+    """fp32 accumulator registers per lane. On AMD a tile narrower than its MFMA is padded to it:
+    BLOCK_M = 16 on 32x32 instructions holds 32 rows of accumulators (gfx942/gfx950 compile
+    records: 16x16x256 on 4 warps, 68 VGPRs with nonkdim 16, 128 with 32)."""
+    bm, bn = cfg.BLOCK_M, cfg.BLOCK_N
+    if machine.target.is_amd and machine.mfma_table:
+        dim = _nonkdim(cfg)
+        bm, bn = max(bm, dim), max(bn, dim)
+    return bm * bn / (cfg.num_warps * machine.wave)
 
 
 def infeasibility(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | None = None) -> str | None:
@@ -126,9 +136,7 @@ def infeasibility(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | None
     lds = lds_bytes(machine, cfg, unaligned)
     if lds > target.lds_bytes:
         return f"needs {lds // 1024} KiB of shared memory/LDS, {target.name} has {target.lds_bytes // 1024} KiB"
-    cap = const.max_acc_regs
-    if target.is_amd and cfg.waves_per_eu:
-        cap = min(cap, target.registers["vgprs_per_wave_max"] // cfg.waves_per_eu - const.reg_overhead)
+    cap = const.max_acc_regs  # AMD: a waves_per_eu budget below the need spills (see spill_factor)
     acc = acc_regs(machine, cfg)
     if acc > cap:
         return f"{acc:.0f} accumulator registers per lane (> {cap}): spills"
@@ -155,17 +163,23 @@ def _amd_fact(target: Target, value: int | None, name: str) -> int:
 
 def _mfma(machine: Machine, cfg: GemmConfig) -> Sequence[int] | None:
     """The fastest MFMA of the config's non-K dim whose K fits BLOCK_K: (M, N, K, cycles)."""
-    key = "bf16" if machine.dtype.rate_key == "bf16x3" else machine.dtype.rate_key
-    table = machine.target.mfma.get(key)
-    if not table:
+    if not machine.mfma_table:
         return (16, 16, 1, 0)  # no matrix instruction listed: flat rate from the spec
-    dim = _nonkdim(cfg)
-    if dim > min(cfg.BLOCK_M, cfg.BLOCK_N):
-        return None
-    fits = [ins for ins in table if ins[0] == dim and ins[2] <= cfg.BLOCK_K]
-    if not fits:
-        return None
-    return max(fits, key=lambda ins: ins[0] * ins[1] * ins[2] / ins[3])
+    # a tile narrower than the instruction is padded to it (compiles on gfx942/gfx950: BLOCK_M = 8
+    # with nonkdim 16 or 32), at the padded tile's compute and registers
+    return _fastest_mfma(machine.mfma_table, _nonkdim(cfg), cfg.BLOCK_K)
+
+
+def _mfma_table(target: Target, dtype: GemmDtype) -> tuple | None:
+    key = "bf16" if dtype.rate_key == "bf16x3" else dtype.rate_key
+    table = (target.mfma or {}).get(key) if target.is_amd else None
+    return tuple(tuple(ins) for ins in table) if table else None
+
+
+@lru_cache(maxsize=1024)
+def _fastest_mfma(table: tuple, dim: int, block_k: int) -> tuple[int, int, int, int] | None:
+    fits = [ins for ins in table if ins[0] == dim and ins[2] <= block_k]
+    return max(fits, key=lambda ins: ins[0] * ins[1] * ins[2] / ins[3]) if fits else None
 
 
 def unit_flops_clk(machine: Machine, cfg: GemmConfig) -> tuple[float, int, int]:
@@ -190,8 +204,22 @@ def unit_flops_clk(machine: Machine, cfg: GemmConfig) -> tuple[float, int, int]:
         if bn >= 256 and cfg.num_warps > 4:  # 256-wide tiles on two warpgroups (measured)
             rate *= const.wide_mma_eff.get(machine.dtype.rate_key, 1.0)
     elif target.features.get("wgmma"):
-        rate *= const.mma_fallback_eff
+        rate *= const.mma_fallback_eff_by_dtype.get(machine.dtype.rate_key, const.mma_fallback_eff)
     return rate, bm, bn
+
+
+def narrow_copy_elems(machine: Machine, cfg: GemmConfig) -> int:
+    """B elements per K step that a warpgroup MMA config copies to shared memory transposed, by
+    4-byte async copies: TF32 wgmma reads 32-bit operands only K-major, so Triton turns a
+    row-major B around on its way in, one element per copy, where 16-bit operands keep 16-byte
+    copies (compiled PTX for sm_90: cp.async.ca 4-byte for B, cp.async.cg 16-byte for A). 32-bit
+    rows off the 16-byte grid are also copied 4 bytes at a time (`Unaligned.narrow_a/b`), but in
+    order, without the transposed writes' bank conflicts: their cost is left out (counting them
+    at the transposed rate lowered the h200_cal4 fp32 scores from 0.979 to 0.961 geomean). mma.sync configs load B in rows and read it with scalar
+    shared loads instead."""
+    if machine.dtype.in_bytes != 4 or machine.dtype.b_k_contiguous or not _uses_wgmma(machine, cfg):
+        return 0
+    return cfg.BLOCK_N * cfg.BLOCK_K
 
 
 def _uses_wgmma(machine: Machine, cfg: GemmConfig) -> bool:
@@ -203,6 +231,14 @@ def _wgmma_grid(cfg: GemmConfig) -> tuple[int, int]:
     groups = cfg.num_warps // 4
     along_m = max(1, min(groups, cfg.BLOCK_M // 64))
     return along_m, groups // along_m
+
+
+@lru_cache(maxsize=1024)
+def _warp_grid(bm: int, bn: int, warps: int) -> tuple[int, int]:
+    """Warps along M and along N for mma.sync / MFMA tiles: the split that reads least."""
+    splits = [(wm, warps // wm) for wm in (1, 2, 4, 8, 16) if wm <= warps and warps % wm == 0
+              and wm <= max(1, bm // 16) and warps // wm <= max(1, bn // 16)]
+    return min(splits, key=lambda s: s[1] * bm + s[0] * bn, default=(warps, warps))
 
 
 def lds_step_bytes(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | None = None) -> float:
@@ -218,9 +254,7 @@ def lds_step_bytes(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | Non
         along_m, along_n = _wgmma_grid(cfg)
         a_reads, b_reads = along_n * bm, bm * bn / 64
     else:
-        splits = [(wm, warps // wm) for wm in (1, 2, 4, 8, 16) if wm <= warps and warps % wm == 0
-                  and wm <= max(1, bm // 16) and warps // wm <= max(1, bn // 16)]
-        wm, wn = min(splits, key=lambda s: s[1] * bm + s[0] * bn, default=(warps, warps))
+        wm, wn = _warp_grid(bm, bn, warps)
         a_reads, b_reads = wn * bm, wm * bn
     elem = machine.dtype.in_bytes
     b_row = bk if machine.dtype.b_k_contiguous else bn  # B's contiguous extent in the tile
@@ -235,9 +269,13 @@ def registers_needed(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | N
     MMA fragments, async-copy bookkeeping); with element-wise loads a smaller fixed part plus the
     staged values and their addresses. Past the target's limit the excess spills."""
     const = machine.const
+    threads = cfg.num_warps * machine.wave
     if not unaligned:
-        return acc_regs(machine, cfg) + const.reg_overhead
-    staged = const.unaligned_regs_per_elem * unaligned.elements / (cfg.num_warps * machine.wave)
+        # AMD: plus the registers the operand tiles pass through per lane (gfx942's stream
+        # pipeliner holds the next tile's global loads in registers; gfx950 copies to LDS directly)
+        tile_dwords = (cfg.BLOCK_M + cfg.BLOCK_N) * cfg.BLOCK_K * machine.dtype.in_bytes / (4 * threads)
+        return acc_regs(machine, cfg) + const.reg_overhead + const.reg_per_tile_dword * tile_dwords
+    staged = const.unaligned_regs_per_elem * unaligned.elements / threads
     return acc_regs(machine, cfg) + const.unaligned_reg_overhead + staged
 
 
@@ -255,7 +293,7 @@ def blocks_per_unit(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | No
     if target.is_amd:
         simds = _amd_fact(target, target.simds_per_unit, "simds_per_unit")
         waves_simd = min(_amd_fact(target, target.waves_per_simd_max, "waves_per_simd_max"), int(target.registers["vgprs_per_wave_max"] // regs))
-        if cfg.waves_per_eu:  # the compiler budgets registers for exactly this occupancy
+        if cfg.waves_per_eu:  # the compiler budgets registers for this occupancy (spilling if it must)
             waves_simd = cfg.waves_per_eu
         limits.append(waves_simd // -(-cfg.num_warps // simds))
     else:
@@ -292,18 +330,22 @@ def _xcd_footprint(tiles: int, rows: int, cols: int, tiles_m: int, group: int, x
 
 def predict_seconds(machine: Machine, m: int, n: int, k: int, cfg: GemmConfig) -> float:
     """Predicted kernel time in seconds (math.inf when infeasible)."""
-    if infeasibility(machine, cfg, unaligned_loads(machine, n, k, cfg)) is not None:
+    unaligned = unaligned_loads(machine, n, k, cfg)
+    if infeasibility(machine, cfg, unaligned) is not None:
         return INFEASIBLE
-    return time_seconds(machine, m, n, k, cfg)
+    return time_seconds(machine, m, n, k, cfg, unaligned)
 
 
-def time_seconds(machine: Machine, m: int, n: int, k: int, cfg: GemmConfig) -> float:
-    """Predicted seconds of a config already known to be feasible: whole waves plus the rest."""
+def time_seconds(machine: Machine, m: int, n: int, k: int, cfg: GemmConfig,
+                 unaligned: "Unaligned | None" = None) -> float:
+    """Predicted seconds of a config already known to be feasible: whole waves plus the rest
+    (`unaligned`: the shape's element-wise operands when the caller has them already)."""
     const = machine.const
     bm, bn, bk = cfg.BLOCK_M, cfg.BLOCK_N, cfg.BLOCK_K
     tiles_m, tiles_n = -(-m // bm), -(-n // bn)
     tiles = tiles_m * tiles_n
-    unaligned = unaligned_loads(machine, n, k, cfg)
+    if unaligned is None:
+        unaligned = unaligned_loads(machine, n, k, cfg)
     slots = machine.units * blocks_per_unit(machine, cfg, unaligned)
     full, rest = divmod(tiles, slots)
     waves = full + (1 if rest else 0)
@@ -329,19 +371,23 @@ class Unaligned:
     store: bool = False
     a: bool = False  # A is loaded element-wise
     b: bool = False  # B is loaded element-wise
+    narrow_a: bool = False  # A goes by 4-byte async copies (32-bit elements, rows off 16 bytes)
+    narrow_b: bool = False  # likewise B
 
     @property
     def elements(self) -> int:
         return self.along_k + self.along_n
 
     def __bool__(self) -> bool:
-        return bool(self.elements)
+        return self.along_k > 0 or self.along_n > 0
 
 
 def unaligned_loads(machine: Machine, n: int, k: int, cfg: GemmConfig) -> Unaligned:
     div = machine.const.specialize_divisor
     a = bool(k % div)  # A is row-major: contiguous along K
     b = bool(k % div) if machine.dtype.b_k_contiguous else bool(n % div)
+    if machine.dtype.in_bytes >= 4:  # a 4-byte async copy needs no more alignment than one element:
+        return Unaligned(store=bool(n % div), narrow_a=a, narrow_b=b)  # pipelined, narrower copies
     a_elems, b_elems = cfg.BLOCK_M * cfg.BLOCK_K * a, cfg.BLOCK_N * cfg.BLOCK_K * b
     if machine.dtype.b_k_contiguous:
         return Unaligned(a_elems + b_elems, 0, bool(n % div), a, b)
@@ -359,14 +405,18 @@ def _overlap(power: float, *times: float) -> float:
     top = max(times)
     if math.isinf(power) or top <= 0.0:
         return top
-    return top * sum((t / top) ** power for t in times) ** (1.0 / power)
+    total = 0.0
+    for t in times:  # a plain loop: this runs several times per candidate
+        total += (t / top) ** power
+    return top * total ** (1.0 / power)
 
 
 class _StepContext:
     """Per-config quantities shared by the (at most two) distinct waves of one launch."""
 
     __slots__ = ("mc", "m", "n", "cfg", "tiles_m", "tiles_n", "k_steps", "step_flops", "rate",
-                 "a_cross_wave", "b_cross_wave", "elem", "unaligned", "spill_factor", "lds_bytes")
+                 "a_cross_wave", "b_cross_wave", "elem", "unaligned", "spill_factor", "lds_bytes",
+                 "copy_s")
 
     def __init__(self, mc, m, n, k, cfg, tiles_m, tiles_n, waves, k_steps, rate, pad_m, pad_n, unaligned):
         self.mc, self.m, self.n, self.cfg = mc, m, n, cfg
@@ -381,15 +431,22 @@ class _StepContext:
         self.b_cross_wave = b_total / per_step if b_total <= mc.l2_reuse_bytes else None
         self.unaligned = unaligned
         self.lds_bytes = lds_step_bytes(mc, cfg, self.unaligned)
+        # seconds of one tile's 4-byte copies per K step (0 when it has none)
+        self.copy_s = (narrow_copy_elems(mc, cfg)
+                       / (mc.const.transposed_copy_elems_per_unit_clk * mc.clock_hz))
         self.spill_factor = self._spill_factor()
 
     def _spill_factor(self) -> float:
-        """Element-wise loads stage values and addresses in registers; past the limit they spill."""
-        if not self.unaligned:
-            return 1.0
+        """Element-wise loads stage values and addresses in registers; past the limit they spill.
+        On AMD any kernel can: the limit is the unified VGPR file (512 per lane), or the budget
+        waves_per_eu asks for (512 / waves_per_eu), which the compiler meets by spilling."""
         mc = self.mc
+        if not self.unaligned and not mc.target.is_amd:
+            return 1.0
         need = registers_needed(mc, self.cfg, self.unaligned)
         limit = _register_limit(mc.target)
+        if mc.target.is_amd and self.cfg.waves_per_eu:
+            limit = limit // self.cfg.waves_per_eu
         cost = mc.const.spill_cost_by_dtype.get(mc.dtype.rate_key, mc.const.spill_cost)
         return 1.0 + cost * max(0.0, need - limit) / limit
 
@@ -401,6 +458,8 @@ class _StepContext:
         compute = per_unit * self.step_flops / self.rate
         if mc.lds_bps:  # the matrix instructions wait on shared memory / LDS reads
             compute = _overlap(const.overlap_power, compute, per_unit * self.lds_bytes / mc.lds_bps)
+        if self.copy_s:  # and on the 4-byte copies that fill it
+            compute = _overlap(const.overlap_power, compute, per_unit * self.copy_s)
         # wrapped rows/columns (offs % M) are still loaded: L2 -> unit traffic is the full tile
         tile_bytes = (bm + bn) * bk * self.elem
         l2 = max(per_unit * tile_bytes / mc.l2_unit_bps, tiles * tile_bytes / mc.l2_device_bps)

@@ -56,9 +56,10 @@ def rank_gemm(
         configs = [parse_config(raw, f"candidate {i}") for i, raw in enumerate(candidates)]
     ranked, rejected = [], []
     for cfg in configs:
-        reason = infeasibility(machine, cfg, unaligned_loads(machine, n, k, cfg))
+        unaligned = unaligned_loads(machine, n, k, cfg)
+        reason = infeasibility(machine, cfg, unaligned)
         if reason is None:
-            seconds = time_seconds(machine, m, n, k, cfg)
+            seconds = time_seconds(machine, m, n, k, cfg, unaligned)
             ranked.append(RankedConfig(cfg.to_dict(), seconds * 1e3, gemm_config=cfg))
         elif include_infeasible:
             rejected.append(RankedConfig(cfg.to_dict(), math.inf, False, reason, gemm_config=cfg))

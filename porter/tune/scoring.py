@@ -21,7 +21,7 @@ from porter.tune.constants import ModelConstants, constants_for
 from porter.tune.dtypes import resolve_dtype
 from porter.tune.model import Machine, predict_seconds
 
-SWEEP_DTYPES = {"bf16": "bf16", "fp8": "fp8e4m3"}  # sweep's dtype tag -> porter dtype
+SWEEP_DTYPES = {"bf16": "bf16", "fp8": "fp8e4m3", "fp16": "fp16", "fp32": "fp32"}  # sweep dtype tag -> porter dtype
 DEFAULT_CONFIG = (128, 128, 64, 4, 3, 8)
 TUTORIAL = [  # Triton matmul tutorial's get_cuda_autotune_config(), first 8 entries (GROUP_M 8)
     (128, 256, 64, 8, 3, 8), (64, 256, 32, 4, 4, 8), (128, 128, 32, 4, 4, 8), (128, 64, 32, 4, 4, 8),

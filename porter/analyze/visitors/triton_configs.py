@@ -7,7 +7,7 @@ from collections.abc import Iterable
 import libcst as cst
 
 from porter.analyze.triton import names
-from porter.analyze.triton.estimates import estimate
+from porter.analyze.triton.estimates import block_sizes, estimate
 from porter.analyze.triton.fold import Val, upper
 from porter.analyze.triton.records import KernelInfo
 from porter.analyze.visitors import Hit, ModuleContext, register
@@ -63,6 +63,34 @@ def _autotuner_skips(inv, site, target) -> bool:
     return fits > 0
 
 
+def _model_config(values: dict, kernel, target, **override) -> tuple[str, dict] | None:
+    """(dtype, config) for porter.tune when the site's tile, warps and stages are all literal."""
+    blocks = block_sizes(values, kernel)
+    raw = {f"BLOCK_{d}": blocks[d][1] for d in "MNK" if d in blocks}
+    for key in ("num_warps", "num_stages", "waves_per_eu", "matrix_instr_nonkdim"):
+        val = values.get(key)
+        if val is not None and val.known and val.is_single and is_int(val.single):
+            raw[key] = val.single
+    raw.setdefault("num_warps", 4)  # triton.Config's default
+    raw.update(override)
+    if len(raw) < 5 or not all(is_int(v) for v in raw.values()):
+        return None
+    from porter.tune.judge import dtype_for
+
+    return dtype_for(kernel.elem_bytes, kernel.dtypes), raw
+
+
+def _model_picks_it(values: dict, kernel, target, **override) -> bool:
+    """porter.tune ranks this config within a few percent of its best for some problem: one voice
+    with `porter tune`, whose picks these rules then never flag."""
+    found = _model_config(values, kernel, target, **override)
+    if found is None:
+        return False
+    from porter.tune.judge import near_best
+
+    return near_best(target, *found)
+
+
 def _stage_limit(kernel, target) -> tuple[int, int]:
     """(largest num_stages left alone, suggested value) for a GEMM-like kernel on this target."""
     limit = int(target.triton["gemm_num_stages"])
@@ -81,7 +109,9 @@ def num_stages(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         if site.kernel is None or not site.kernel.gemm_like or not site.val.known:
             continue
         limit, _ = _stage_limit(site.kernel, target)
-        flagged += [(site, p) for p in (site.val.possibles or ()) if is_int(p.value) and (p.value > limit or p.value == 0)]
+        flagged += [(site, p) for p in (site.val.possibles or ()) if is_int(p.value) and (p.value == 0 or (
+            p.value > limit and not (len(site.kernel.dot_nodes) <= 1
+                                     and _model_picks_it(site.values, site.kernel, target, num_stages=p.value))))]
     for possible, sites in by_origin(flagged):
         limit, suggested = _stage_limit(sites[0].kernel, target)
         yield Hit(origin_node(possible, sites), {
@@ -154,7 +184,8 @@ def _list_stats(inv, kernel, target) -> dict:
         values = live_values(inv, {**config.meta, **config.options}, target)
         est = estimate(values, kernel, target)
         stages = values.get("num_stages")
-        deep += bool(stages is not None and stages.known and any(is_int(v) and v > limit for v in stages.values))
+        deep += bool(stages is not None and stages.known and any(is_int(v) and v > limit for v in stages.values)
+                     and not (len(kernel.dot_nodes) <= 1 and _model_picks_it(values, kernel, target)))
         over_lds += est.lds_ok is False
         over_threads += est.threads_ok is False
     return {"configs": len(configs), "deep_stages": deep, "over_lds": over_lds, "over_threads": over_threads,
@@ -190,6 +221,21 @@ def _lds_over(est, target) -> bool:
     return est.lds_ok is None and est.lds_bytes is not None and est.lds_bytes > target.lds_bytes
 
 
+def _model_lds_fits(values: dict, kernel, target, est) -> bool:
+    """The full estimate is over but porter.tune's LDS for the target's pipeliner (the figure
+    Triton's compile records give: (stages - 1) buffers on gfx942) fits: not a finding. Never
+    clears a case where even the (stages - 1) estimate is over."""
+    if est.lds_bytes_low is not None and est.lds_bytes_low > target.lds_bytes:
+        return False
+    found = _model_config(values, kernel, target)
+    if found is None or est.elem_bytes is None:
+        return False
+    from porter.tune.judge import model_lds_bytes
+
+    model = model_lds_bytes(target, *found)
+    return model is not None and model <= target.lds_bytes
+
+
 @register("triton_lds_budget")
 def lds_budget(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     """PT107: a GEMM config whose LDS estimate exceeds the target's LDS. Error when even the
@@ -207,7 +253,7 @@ def lds_budget(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         if kernel is None or skip_for_target(guard, target):
             continue
         est = estimate(values, kernel, target)
-        if not _lds_over(est, target):
+        if not _lds_over(est, target) or _model_lds_fits(values, kernel, target, est):
             continue
         previous = worst.get(id(node))
         indices = (previous[5] if previous else []) + ([index] if index is not None else [])

@@ -144,6 +144,20 @@ class _Plan:
         self.elem_bytes = kernel.elem_bytes or _unseen_operand_bytes(kernel)
         self.changes: list[str] = []
         self.notes: list[str] = []
+        self.library: list[str] = []  # porter.tune's library advice, per M bucket
+
+    def advise_library(self, label: str, dtype: str, m: int, triton_ms: float) -> None:
+        """Note where the vendor BLAS is predicted faster than the best Triton config (or that no
+        ceiling was measured for this target, once)."""
+        from porter.tune.library import library_advice
+
+        advice = library_advice(self.target, dtype, m, _NK, _NK, triton_ms)
+        if advice.library_ms is None:
+            if advice.note not in self.library:
+                self.library.append(advice.note)
+        elif advice.library_faster:
+            self.library.append(f"{label} (M={m}, N=K={_NK}): {advice.library} predicted faster, "
+                                f"{advice.library_ms:.4f} ms against {triton_ms:.4f} ms for Triton's best")
 
     def reshape(self, configs: list[_Cfg]) -> list[_Cfg]:
         out: list[_Cfg] = []
@@ -237,7 +251,10 @@ def _model_picks(plan: _Plan, feasible: list[_Cfg], key: list | None, topk: int)
             # the AMD branch pipelines at the target's guided depth: the model chooses tiles, warps and knobs
             space = [g.to_dict() for g in default_space(plan.target, dtype, m) if g.num_stages == plan.stages]
             candidates = [c for c in space if fits(c)] + user
-            for ranked in rank_gemm(plan.target, dtype, m, _NK, _NK, candidates=candidates, top=topk):
+            ranking = rank_gemm(plan.target, dtype, m, _NK, _NK, candidates=candidates, top=topk)
+            if ranking:
+                plan.advise_library(label, dtype, m, ranking[0].predicted_ms)
+            for ranked in ranking:
                 raw = dict(ranked.config)
                 cfg = _Cfg({from_model.get(k, k): raw.pop(k) for k in list(raw) if k in from_model},
                            raw.pop("num_warps"), raw.pop("num_stages"), extra=dict(feasible[0].extra))
@@ -350,7 +367,8 @@ def autotune_for_target(source, findings, target, ctx):
         how = (f"porter.tune picks (top {topk} per M bucket, N=K={_NK} assumed)" if picked
                else "the NVIDIA list reshaped to fit")
         header = (f"porter: autotune configs for {target.name} ({target.arch}): {how}; num_warps <= "
-                  f"{target.max_num_warps}, num_stages {plan.stages}, LDS estimate <= {target.lds_bytes} B.")
+                  f"{target.max_num_warps}, num_stages {plan.stages}, LDS estimate <= {target.lds_bytes} B."
+                  + "".join(f"\nlibrary: {line}" for line in plan.library))
         sites[kernel.name] = (name, _render_list(name, amd, plan, _config_call(source), header))
         claimed += [f for f in findings if _about_site(f, kernel.name, sites_of_list)]
         rationale_parts.append(

@@ -1,0 +1,80 @@
+"""Plot porter tune's predicted time against the H200's measured time, one panel per dtype.
+
+    /work/venv/bin/python bench/tune/plot.py [--out bench/tune/pred_vs_measured.png]
+
+Every timed (shape, config) of the stored sweeps (bench/tune/data/h200_*.json) is a grey dot;
+the model's pick of each shape is a coloured dot (calibration rows blue, held-out rows orange).
+Each panel's title gives the median |log(predicted / measured)| of the picks and of all configs,
+and the held-out geomean score (best / pick). Needs matplotlib (pip install '.[plot]').
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from porter.targets import get_target  # noqa: E402
+from porter.tune.scoring import load_rows, model_predictions  # noqa: E402
+
+DTYPES = ("bf16", "fp16", "fp8", "fp32")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "tune" / "pred_vs_measured.png")
+    args = parser.parse_args()
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    target = get_target("h200")
+    rows = [r for path in sorted((ROOT / "bench" / "tune" / "data").glob("h200_*.json")) for r in load_rows(path)]
+    fig, axes = plt.subplots(2, 2, figsize=(10, 9.2))
+    for ax, tag in zip(axes.flat, DTYPES):
+        every_x, every_y, picks, errs_all, errs_pick, scores = [], [], {"cal": ([], []), "held-out": ([], [])}, [], [], []
+        for row in (r for r in rows if r.dtype == tag):
+            pred = model_predictions(row, target)
+            pick = min(range(len(pred)), key=lambda i: pred[i])
+            for p, t in zip(pred, row.ms):
+                if math.isfinite(p):
+                    every_x.append(t)
+                    every_y.append(p)
+                    errs_all.append(abs(math.log(p / t)))
+            group = "cal" if row.split == "cal" else "held-out"
+            picks[group][0].append(row.ms[pick])
+            picks[group][1].append(pred[pick])
+            errs_pick.append(abs(math.log(pred[pick] / row.ms[pick])))
+            if group == "held-out":
+                scores.append(math.log(row.best / row.ms[pick]))
+        ax.scatter(every_x, every_y, s=2, c="0.75", alpha=0.35, linewidths=0, label="every timed config")
+        for group, colour in (("cal", "tab:blue"), ("held-out", "tab:orange")):
+            xs, ys = picks[group]
+            ax.scatter(xs, ys, s=14, c=colour, label=f"model's pick ({group}, {len(xs)} shapes)")
+        lo = min(every_x + every_y)
+        hi = max(every_x + every_y)
+        ax.plot([lo, hi], [lo, hi], c="k", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("measured ms (H200)")
+        ax.set_ylabel("predicted ms")
+        geo = math.exp(sum(scores) / len(scores)) if scores else float("nan")
+        ax.set_title(f"{tag}: median |log err| picks {statistics.median(errs_pick):.2f}, all "
+                     f"{statistics.median(errs_all):.2f}\nheld-out pick score {geo:.3f} ({len(scores)} shapes)",
+                     fontsize=9)
+        ax.legend(fontsize=7, loc="upper left")
+    fig.suptitle("porter tune on the H200: predicted vs measured time per (shape, config)", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(args.out, dpi=90)
+    print(f"-> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
