@@ -280,7 +280,8 @@ def _verify_round(root: Path, plan, findings: list[Finding], settings: RewriteSe
     tree = verification.accepted_tree
     result.target_failures = runtime_findings(tree, settings.target, root) if tree is not None and not result.problem \
         else []
-    merged = merge_findings(findings, result.target_failures)
+    merged = merge_findings(findings, result.target_failures + limits_seen_unverified(root, plan, verification,
+                                                                                      settings.target))
     if not result.problem:
         merged += confirmed_opt_in_findings(root, verification.baseline, settings, merged)
     known = {_key(f) for f in findings}
@@ -292,6 +293,42 @@ def _verify_round(root: Path, plan, findings: list[Finding], settings: RewriteSe
 
 
 _FRAME = re.compile(r"^([\w./-]+\.py):(\d+): in ", re.MULTILINE)
+
+
+def limits_seen_unverified(root: Path, plan, verification: Verification, target: Target) -> list[Finding]:
+    """LDS and thread-limit failures the target showed while an unverified patch was applied. Such a
+    patch is often what lets a kernel compile at all (a TF32 dot fixed for gfx950), so only its run can
+    show that a config then needs 192 KiB of LDS: the accepted tree, still failing to compile, never
+    will, and without this evidence the patch stays unverified round after round. Lines are mapped
+    back from the patched file to the repository's."""
+    from porter.remedy.patches import line_map
+    from porter.verify.runtime import limit_findings
+
+    if verification.problem:
+        return []
+    patches = {patch.id: patch for patch in plan.patches}
+    found = []
+    for verdict in verification.verdicts:
+        patch = patches.get(verdict.patch_id)
+        if verdict.status != "unverified" or patch is None:
+            continue
+        back = {edit.path: line_map(edit.after, edit.before) for edit in patch.edits if edit.before is not None}
+        found += [_unpatched_lines(finding, back) for finding in limit_findings(verdict, target, root)]
+    return found
+
+
+def _unpatched_lines(finding: Finding, back: dict[str, list[int]]) -> Finding:
+    def moved(path: str | None, line: int) -> int:
+        mapping = back.get(path or "")
+        return mapping[line] if mapping and 0 < line < len(mapping) else line
+
+    data = dict(finding.data)
+    if isinstance(data.get("launch"), dict):
+        data["launch"] = data["launch"] | {"line": moved(data["launch"].get("path"), data["launch"].get("line") or 0)}
+    if isinstance(data.get("kernel"), dict):
+        data["kernel"] = data["kernel"] | {"line": moved(data["kernel"].get("path"), data["kernel"].get("line") or 0)}
+    line = moved(finding.path, finding.line)
+    return replace(finding, line=line, end_line=line, data=data)
 
 
 def confirmed_opt_in_findings(root: Path, baseline: Verdict | None, settings: RewriteSettings,

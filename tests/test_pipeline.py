@@ -279,3 +279,27 @@ def test_an_opt_in_finding_on_the_line_that_failed_on_the_target_is_reported(tmp
     assert (finding.rule, finding.path, finding.line, finding.provenance) == ("PT201", "pkg/hardware.py", 5, "runtime")
     green = TestRun(command=["pytest"], passed=["tests/test_ops.py::test_ok"], output_tail=trace)
     assert confirmed_opt_in_findings(tmp_path, Verdict("baseline", True, tests=green), settings, []) == []
+
+
+def test_an_lds_overflow_seen_only_under_an_unverified_patch_becomes_a_finding_at_the_repository_line():
+    """A TF32 dot fixed for gfx950 is what lets the kernel compile at all; only that run sees that a
+    config then needs 192 KiB of LDS. The evidence must reach the next round (PT907) at the unpatched
+    file's lines, or the fix stays unverified round after round. Rejected patches' runs do not count."""
+    from porter.pipeline import limits_seen_unverified
+    from porter.records import CompileRecord, FileEdit, Patch, Plan, Verdict, Verification
+    from porter.targets import get_target
+
+    target = get_target("mi350x")
+    before = "import triton\n\n\ndef run():\n    kernel[grid](x)\n"
+    after = "import triton\nfrom pkg import _porter_shim as porter_shim\n\n\ndef run():\n    kernel[grid](x)\n"
+    patch = Patch("0002-PT114", "shim", ["PT114"], "t", "r", [FileEdit("pkg/mm.py", before, after)])
+    over = CompileRecord("kernel", {"BLOCK_K": 64, "num_stages": 3}, "gfx950", True, lds_bytes=196608,
+                         lds_limit=163840, source="pkg/mm.py", launch_site="pkg/mm.py:6", kernel_line=6)
+    unverified = Verdict("0002-PT114", False, compiles=[over], state="unverified")
+    plan = Plan(target=target, patches=[patch])
+    [finding] = limits_seen_unverified(Path("/nonexistent"), plan, Verification([unverified]), target)
+    assert (finding.rule, finding.path, finding.line, finding.data["launch"]["line"]) == ("PT907", "pkg/mm.py", 5, 5)
+    assert finding.data["value"] == {"name": "lds_bytes", "value": 196608, "limit": 163840}
+    rejected = Verdict("0002-PT114", False, compiles=[over])
+    assert limits_seen_unverified(Path("/nonexistent"), plan, Verification([rejected]), target) == []
+    assert limits_seen_unverified(Path("/nonexistent"), plan, Verification([unverified], problem="x"), target) == []

@@ -191,6 +191,13 @@ def runtime_findings(verdict: Verdict, target: Target, root: Path | None = None)
     return sorted(found, key=Finding.sort_key)
 
 
+def limit_findings(verdict: Verdict, target: Target, root: Path | None = None) -> list[Finding]:
+    """The kernels of `verdict` that compiled but are over the target's thread or LDS limit: facts of
+    the kernel and config on the target, whichever patch let it compile."""
+    limits = {rule.id for rule in runtime_rules() if rule.when in ("threads", "lds")}
+    return [finding for finding in runtime_findings(verdict, target, root) if finding.rule in limits]
+
+
 # ---------------------------------------------------------------- merge with the static findings
 
 
