@@ -262,6 +262,24 @@ def test_platform_classes_and_vendor_folders():
     assert reach(files, "flag_gems/runtime/backend/_amd/ops.py", "amd")[0] == "target"
 
 
+def test_module_importing_an_nvidia_only_library_at_top_level_never_loads():
+    # seen on real code: vllm's CuTe-DSL router and liger's cutedsl ops import cutlass / cuda.bindings at top
+    # level; a guarded or function-level import, or Triton's own NVIDIA modules, leave the module loadable
+    files = {
+        "pkg/router_cutedsl.py": "import cutlass\nfrom cuda.bindings.driver import CUstream\ndef f():\n    cute_launch = 1\n",
+        "pkg/guarded.py": "try:\n    import cutlass\nexcept ImportError:\n    cutlass = None\ndef f():\n    guarded = 1\n",
+        "pkg/lazy.py": "def f():\n    import deep_gemm\n    lazy = 1\n",
+        "pkg/kernels.py": "from triton.language.extra.cuda import libdevice\ndef f():\n    ptx_math = 1\n",
+        "pkg/cuda_utils.py": "import cudaq_like_name\nfrom cuda_helpers import x\ndef f():\n    similar_names = 1\n",
+    }
+    verdict, why = reach(files, "pkg/router_cutedsl.py", "cute_launch")
+    assert verdict == "nvidia_only" and "imports `cutlass` (line 1) unconditionally" in why
+    assert reach(files, "pkg/guarded.py", "guarded")[0] == "target"
+    assert reach(files, "pkg/lazy.py", "lazy")[0] == "target"
+    assert reach(files, "pkg/kernels.py", "ptx_math")[0] == "target"
+    assert reach(files, "pkg/cuda_utils.py", "similar_names")[0] == "target"
+
+
 def test_user_statements():
     files = {"mypkg/__init__.py": "", "mypkg/utils.py": "def is_cuda():\n    return read_env()\n", "mypkg/ops.py": textwrap.dedent("""
         from mypkg.utils import is_cuda

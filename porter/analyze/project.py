@@ -45,6 +45,13 @@ VENDOR_FOLDERS = frozenset({
     "xpu", "_xpu", "tpu", "_tpu", "hpu", "_hpu", "neuron", "mlu", "musa", "habana", "gaudi", "_nvidia", "nvidia",
     "hopper", "blackwell", "sm90", "sm100",
 })
+# Libraries built only for NVIDIA GPUs, absent from ROCm environments: a module importing one of them
+# unconditionally at top level cannot load on AMD (vllm's CuTe-DSL router, liger's cutedsl ops). Prefixes of
+# the imported module's dotted name. Triton's own NVIDIA modules (gluon's nvidia dialect, extra.cuda) are not
+# here: they import on ROCm, and what then fails is what the Triton rules report.
+NVIDIA_ONLY_LIBRARIES = (
+    "cutlass", "cuda.bindings", "cuda.cuda", "cuda.cudart", "cuda.nvrtc", "deep_gemm", "quack", "tensorrt",
+)
 # Module files for another device type (vllm's platforms/xpu.py, worker/tpu_model_runner.py).
 VENDOR_FILE_PREFIXES = ("xpu", "tpu", "hpu", "npu", "neuron", "ascend", "mlu", "musa")
 _PLATFORM_OBJECT = ("current_platform", "platform", "_platform", "PLATFORM")
@@ -400,6 +407,14 @@ class Project:
         for pattern in self.statements.nvidia_only_paths:
             if fnmatch.fnmatch(path, pattern):
                 return Reach(NVIDIA_ONLY, f"matches nvidia_only_paths `{pattern}` in [tool.porter]")
+        return self._import_reach(path)
+
+    def _import_reach(self, path: str) -> Reach | None:
+        """NVIDIA-only when the module imports an NVIDIA-only library whenever it loads."""
+        for module, line in (self.facts.get(path) or {}).get("requires", ()):
+            if any(module == lib or module.startswith(lib + ".") for lib in NVIDIA_ONLY_LIBRARIES):
+                return Reach(NVIDIA_ONLY, f"the module imports `{module}` (line {line}) unconditionally: it "
+                                          f"cannot load on {self.target.name}")
         return None
 
     def _region_value(self, path: str, index: int) -> Any:
