@@ -280,6 +280,22 @@ def test_module_importing_an_nvidia_only_library_at_top_level_never_loads():
     assert reach(files, "pkg/cuda_utils.py", "similar_names")[0] == "target"
 
 
+def test_module_written_in_gluons_hopper_dialect_is_nvidia_only():
+    # lmdeploy 0.18.0 blocked_fp8_gemm_gluon.py: wgmma/TMA Gluon kernels compile for Hopper only; the AMD
+    # dialect, or plain Gluon, is not about NVIDIA
+    files = {
+        "pkg/gemm_gluon.py": "from triton.experimental.gluon.language.nvidia.hopper import tma\ndef f():\n    wgmma = 1\n",
+        "pkg/desc.py": "from triton.experimental.gluon.nvidia.blackwell import TensorDescriptor\ndef f():\n    tcgen = 1\n",
+        "pkg/amd_gluon.py": "from triton.experimental.gluon.language.amd import cdna3\ndef f():\n    mfma = 1\n",
+        "pkg/plain.py": "from triton.experimental.gluon import language as gl\ndef f():\n    portable = 1\n",
+    }
+    verdict, why = reach(files, "pkg/gemm_gluon.py", "wgmma")
+    assert verdict == "nvidia_only" and "compile only for NVIDIA" in why
+    assert reach(files, "pkg/desc.py", "tcgen")[0] == "nvidia_only"
+    assert reach(files, "pkg/amd_gluon.py", "mfma")[0] == "target"
+    assert reach(files, "pkg/plain.py", "portable")[0] == "target"
+
+
 def test_user_statements():
     files = {"mypkg/__init__.py": "", "mypkg/utils.py": "def is_cuda():\n    return read_env()\n", "mypkg/ops.py": textwrap.dedent("""
         from mypkg.utils import is_cuda

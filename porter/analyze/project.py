@@ -52,6 +52,10 @@ VENDOR_FOLDERS = frozenset({
 NVIDIA_ONLY_LIBRARIES = (
     "cutlass", "cuda.bindings", "cuda.cuda", "cuda.cudart", "cuda.nvrtc", "deep_gemm", "quack", "tensorrt",
 )
+# Gluon's Hopper/Blackwell dialects (wgmma, TMA, tcgen05): the module imports on ROCm, but kernels written in them
+# compile only for those NVIDIA architectures (lmdeploy's Hopper fp8 GEMM): everything the module launches is theirs.
+NVIDIA_ONLY_DIALECTS = tuple(f"triton.experimental.gluon.{part}nvidia.{arch}"
+                             for part in ("language.", "") for arch in ("hopper", "blackwell"))
 # Module files for another device type (vllm's platforms/xpu.py, worker/tpu_model_runner.py).
 VENDOR_FILE_PREFIXES = ("xpu", "tpu", "hpu", "npu", "neuron", "ascend", "mlu", "musa")
 _PLATFORM_OBJECT = ("current_platform", "platform", "_platform", "PLATFORM")
@@ -89,6 +93,11 @@ class Reach:
 
 
 ON_TARGET = Reach(TARGET)
+
+
+def _within(module: str, prefixes: tuple[str, ...]) -> bool:
+    """Is the dotted module name one of the prefixes or inside one of them?"""
+    return any(module == prefix or module.startswith(prefix + ".") for prefix in prefixes)
 
 
 class Project:
@@ -412,9 +421,12 @@ class Project:
     def _import_reach(self, path: str) -> Reach | None:
         """NVIDIA-only when the module imports an NVIDIA-only library whenever it loads."""
         for module, line in (self.facts.get(path) or {}).get("requires", ()):
-            if any(module == lib or module.startswith(lib + ".") for lib in NVIDIA_ONLY_LIBRARIES):
+            if _within(module, NVIDIA_ONLY_LIBRARIES):
                 return Reach(NVIDIA_ONLY, f"the module imports `{module}` (line {line}) unconditionally: it "
                                           f"cannot load on {self.target.name}")
+            if _within(module, NVIDIA_ONLY_DIALECTS):
+                return Reach(NVIDIA_ONLY, f"the module's kernels are written in `{module}` (line {line}): they "
+                                          f"compile only for NVIDIA, never for {self.target.name}")
         return None
 
     def _region_value(self, path: str, index: int) -> Any:

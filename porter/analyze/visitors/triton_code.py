@@ -10,7 +10,7 @@ import libcst as cst
 
 from porter.analyze.triton.inventory import walk
 from porter.analyze.visitors import Hit, ModuleContext, register
-from porter.analyze.visitors.triton_common import calls, keyword_arg, references, skip_for_target
+from porter.analyze.visitors.triton_common import calls, keyword_arg, references, skip_for_target, uses_triton
 from porter.records import Severity
 
 _WARPISH = re.compile(r"warp|lane", re.IGNORECASE)
@@ -51,7 +51,7 @@ def warp_size_32(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     """PT102: 32-lane arithmetic: `WARP_SIZE = 32`, `num_warps * 32`, `lane % 32`, `lane = tl.arange(0, 32)`.
     Conservative: the 32 must sit next to a warp/lane name."""
     inv = ctx.triton
-    if inv is None or _nvidia_dsl_module(ctx):
+    if inv is None or _nvidia_dsl_module(ctx) or not uses_triton(ctx):
         return
     for node in inv.nodes_of(cst.Assign, cst.AnnAssign, cst.Param, cst.Arg, cst.BinaryOperation):
         hit: tuple[cst.Integer, str] | None = None

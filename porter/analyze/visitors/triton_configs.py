@@ -63,6 +63,20 @@ def _autotuner_skips(inv, site, target) -> bool:
     return fits > 0
 
 
+def _list_offers_depth(inv, site, target, limit: int) -> bool:
+    """An autotune entry whose list also holds entries of 1..limit stages: the autotuner times those on the
+    target and keeps what runs best there (liger's `for s in [2, 3]`), so the deep entries cost compile time only."""
+    if site.where != "autotune" or site.kernel is None or site.kernel.autotune is None:
+        return False
+    owner = site.inv or inv
+    for config in site.kernel.autotune.configs:
+        val = config.options.get("num_stages")
+        val = live(owner, val, target) if val is not None else None
+        if val is not None and val.known and any(is_int(v) and 0 < v <= limit for v in val.values):
+            return True
+    return False
+
+
 def _model_config(values: dict, kernel, target, **override) -> tuple[str, dict] | None:
     """(dtype, config) for porter.tune when the site's tile, warps and stages are all literal."""
     blocks = block_sizes(values, kernel)
@@ -109,8 +123,9 @@ def num_stages(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         if site.kernel is None or not site.kernel.gemm_like or not site.val.known:
             continue
         limit, _ = _stage_limit(site.kernel, target)
+        offered = _list_offers_depth(inv, site, target, limit)
         flagged += [(site, p) for p in (site.val.possibles or ()) if is_int(p.value) and (p.value == 0 or (
-            p.value > limit and not (len(site.kernel.dot_nodes) <= 1
+            p.value > limit and not offered and not (len(site.kernel.dot_nodes) <= 1
                                      and _model_picks_it(site.values, site.kernel, target, num_stages=p.value))))]
     for possible, sites in by_origin(flagged):
         limit, suggested = _stage_limit(sites[0].kernel, target)
@@ -160,8 +175,8 @@ def nvidia_only_options(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
             val = live(inv, val, target)
             if val.known and not val.values:
                 continue  # every value sits behind an NVIDIA-only branch
-            if id(node) in seen:
-                continue
+            if id(node) in seen or (kernel is not None and kernel.param(option) is not None):
+                continue  # a kernel parameter of that name takes the keyword (vllm's `launch_pdl: tl.constexpr`)
             value = val.single if val.is_single else None
             if option == "num_ctas":
                 if not (val.known and any(is_int(v) and v > 1 for v in val.values)):

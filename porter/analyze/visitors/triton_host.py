@@ -9,7 +9,7 @@ import libcst as cst
 
 from porter.analyze.visitors import Hit, ModuleContext, register
 from porter.analyze.visitors.triton_code import _nvidia_dsl_module
-from porter.analyze.visitors.triton_common import is_int, skip_for_target
+from porter.analyze.visitors.triton_common import is_int, skip_for_target, uses_triton
 from porter.targets import all_targets
 
 _SMEM_NAME = re.compile(r"smem|shared_?mem|shared_?memory|lds", re.IGNORECASE)
@@ -79,6 +79,8 @@ def smem_optin(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
             if not skip_for_target(inv.guard_at(node), target) and not _probed(inv, node):
                 yield Hit(node, {"form": "attribute", "attribute": "shared_memory_per_block_optin", "value": None,
                                  "limit": target.lds_bytes})
+    if not uses_triton(ctx):
+        return  # a literal budget sizes Triton configs only where Triton is used
     nvidia_budgets = {t.lds_bytes for t in all_targets().values() if t.vendor == "nvidia"}
     for name, value in _bound_values(inv):
         if not _SMEM_NAME.search(name):
