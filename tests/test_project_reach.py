@@ -255,11 +255,15 @@ def test_platform_classes_and_vendor_folders():
         "vllm/platforms/rocm.py": "class RocmPlatform(Platform):\n    _enum = PlatformEnum.ROCM\n    def f(self):\n        rocm_cls = 1\n",
         "flag_gems/runtime/backend/_ascend/ops.py": "def f():\n    ascend = 1\n",
         "flag_gems/runtime/backend/_amd/ops.py": "def f():\n    amd = 1\n",
+        "gptqmodel/nn_modules/qlinear/mlx.py": "def f():\n    apple = 1\n",  # Apple's MLX backend
+        "gptqmodel/nn_modules/qlinear/mlxtra.py": "def f():\n    other = 1\n",
     }
     assert reach(files, "vllm/platforms/cuda.py", "cuda_cls")[0] == "nvidia_only"
     assert reach(files, "vllm/platforms/rocm.py", "rocm_cls")[0] == "target"
     assert reach(files, "flag_gems/runtime/backend/_ascend/ops.py", "ascend")[0] == "nvidia_only"
     assert reach(files, "flag_gems/runtime/backend/_amd/ops.py", "amd")[0] == "target"
+    assert reach(files, "gptqmodel/nn_modules/qlinear/mlx.py", "apple")[0] == "nvidia_only"
+    assert reach(files, "gptqmodel/nn_modules/qlinear/mlxtra.py", "other")[0] == "target"
 
 
 def test_module_importing_an_nvidia_only_library_at_top_level_never_loads():

@@ -56,8 +56,8 @@ NVIDIA_ONLY_LIBRARIES = (
 # compile only for those NVIDIA architectures (lmdeploy's Hopper fp8 GEMM): everything the module launches is theirs.
 NVIDIA_ONLY_DIALECTS = tuple(f"triton.experimental.gluon.{part}nvidia.{arch}"
                              for part in ("language.", "") for arch in ("hopper", "blackwell"))
-# Module files for another device type (vllm's platforms/xpu.py, worker/tpu_model_runner.py).
-VENDOR_FILE_PREFIXES = ("xpu", "tpu", "hpu", "npu", "neuron", "ascend", "mlu", "musa")
+# Module files for another device type (vllm's platforms/xpu.py, worker/tpu_model_runner.py; mlx: Apple's MLX).
+VENDOR_FILE_PREFIXES = ("xpu", "tpu", "hpu", "npu", "neuron", "ascend", "mlu", "musa", "mlx")
 _PLATFORM_OBJECT = ("current_platform", "platform", "_platform", "PLATFORM")
 _NOT_TARGET_ENUMS = {"CUDA", "XPU", "TPU", "CPU", "HPU", "NEURON", "OOT", "NPU", "MPS", "UNSPECIFIED"}
 TARGET: ReachKind = "target"
