@@ -230,10 +230,12 @@ def nvidia_tuned_list(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
 
 
 def _lds_over(est, target) -> bool:
-    """Over the LDS: for certain, or at the assumed 2 bytes when the operand dtype is not visible."""
+    """Over the LDS: for certain, or, when the operand dtype is not visible, even with 1-byte operands (fp8 and
+    int8 kernels loading through pointers fit where the 2-byte guess does not: flag_gems' fp8 GEMMs, bench/real_code)."""
     if est.lds_ok is False:
         return True
-    return est.lds_ok is None and est.lds_bytes is not None and est.lds_bytes > target.lds_bytes
+    one_byte = est.lds_bytes // names.ASSUMED_ELEM_BYTES if est.lds_bytes is not None else None
+    return est.lds_ok is None and one_byte is not None and one_byte > target.lds_bytes
 
 
 def _model_lds_fits(values: dict, kernel, target, est) -> bool:
