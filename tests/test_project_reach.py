@@ -477,3 +477,35 @@ def test_seen_on_real_code_tensor_flags_and_positional_parameters_stay_undecided
     assert reach(files, "pkg/ops.py", "by_position")[0] == "target"  # passed positionally: not its default
     assert reach(files, "pkg/ops.py", "method_by_name")[0] == "target"
     assert reach(files, "pkg/ops.py", "method_else")[0] == "nvidia_only"
+
+
+def test_code_after_an_import_probe_of_an_nvidia_only_library_needs_it():
+    # lmdeploy 0.18.0 blockedf8_modules.py: `try: import deep_gemm / except ImportError: return False`, then a
+    # capability gate that only NVIDIA reaches; a probe of a portable library, or a handler that falls through,
+    # leaves the rest on the target
+    files = {"pkg/probe.py": textwrap.dedent("""
+        def has_deep_gemm():
+            try:
+                import deep_gemm
+            except ImportError:
+                return False
+            return hopper_gate()
+
+        def has_triton():
+            try:
+                import triton
+            except ImportError:
+                return False
+            return portable_gate()
+
+        def falls_through():
+            try:
+                import deep_gemm
+            except ImportError:
+                deep_gemm = None
+            return fallback_gate()
+        """)}
+    verdict, why = reach(files, "pkg/probe.py", "hopper_gate")
+    assert verdict == "nvidia_only" and "import deep_gemm" in why
+    assert reach(files, "pkg/probe.py", "portable_gate")[0] == "target"
+    assert reach(files, "pkg/probe.py", "fallback_gate")[0] == "target"

@@ -381,6 +381,10 @@ class Project:
         if facts is None:
             return ON_TARGET
         point = (line, column - 1)
+        for l1, c1, l2, c2, module in facts.get("needs", ()):
+            if (l1, c1) <= point <= (l2, c2) and _within(module, NVIDIA_ONLY_LIBRARIES):
+                return Reach(NVIDIA_ONLY, f"runs only where `import {module}` succeeds (its ImportError handler "
+                                          f"exits before), which it cannot on {self.target.name}")
         unknown: Reach | None = None
         for index, region in enumerate(facts["regions"]):
             l1, c1, l2, c2, scope, test, wanted = region

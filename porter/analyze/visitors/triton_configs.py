@@ -70,7 +70,7 @@ def _list_offers_depth(inv, site, target, limit: int) -> bool:
         return False
     owner = site.inv or inv
     for config in site.kernel.autotune.configs:
-        val = config.options.get("num_stages")
+        val = config.value("num_stages")  # flag_gems writes it into the meta dict: the same site reports it
         val = live(owner, val, target) if val is not None else None
         if val is not None and val.known and any(is_int(v) and 0 < v <= limit for v in val.values):
             return True
