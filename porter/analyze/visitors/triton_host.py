@@ -127,10 +127,22 @@ def sm_count(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
             if not isinstance(candidate, cst.Integer) or id(candidate) in seen:
                 continue
             number = candidate.evaluated_value
-            if number <= 1 or skip_for_target(inv.guard_at(candidate), target):
+            if number <= 1 or skip_for_target(inv.guard_at(candidate), target) or _fallback_for(inv, candidate, name):
                 continue
             seen.add(id(candidate))
             yield Hit(candidate, {"name": name, "value": number, "units": target.units})
+
+
+def _fallback_for(inv, node: cst.CSTNode, name: str) -> bool:
+    """The literal is assigned only when the queried value is missing (`if sm_count is None: sm_count = 108`,
+    flag_gems' device_info): ROCm's PyTorch reports multi_processor_count, so the fallback never runs there."""
+    for ancestor in inv.ancestors(node):
+        if isinstance(ancestor, cst.If):
+            test = inv.code(ancestor.test).replace(" ", "")
+            return test in (f"{name}isNone", f"not{name}")
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+            return False
+    return False
 
 
 _ALLOCATORS = {f"torch.{n}" for n in ("empty", "zeros", "ones", "randn", "rand", "full", "randint")}
