@@ -98,13 +98,17 @@ def smem_optin(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
                                    f"from the driver (max_shared_mem) instead"))
 
 
+_CATCHES_ATTRIBUTE_ERROR = re.compile(r"\b(AttributeError|Exception|BaseException)\b")
+
+
 def _probed(inv, node: cst.CSTNode) -> bool:
-    """The read sits behind `hasattr(p, "shared_memory_per_block_optin")` or `except AttributeError:`."""
+    """The read sits behind `hasattr(p, "shared_memory_per_block_optin")` or in a `try` whose handler catches
+    AttributeError (also `except Exception:`, unsloth's autotune cache falling back to Triton's max_shared_mem)."""
     for ancestor in inv.ancestors(node):
         if isinstance(ancestor, (cst.If, cst.IfExp)) and "shared_memory_per_block_optin" in inv.code(ancestor.test):
             return True
         if isinstance(ancestor, cst.Try) and any(
-                h.type is not None and "AttributeError" in inv.code(h.type) for h in ancestor.handlers):
+                h.type is None or _CATCHES_ATTRIBUTE_ERROR.search(inv.code(h.type)) for h in ancestor.handlers):
             return True
     return False
 
