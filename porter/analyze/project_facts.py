@@ -85,7 +85,7 @@ _PLATFORM_IN_TEXT = re.compile(
 
 def _unconditional_imports(body: list[ast.stmt]) -> list[list]:
     """[module, line] of the absolute imports a module runs whenever it loads (top level, outside if/try)."""
-    out = []
+    out: list[list] = []
     for statement in body:
         if isinstance(statement, ast.Import):
             out.extend([alias.name, statement.lineno] for alias in statement.names)
