@@ -28,7 +28,7 @@ EXCERPT = BENCH / "excerpt"
 # `python bench/real_code/score.py --packages deepspeed lmdeploy megatron-core xformers --no-ports --dump
 # bench/real_code/excerpt`.
 FLOORS = {"mi300x": (0.53, 49), "mi350x": (0.60, 46)}
-LABEL_CAP_PER_RULE = 24  # ~20 per rule, a few more where both targets needed their own label
+LABEL_CAP_PER_RULE = 36  # ~20 per rule; more where a rule changed (PT107: its gone labels stay, new findings got their own)
 
 
 @pytest.fixture(scope="module")
