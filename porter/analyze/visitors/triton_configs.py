@@ -254,15 +254,34 @@ def _model_lds_fits(values: dict, kernel, target, est) -> bool:
 
 
 def _list_has_fitting_entry(inv, kernel, target) -> bool:
-    """Some entry of the kernel's autotune list fits the target's LDS for certain (a visible operand dtype, or
-    even at 4 bytes): the kernel runs there, what overflows costs a compile (liger's int8 GEMM list)."""
+    """Some entry of the kernel's autotune list (or combination of a comprehension's values) fits the target's LDS
+    at the operand size the source shows, else at the 2 bytes the estimate assumes: the autotuner keeps it and
+    skips what overflows (liger's int8 and swiglu lists, flag_gems' scaled-mm tiles)."""
+    size = kernel.elem_bytes or names.ASSUMED_ELEM_BYTES
     for config in kernel.autotune.configs:
         if skip_for_target(config.guard, target):
             continue
-        est = estimate(live_values(inv, {**config.meta, **config.options}, target), kernel, target)
-        if est.lds_ok is True:
+        least = _least_elements(live_values(inv, {**config.meta, **config.options}, target), kernel)
+        if least is not None and least * size <= target.lds_bytes:
             return True
     return False
+
+
+def _least_elements(values: dict[str, Val], kernel) -> int | None:
+    """stages x (BM x BK + BK x BN) of the config's smallest combination; None when a value is not known."""
+    least: dict[str, int] = {}
+    for key, val in values.items():
+        dim = names.block_dim(key) or ("S" if key == "num_stages" else None)
+        ints = [v for v in (val.values if val.known and not val.partial else ()) if is_int(v)]
+        if dim and dim not in least and ints:
+            least[dim] = min(ints)
+    for param in kernel.params:  # constexpr defaults for tile sizes the config does not set
+        dim = names.block_dim(param.name)
+        if dim and dim not in least and param.default is not None and param.default.known and is_int(param.default.single):
+            least[dim] = param.default.single
+    if not all(d in least for d in "MNKS"):
+        return None
+    return max(least["S"], 1) * (least["M"] * least["K"] + least["K"] * least["N"])
 
 
 @register("triton_lds_budget")
