@@ -255,11 +255,49 @@ def test_platform_classes_and_vendor_folders():
         "vllm/platforms/rocm.py": "class RocmPlatform(Platform):\n    _enum = PlatformEnum.ROCM\n    def f(self):\n        rocm_cls = 1\n",
         "flag_gems/runtime/backend/_ascend/ops.py": "def f():\n    ascend = 1\n",
         "flag_gems/runtime/backend/_amd/ops.py": "def f():\n    amd = 1\n",
+        "gptqmodel/nn_modules/qlinear/mlx.py": "def f():\n    apple = 1\n",  # Apple's MLX backend
+        "gptqmodel/nn_modules/qlinear/mlxtra.py": "def f():\n    other = 1\n",
     }
     assert reach(files, "vllm/platforms/cuda.py", "cuda_cls")[0] == "nvidia_only"
     assert reach(files, "vllm/platforms/rocm.py", "rocm_cls")[0] == "target"
     assert reach(files, "flag_gems/runtime/backend/_ascend/ops.py", "ascend")[0] == "nvidia_only"
     assert reach(files, "flag_gems/runtime/backend/_amd/ops.py", "amd")[0] == "target"
+    assert reach(files, "gptqmodel/nn_modules/qlinear/mlx.py", "apple")[0] == "nvidia_only"
+    assert reach(files, "gptqmodel/nn_modules/qlinear/mlxtra.py", "other")[0] == "target"
+
+
+def test_module_importing_an_nvidia_only_library_at_top_level_never_loads():
+    # seen on real code: vllm's CuTe-DSL router and liger's cutedsl ops import cutlass / cuda.bindings at top
+    # level; a guarded or function-level import, or Triton's own NVIDIA modules, leave the module loadable
+    files = {
+        "pkg/router_cutedsl.py": "import cutlass\nfrom cuda.bindings.driver import CUstream\ndef f():\n    cute_launch = 1\n",
+        "pkg/guarded.py": "try:\n    import cutlass\nexcept ImportError:\n    cutlass = None\ndef f():\n    guarded = 1\n",
+        "pkg/lazy.py": "def f():\n    import deep_gemm\n    lazy = 1\n",
+        "pkg/kernels.py": "from triton.language.extra.cuda import libdevice\ndef f():\n    ptx_math = 1\n",
+        "pkg/cuda_utils.py": "import cudaq_like_name\nfrom cuda_helpers import x\ndef f():\n    similar_names = 1\n",
+    }
+    verdict, why = reach(files, "pkg/router_cutedsl.py", "cute_launch")
+    assert verdict == "nvidia_only" and "imports `cutlass` (line 1) unconditionally" in why
+    assert reach(files, "pkg/guarded.py", "guarded")[0] == "target"
+    assert reach(files, "pkg/lazy.py", "lazy")[0] == "target"
+    assert reach(files, "pkg/kernels.py", "ptx_math")[0] == "target"
+    assert reach(files, "pkg/cuda_utils.py", "similar_names")[0] == "target"
+
+
+def test_module_written_in_gluons_hopper_dialect_is_nvidia_only():
+    # lmdeploy 0.18.0 blocked_fp8_gemm_gluon.py: wgmma/TMA Gluon kernels compile for Hopper only; the AMD
+    # dialect, or plain Gluon, is not about NVIDIA
+    files = {
+        "pkg/gemm_gluon.py": "from triton.experimental.gluon.language.nvidia.hopper import tma\ndef f():\n    wgmma = 1\n",
+        "pkg/desc.py": "from triton.experimental.gluon.nvidia.blackwell import TensorDescriptor\ndef f():\n    tcgen = 1\n",
+        "pkg/amd_gluon.py": "from triton.experimental.gluon.language.amd import cdna3\ndef f():\n    mfma = 1\n",
+        "pkg/plain.py": "from triton.experimental.gluon import language as gl\ndef f():\n    portable = 1\n",
+    }
+    verdict, why = reach(files, "pkg/gemm_gluon.py", "wgmma")
+    assert verdict == "nvidia_only" and "compile only for NVIDIA" in why
+    assert reach(files, "pkg/desc.py", "tcgen")[0] == "nvidia_only"
+    assert reach(files, "pkg/amd_gluon.py", "mfma")[0] == "target"
+    assert reach(files, "pkg/plain.py", "portable")[0] == "target"
 
 
 def test_user_statements():
@@ -439,3 +477,35 @@ def test_seen_on_real_code_tensor_flags_and_positional_parameters_stay_undecided
     assert reach(files, "pkg/ops.py", "by_position")[0] == "target"  # passed positionally: not its default
     assert reach(files, "pkg/ops.py", "method_by_name")[0] == "target"
     assert reach(files, "pkg/ops.py", "method_else")[0] == "nvidia_only"
+
+
+def test_code_after_an_import_probe_of_an_nvidia_only_library_needs_it():
+    # lmdeploy 0.18.0 blockedf8_modules.py: `try: import deep_gemm / except ImportError: return False`, then a
+    # capability gate that only NVIDIA reaches; a probe of a portable library, or a handler that falls through,
+    # leaves the rest on the target
+    files = {"pkg/probe.py": textwrap.dedent("""
+        def has_deep_gemm():
+            try:
+                import deep_gemm
+            except ImportError:
+                return False
+            return hopper_gate()
+
+        def has_triton():
+            try:
+                import triton
+            except ImportError:
+                return False
+            return portable_gate()
+
+        def falls_through():
+            try:
+                import deep_gemm
+            except ImportError:
+                deep_gemm = None
+            return fallback_gate()
+        """)}
+    verdict, why = reach(files, "pkg/probe.py", "hopper_gate")
+    assert verdict == "nvidia_only" and "import deep_gemm" in why
+    assert reach(files, "pkg/probe.py", "portable_gate")[0] == "target"
+    assert reach(files, "pkg/probe.py", "fallback_gate")[0] == "target"

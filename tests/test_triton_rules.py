@@ -146,7 +146,7 @@ def test_libdevice_alias_use_is_reported_once_at_the_import(triton_rules):
 
 
 def test_sm_count_and_warp_size_are_amd_only(triton_rules):
-    text = "NUM_SMS = 132\nWARP_SIZE = 32\n"
+    text = "import triton\nNUM_SMS = 132\nWARP_SIZE = 32\n"
     assert {f.rule for f in scan(triton_rules, text, "mi355x")} == {"PT116", "PT102"}
     assert scan(triton_rules, text, "b200") == []
 
@@ -207,6 +207,6 @@ def test_probed_or_other_device_code_is_not_reported(triton_rules):
 
 
 def test_warp_size_parameter_default_is_a_warning(triton_rules):
-    text = "def launch(x, warp_size: int = 32):\n    return x\n"
+    text = "import triton\ndef launch(x, warp_size: int = 32):\n    return x\n"
     (finding,) = scan(triton_rules, text, "mi300x", "PT102")
     assert finding.severity == "warning" and finding.data["form"] == "default"

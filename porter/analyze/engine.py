@@ -418,7 +418,7 @@ class _Matcher:
                         matched = _tail_match(entry, names)
                     else:
                         matched = entry["_patterns"].matches(names)
-                    if matched:
+                    if matched and not (entry.get("returned_ok") and isinstance(self.ctx.parent(call), cst.Return)):
                         self.hit(rule, entry, call, qualified_name=matched)
             if keywords:
                 for arg in call.args:

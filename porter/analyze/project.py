@@ -45,8 +45,19 @@ VENDOR_FOLDERS = frozenset({
     "xpu", "_xpu", "tpu", "_tpu", "hpu", "_hpu", "neuron", "mlu", "musa", "habana", "gaudi", "_nvidia", "nvidia",
     "hopper", "blackwell", "sm90", "sm100",
 })
-# Module files for another device type (vllm's platforms/xpu.py, worker/tpu_model_runner.py).
-VENDOR_FILE_PREFIXES = ("xpu", "tpu", "hpu", "npu", "neuron", "ascend", "mlu", "musa")
+# Libraries built only for NVIDIA GPUs, absent from ROCm environments: a module importing one of them
+# unconditionally at top level cannot load on AMD (vllm's CuTe-DSL router, liger's cutedsl ops). Prefixes of
+# the imported module's dotted name. Triton's own NVIDIA modules (gluon's nvidia dialect, extra.cuda) are not
+# here: they import on ROCm, and what then fails is what the Triton rules report.
+NVIDIA_ONLY_LIBRARIES = (
+    "cutlass", "cuda.bindings", "cuda.cuda", "cuda.cudart", "cuda.nvrtc", "deep_gemm", "quack", "tensorrt",
+)
+# Gluon's Hopper/Blackwell dialects (wgmma, TMA, tcgen05): the module imports on ROCm, but kernels written in them
+# compile only for those NVIDIA architectures (lmdeploy's Hopper fp8 GEMM): everything the module launches is theirs.
+NVIDIA_ONLY_DIALECTS = tuple(f"triton.experimental.gluon.{part}nvidia.{arch}"
+                             for part in ("language.", "") for arch in ("hopper", "blackwell"))
+# Module files for another device type (vllm's platforms/xpu.py, worker/tpu_model_runner.py; mlx: Apple's MLX).
+VENDOR_FILE_PREFIXES = ("xpu", "tpu", "hpu", "npu", "neuron", "ascend", "mlu", "musa", "mlx")
 _PLATFORM_OBJECT = ("current_platform", "platform", "_platform", "PLATFORM")
 _NOT_TARGET_ENUMS = {"CUDA", "XPU", "TPU", "CPU", "HPU", "NEURON", "OOT", "NPU", "MPS", "UNSPECIFIED"}
 TARGET: ReachKind = "target"
@@ -82,6 +93,11 @@ class Reach:
 
 
 ON_TARGET = Reach(TARGET)
+
+
+def _within(module: str, prefixes: tuple[str, ...]) -> bool:
+    """Is the dotted module name one of the prefixes or inside one of them?"""
+    return any(module == prefix or module.startswith(prefix + ".") for prefix in prefixes)
 
 
 class Project:
@@ -365,6 +381,10 @@ class Project:
         if facts is None:
             return ON_TARGET
         point = (line, column - 1)
+        for l1, c1, l2, c2, module in facts.get("needs", ()):
+            if (l1, c1) <= point <= (l2, c2) and _within(module, NVIDIA_ONLY_LIBRARIES):
+                return Reach(NVIDIA_ONLY, f"runs only where `import {module}` succeeds (its ImportError handler "
+                                          f"exits before), which it cannot on {self.target.name}")
         unknown: Reach | None = None
         for index, region in enumerate(facts["regions"]):
             l1, c1, l2, c2, scope, test, wanted = region
@@ -400,6 +420,17 @@ class Project:
         for pattern in self.statements.nvidia_only_paths:
             if fnmatch.fnmatch(path, pattern):
                 return Reach(NVIDIA_ONLY, f"matches nvidia_only_paths `{pattern}` in [tool.porter]")
+        return self._import_reach(path)
+
+    def _import_reach(self, path: str) -> Reach | None:
+        """NVIDIA-only when the module imports an NVIDIA-only library whenever it loads."""
+        for module, line in (self.facts.get(path) or {}).get("requires", ()):
+            if _within(module, NVIDIA_ONLY_LIBRARIES):
+                return Reach(NVIDIA_ONLY, f"the module imports `{module}` (line {line}) unconditionally: it "
+                                          f"cannot load on {self.target.name}")
+            if _within(module, NVIDIA_ONLY_DIALECTS):
+                return Reach(NVIDIA_ONLY, f"the module's kernels are written in `{module}` (line {line}): they "
+                                          f"compile only for NVIDIA, never for {self.target.name}")
         return None
 
     def _region_value(self, path: str, index: int) -> Any:

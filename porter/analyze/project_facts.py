@@ -11,6 +11,10 @@ A module's facts are plain JSON (cached beside the scan's findings, keyed by the
   refs     name -> [[line, col, {keyword: source, "*": positional count}]]: uses of module-level functions
            and project imports
   exports  names in `__all__` (public API: called from outside the project), or null
+  requires [module, line] of every absolute import made unconditionally at module level (not under if/try):
+           the module cannot load where one of them cannot
+  needs    [l1, c1, l2, c2, module]: code after `try: import module` whose ImportError handler exits (returns,
+           raises): it runs only where the module imports
 
 Only tests that may be about the platform are kept (names like is_hip, IS_NVIDIA, cap, major, props,
 backend...); every other condition is ordinary control flow, which reachability does not need.
@@ -23,7 +27,7 @@ import re
 import warnings
 from typing import Any
 
-FACTS_FORMAT = 3
+FACTS_FORMAT = 5
 MAX_DEF_LINES = 60  # longer functions are not predicates: their value is not inferred
 MAX_SNIPPET = 400  # longer assignment values are not predicates either
 
@@ -69,7 +73,7 @@ def module_facts(text: str, path: str, words: tuple[str, ...] = ()) -> dict[str,
 def empty_facts(path: str) -> dict[str, Any]:
     return {"format": FACTS_FORMAT, "module": module_name(path), "package": path.endswith("__init__.py"),
             "imports": {}, "defs": {}, "params": {}, "regions": [], "scopes": {}, "locals": {}, "refs": {},
-            "exports": None}
+            "exports": None, "requires": [], "needs": []}
 
 
 _PLATFORM_IN_TEXT = re.compile(
@@ -77,6 +81,17 @@ _PLATFORM_IN_TEXT = re.compile(
     r"wgmma|props|\bmajor\b|\bminor\b|\bcap\b|\b_?(is|has|use|supports?|enable)_|\b_?(IS|HAS|USE|ENABLE)_",
     re.IGNORECASE,
 )
+
+
+def _unconditional_imports(body: list[ast.stmt]) -> list[list]:
+    """[module, line] of the absolute imports a module runs whenever it loads (top level, outside if/try)."""
+    out: list[list] = []
+    for statement in body:
+        if isinstance(statement, ast.Import):
+            out.extend([alias.name, statement.lineno] for alias in statement.names)
+        elif isinstance(statement, ast.ImportFrom) and not statement.level and statement.module:
+            out.append([statement.module, statement.lineno])
+    return out
 
 
 def is_platform_text(text: str) -> bool:
@@ -97,6 +112,7 @@ class _Collector:
     def collect(self, tree: ast.Module) -> dict[str, Any]:
         self._block(tree.body, "", module_level=True)
         self._walk(tree)
+        self.facts["requires"] = _unconditional_imports(tree.body)
         return self.facts
 
     # -- statements, with the scope each lies in ------------------------------------------------
@@ -241,6 +257,10 @@ class _Collector:
         `assert torch.version.cuda` leaves it to CUDA."""
         if not rest:
             return
+        if isinstance(statement, ast.Try) and _import_probe_exits(statement):
+            for module in _absolute_imports(statement.body):
+                self.facts["needs"].append([rest[0].lineno, rest[0].col_offset, rest[-1].end_lineno,
+                                            rest[-1].end_col_offset, module])
         if isinstance(statement, ast.Assert):
             self._region(rest[0], rest[-1], scope, statement.test, True)
         elif isinstance(statement, ast.If) and not statement.orelse and _ends_in_exit(statement.body):
@@ -365,6 +385,15 @@ def _scope_at(scopes: list[tuple[int, int, str]], line: int) -> str:
         if start <= line <= end:
             found = qualname  # later starts nest deeper
     return found
+
+
+def _import_probe_exits(statement: ast.Try) -> bool:
+    """`try: import x` whose every handler exits (lmdeploy's `except ImportError: return False`)."""
+    return bool(statement.handlers) and all(_ends_in_exit(h.body) for h in statement.handlers)
+
+
+def _absolute_imports(body: list[ast.stmt]) -> list[str]:
+    return [name for name, _line in _unconditional_imports(body)]
 
 
 def _ends_in_exit(body: list[ast.stmt]) -> bool:

@@ -167,7 +167,7 @@ _LOG_CALLS = {"info", "info_once", "warning", "warning_once", "warn", "warn_once
 def _harmless_branch(ctx: ModuleContext, comparison: cst.Comparison, outcome: bool) -> bool:
     """The gate picks a log message, the branch the target takes only refuses (`return False`, `raise`,
     `pytest.skip`), or the gate sits in a script's `if __name__ == "__main__":` block."""
-    if _only_logs(ctx, comparison) or _in_main_block(ctx, comparison):
+    if _only_logs(ctx, comparison) or _in_main_block(ctx, comparison) or _names_nvidia_arch(ctx, comparison):
         return True
     branch = _taken_branch(ctx, comparison, outcome)
     return branch is not None and _only_refuses(branch)
@@ -225,6 +225,18 @@ def _only_refuses(statements: list) -> bool:
                 continue
             return False
     return True
+
+
+_NVIDIA_ARCH_NAME = re.compile(r"""["'](?:sm|compute)_?\{""")
+
+
+def _names_nvidia_arch(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """The gate sits in a function that spells the capability as an NVIDIA compile target (f"sm_{major}{minor}a",
+    flashinfer's CuTe DSL arch): it picks a name for NVIDIA's toolchain, not a code path run on the target."""
+    parent = ctx.parent(node)
+    while parent is not None and not isinstance(parent, cst.FunctionDef):
+        parent = ctx.parent(parent)
+    return parent is not None and _NVIDIA_ARCH_NAME.search(ctx.code_for(parent)) is not None
 
 
 def _in_main_block(ctx: ModuleContext, node: cst.CSTNode) -> bool:

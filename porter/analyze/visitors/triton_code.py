@@ -10,7 +10,7 @@ import libcst as cst
 
 from porter.analyze.triton.inventory import walk
 from porter.analyze.visitors import Hit, ModuleContext, register
-from porter.analyze.visitors.triton_common import calls, keyword_arg, references, skip_for_target
+from porter.analyze.visitors.triton_common import calls, keyword_arg, references, skip_for_target, uses_triton
 from porter.records import Severity
 
 _WARPISH = re.compile(r"warp|lane", re.IGNORECASE)
@@ -51,7 +51,7 @@ def warp_size_32(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     """PT102: 32-lane arithmetic: `WARP_SIZE = 32`, `num_warps * 32`, `lane % 32`, `lane = tl.arange(0, 32)`.
     Conservative: the 32 must sit next to a warp/lane name."""
     inv = ctx.triton
-    if inv is None or _nvidia_dsl_module(ctx):
+    if inv is None or _nvidia_dsl_module(ctx) or not uses_triton(ctx):
         return
     for node in inv.nodes_of(cst.Assign, cst.AnnAssign, cst.Param, cst.Arg, cst.BinaryOperation):
         hit: tuple[cst.Integer, str] | None = None
@@ -326,7 +326,7 @@ def fp8_dtypes(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     prefixes = tuple(f"triton.language.{name}" for name in _FP8)
     for node, qualified in references(inv, prefixes):
         dtype = qualified.rsplit(".", 1)[1]
-        if dtype not in _FP8 or skip_for_target(inv.guard_at(node), target):
+        if dtype not in _FP8 or skip_for_target(inv.guard_at(node), target) or _compared(inv, node):
             continue
         family, fmt = _FP8[dtype]
         if family == target.fp8_family or (family == "nvidia" and target.vendor == "nvidia"):
@@ -339,6 +339,18 @@ def fp8_dtypes(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
             severity = "error"
         yield Hit(node, {"dtype": dtype, "family": family, "suggested": f"tl.{suggested}" if suggested else None,
                          "target_family": target.fp8_family}, severity=severity)
+
+
+def _compared(inv, node: cst.CSTNode) -> bool:
+    """The dtype is an operand of a comparison (`if dtype == tl.float8e4nv:`, `dtype in (tl.float8e5, ...)`):
+    a dispatch test, not a value made on the target (flashinfer's clamp bounds, bench/real_code)."""
+    for ancestor in inv.ancestors(node):
+        if isinstance(ancestor, cst.Comparison):
+            return True
+        if not isinstance(ancestor, (cst.ComparisonTarget, cst.Tuple, cst.List, cst.Set, cst.Element,
+                                     cst.BaseCompOp)):
+            return False
+    return False
 
 
 _GROUP = re.compile(r"^GROUP(_SIZE)?_?[MN]$", re.IGNORECASE)
@@ -383,5 +395,22 @@ def testing_nvsmi(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     if inv is None:
         return
     for node, qualified in references(inv, _NVSMI):
-        if qualified in _NVSMI and not skip_for_target(inv.guard_at(node), target):
+        if qualified in _NVSMI and not skip_for_target(inv.guard_at(node), target) and not _failure_handled(inv, node):
             yield Hit(node, {"name": qualified.rsplit(".", 1)[1]})
+
+
+# What a missing nvidia-smi (FileNotFoundError, an OSError) or a helper's stub (NotImplementedError) raises.
+_NVSMI_FAILURES = re.compile(r"\b(FileNotFoundError|OSError|EnvironmentError|NotImplementedError|RuntimeError|"
+                             r"Exception|BaseException|CalledProcessError|SubprocessError)\b")
+
+
+def _failure_handled(inv, node: cst.CSTNode) -> bool:
+    """The call sits in the body of a `try` whose handler catches its failure on AMD (xformers' perf model:
+    `try: nvsmi(...) except FileNotFoundError: <fallback>`): the fallback is what runs there."""
+    child = node
+    for ancestor in inv.ancestors(node):
+        if isinstance(ancestor, cst.Try) and child is ancestor.body and any(
+                h.type is None or _NVSMI_FAILURES.search(inv.code(h.type)) for h in ancestor.handlers):
+            return True
+        child = ancestor
+    return False

@@ -32,6 +32,13 @@ class OptionSite:
         return f"{owner.path}:{owner.span(self.node).line}"
 
 
+def uses_triton(ctx) -> bool:
+    """The module imports Triton, itself or through the project's re-exports (`from pkg.triton_utils import tl`).
+    Warp-size arithmetic and shared-memory budgets elsewhere size CUDA C or CuTe DSL launches (FlashInfer's JIT
+    program tables), which are never built for AMD: they are not Triton's num_warps or its LDS."""
+    return any(name == "triton" or name.startswith("triton.") for names in ctx.index.aliases.values() for name in names)
+
+
 def skip_for_target(guard: str | None, target) -> bool:
     """Code behind `if is_cuda():` is already vendor-specific: not a finding on AMD (and vice versa)."""
     return guard is not None and guard != target.vendor

@@ -63,6 +63,20 @@ def _autotuner_skips(inv, site, target) -> bool:
     return fits > 0
 
 
+def _list_offers_depth(inv, site, target, limit: int) -> bool:
+    """An autotune entry whose list also holds entries of 1..limit stages: the autotuner times those on the
+    target and keeps what runs best there (liger's `for s in [2, 3]`), so the deep entries cost compile time only."""
+    if site.where != "autotune" or site.kernel is None or site.kernel.autotune is None:
+        return False
+    owner = site.inv or inv
+    for config in site.kernel.autotune.configs:
+        val = config.value("num_stages")  # flag_gems writes it into the meta dict: the same site reports it
+        val = live(owner, val, target) if val is not None else None
+        if val is not None and val.known and any(is_int(v) and 0 < v <= limit for v in val.values):
+            return True
+    return False
+
+
 def _model_config(values: dict, kernel, target, **override) -> tuple[str, dict] | None:
     """(dtype, config) for porter.tune when the site's tile, warps and stages are all literal."""
     blocks = block_sizes(values, kernel)
@@ -109,8 +123,9 @@ def num_stages(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         if site.kernel is None or not site.kernel.gemm_like or not site.val.known:
             continue
         limit, _ = _stage_limit(site.kernel, target)
+        offered = _list_offers_depth(inv, site, target, limit)
         flagged += [(site, p) for p in (site.val.possibles or ()) if is_int(p.value) and (p.value == 0 or (
-            p.value > limit and not (len(site.kernel.dot_nodes) <= 1
+            p.value > limit and not offered and not (len(site.kernel.dot_nodes) <= 1
                                      and _model_picks_it(site.values, site.kernel, target, num_stages=p.value))))]
     for possible, sites in by_origin(flagged):
         limit, suggested = _stage_limit(sites[0].kernel, target)
@@ -160,8 +175,8 @@ def nvidia_only_options(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
             val = live(inv, val, target)
             if val.known and not val.values:
                 continue  # every value sits behind an NVIDIA-only branch
-            if id(node) in seen:
-                continue
+            if id(node) in seen or (kernel is not None and kernel.param(option) is not None):
+                continue  # a kernel parameter of that name takes the keyword (vllm's `launch_pdl: tl.constexpr`)
             value = val.single if val.is_single else None
             if option == "num_ctas":
                 if not (val.known and any(is_int(v) and v > 1 for v in val.values)):
@@ -215,10 +230,12 @@ def nvidia_tuned_list(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
 
 
 def _lds_over(est, target) -> bool:
-    """Over the LDS: for certain, or at the assumed 2 bytes when the operand dtype is not visible."""
+    """Over the LDS: for certain, or, when the operand dtype is not visible, even with 1-byte operands (fp8 and
+    int8 kernels loading through pointers fit where the 2-byte guess does not: flag_gems' fp8 GEMMs, bench/real_code)."""
     if est.lds_ok is False:
         return True
-    return est.lds_ok is None and est.lds_bytes is not None and est.lds_bytes > target.lds_bytes
+    one_byte = est.lds_bytes // names.ASSUMED_ELEM_BYTES if est.lds_bytes is not None else None
+    return est.lds_ok is None and one_byte is not None and one_byte > target.lds_bytes
 
 
 def _model_lds_fits(values: dict, kernel, target, est) -> bool:
@@ -234,6 +251,37 @@ def _model_lds_fits(values: dict, kernel, target, est) -> bool:
 
     model = model_lds_bytes(target, *found)
     return model is not None and model <= target.lds_bytes
+
+
+def _list_has_fitting_entry(inv, kernel, target) -> bool:
+    """Some entry of the kernel's autotune list (or combination of a comprehension's values) fits the target's LDS
+    at the operand size the source shows, else at the 2 bytes the estimate assumes: the autotuner keeps it and
+    skips what overflows (liger's int8 and swiglu lists, flag_gems' scaled-mm tiles)."""
+    size = kernel.elem_bytes or names.ASSUMED_ELEM_BYTES
+    for config in kernel.autotune.configs:
+        if skip_for_target(config.guard, target):
+            continue
+        least = _least_elements(live_values(inv, {**config.meta, **config.options}, target), kernel)
+        if least is not None and least * size <= target.lds_bytes:
+            return True
+    return False
+
+
+def _least_elements(values: dict[str, Val], kernel) -> int | None:
+    """stages x (BM x BK + BK x BN) of the config's smallest combination; None when a value is not known."""
+    least: dict[str, int] = {}
+    for key, val in values.items():
+        dim = names.block_dim(key) or ("S" if key == "num_stages" else None)
+        ints = [v for v in (val.values if val.known and not val.partial else ()) if is_int(v)]
+        if dim and dim not in least and ints:
+            least[dim] = min(ints)
+    for param in kernel.params:  # constexpr defaults for tile sizes the config does not set
+        dim = names.block_dim(param.name)
+        if dim and dim not in least and param.default is not None and param.default.known and is_int(param.default.single):
+            least[dim] = param.default.single
+    if not all(d in least for d in "MNKS"):
+        return None
+    return max(least["S"], 1) * (least["M"] * least["K"] + least["K"] * least["N"])
 
 
 @register("triton_lds_budget")
@@ -255,6 +303,8 @@ def lds_budget(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         est = estimate(values, kernel, target)
         if not _lds_over(est, target) or _model_lds_fits(values, kernel, target, est):
             continue
+        if where == "autotune" and _list_has_fitting_entry(inv, kernel, target):
+            continue  # Triton 3.9 raises OutOfResources for this entry at load and the autotuner keeps the others
         previous = worst.get(id(node))
         indices = (previous[5] if previous else []) + ([index] if index is not None else [])
         if previous is None or est.lds_bytes > previous[3].lds_bytes:

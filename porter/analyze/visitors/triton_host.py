@@ -9,7 +9,7 @@ import libcst as cst
 
 from porter.analyze.visitors import Hit, ModuleContext, register
 from porter.analyze.visitors.triton_code import _nvidia_dsl_module
-from porter.analyze.visitors.triton_common import is_int, skip_for_target
+from porter.analyze.visitors.triton_common import is_int, skip_for_target, uses_triton
 from porter.targets import all_targets
 
 _SMEM_NAME = re.compile(r"smem|shared_?mem|shared_?memory|lds", re.IGNORECASE)
@@ -79,6 +79,8 @@ def smem_optin(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
             if not skip_for_target(inv.guard_at(node), target) and not _probed(inv, node):
                 yield Hit(node, {"form": "attribute", "attribute": "shared_memory_per_block_optin", "value": None,
                                  "limit": target.lds_bytes})
+    if not uses_triton(ctx):
+        return  # a literal budget sizes Triton configs only where Triton is used
     nvidia_budgets = {t.lds_bytes for t in all_targets().values() if t.vendor == "nvidia"}
     for name, value in _bound_values(inv):
         if not _SMEM_NAME.search(name):
@@ -96,13 +98,17 @@ def smem_optin(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
                                    f"from the driver (max_shared_mem) instead"))
 
 
+_CATCHES_ATTRIBUTE_ERROR = re.compile(r"\b(AttributeError|Exception|BaseException)\b")
+
+
 def _probed(inv, node: cst.CSTNode) -> bool:
-    """The read sits behind `hasattr(p, "shared_memory_per_block_optin")` or `except AttributeError:`."""
+    """The read sits behind `hasattr(p, "shared_memory_per_block_optin")` or in a `try` whose handler catches
+    AttributeError (also `except Exception:`, unsloth's autotune cache falling back to Triton's max_shared_mem)."""
     for ancestor in inv.ancestors(node):
         if isinstance(ancestor, (cst.If, cst.IfExp)) and "shared_memory_per_block_optin" in inv.code(ancestor.test):
             return True
         if isinstance(ancestor, cst.Try) and any(
-                h.type is not None and "AttributeError" in inv.code(h.type) for h in ancestor.handlers):
+                h.type is None or _CATCHES_ATTRIBUTE_ERROR.search(inv.code(h.type)) for h in ancestor.handlers):
             return True
     return False
 
@@ -125,10 +131,22 @@ def sm_count(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
             if not isinstance(candidate, cst.Integer) or id(candidate) in seen:
                 continue
             number = candidate.evaluated_value
-            if number <= 1 or skip_for_target(inv.guard_at(candidate), target):
+            if number <= 1 or skip_for_target(inv.guard_at(candidate), target) or _fallback_for(inv, candidate, name):
                 continue
             seen.add(id(candidate))
             yield Hit(candidate, {"name": name, "value": number, "units": target.units})
+
+
+def _fallback_for(inv, node: cst.CSTNode, name: str) -> bool:
+    """The literal is assigned only when the queried value is missing (`if sm_count is None: sm_count = 108`,
+    flag_gems' device_info): ROCm's PyTorch reports multi_processor_count, so the fallback never runs there."""
+    for ancestor in inv.ancestors(node):
+        if isinstance(ancestor, cst.If):
+            test = inv.code(ancestor.test).replace(" ", "")
+            return test in (f"{name}isNone", f"not{name}")
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+            return False
+    return False
 
 
 _ALLOCATORS = {f"torch.{n}" for n in ("empty", "zeros", "ones", "randn", "rand", "full", "randint")}
