@@ -59,6 +59,11 @@ def main() -> int:
         if f"{split}/all" in result:
             print(format_table(result, split))
     print(f"best fixed config (chosen on cal): {result['fixed']}")
+    for split in args.split:
+        untimed = [r["name"] + "/" + r["dtype"] for r in result["rows"] if r["split"] == split and r["pick_untimed"]]
+        if untimed:  # scored on the timed configs only: the real pick has no measurement
+            print(f"{split}: the model ranks an untimed config of porter's space first on {len(untimed)} rows: "
+                  + ", ".join(untimed))
     print(f"selection over 200 candidates (CPU time): h200 fp8 {selection_time_ms():.2f} ms, "
           f"mi350x bf16 {selection_time_ms('mi350x', 'bf16'):.2f} ms")
     return 0
