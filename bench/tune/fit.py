@@ -2,7 +2,7 @@
 
     /work/venv/bin/python bench/tune/fit.py [--data SWEEP.json ...] [--passes 3] [--start FILE] [--save FILE]
 
-By default every row of every stored sweep (validate.py's list: 363 rows of bf16, fp16, fp8 and
+By default every row of the nine stored sweeps before blind5 (364 rows of bf16, fp16, fp8 and
 fp32): since blind4 was scored, all of them are calibration data, and the next blind suite
 (sweep.py's blind5) is the held-out one. --data with --split cal fits the cal rows of the given
 sweeps only (how the earlier constants were fit).
