@@ -1,16 +1,13 @@
 """Re-score the model against the stored H200 sweeps (bench/tune/data/): a change that makes the
 model pick worse configs on the measured shapes fails here.
 
-h200_sweep.json holds calibration ("cal") and held-out ("val") shapes, h200_cal2.json and
-h200_cal3.json more calibration shapes; the constants are fit on the cal rows only
-(bench/tune/fit.py). h200_fresh.json (18 shapes) and h200_blind.json (20 shapes) were held out of
-earlier fits and then used to choose model terms, so their scores overstate. h200_blind2.json
-(29 shapes) was timed with cal3, committed before the model changed and scored once, after this
-model and its constants were final. h200_cal4.json holds fp16 and fp32 (TF32) calibration
-shapes; h200_blind3.json (fp16, fp32) and h200_blind4.json (fp32) were scored once each (see
-MEASURED). The floors are the values measured (bench/tune/validate.py
-prints the full table), less a small tolerance for float noise: what the model achieves. On
-blind2 that meets the goal (geomean >= 0.95, min >= 0.80) with 0.965 / 0.807.
+Nine sweeps (h200_sweep, cal2, cal3, fresh, blind, blind2, cal4, blind3, blind4) are calibration
+data: their blind splits were each scored once by an earlier model, and the current constants are
+fit on all of their rows (bench/tune/fit.py). h200_blind5.json (42 shapes across bf16, fp16, fp8
+and fp32) was timed after this model and its constants were committed (fdb28db), committed before
+it was scored (0971321) and scored once: the honest figures, and below the issue's goal of 0.97 /
+0.85 for every dtype (see MEASURED). The floors are the values measured (bench/tune/validate.py
+prints the full table), less a small tolerance for float noise: what the model achieves.
 """
 
 from __future__ import annotations
@@ -25,39 +22,45 @@ DATA_DIR = Path(__file__).resolve().parent.parent / "bench" / "tune" / "data"
 SWEEPS = {"h200_sweep.json": ({"cal", "val"}, 48), "h200_cal2.json": ({"cal"}, 48), "h200_cal3.json": ({"cal"}, 40),
           "h200_fresh.json": ({"fresh"}, 36), "h200_blind.json": ({"blind"}, 40),
           "h200_blind2.json": ({"blind2"}, 58), "h200_cal4.json": ({"cal"}, 40),
-          "h200_blind3.json": ({"blind3"}, 40), "h200_blind4.json": ({"blind4"}, 14)}
+          "h200_blind3.json": ({"blind3"}, 40), "h200_blind4.json": ({"blind4"}, 14),
+          "h200_blind5.json": ({"blind5"}, 42)}
 TOL = 0.005
 # selector -> (geomean, min) per split and dtype group, as measured
 MEASURED = {
     "val": {
-        "all": {"model": (0.960, 0.886), "model_top4": (0.981, 0.906), "model_top8": (0.995, 0.962)},
+        "all": {"model": (0.967, 0.886), "model_top4": (0.983, 0.906), "model_top8": (0.995, 0.962)},
         "bf16": {"model": (0.967, 0.906)},
-        "fp8": {"model": (0.954, 0.886)},
+        "fp8": {"model": (0.967, 0.886)},
     },
     "fresh": {
-        "all": {"model": (0.964, 0.851), "model_top4": (0.988, 0.913), "model_top8": (0.993, 0.923)},
-        "bf16": {"model": (0.968, 0.895)},
-        "fp8": {"model": (0.959, 0.851)},
+        "all": {"model": (0.968, 0.851), "model_top4": (0.989, 0.913), "model_top8": (0.993, 0.923)},
+        "bf16": {"model": (0.974, 0.912)},
+        "fp8": {"model": (0.963, 0.851)},
     },
     "blind": {
-        "all": {"model": (0.944, 0.725), "model_top4": (0.978, 0.727), "model_top8": (0.992, 0.910)},
-        "bf16": {"model": (0.952, 0.825)},
-        "fp8": {"model": (0.936, 0.725)},
+        "all": {"model": (0.951, 0.725), "model_top4": (0.978, 0.727), "model_top8": (0.991, 0.910)},
+        "bf16": {"model": (0.959, 0.876)},
+        "fp8": {"model": (0.944, 0.725)},
     },
     "blind2": {
-        "all": {"model": (0.965, 0.807), "model_top4": (0.981, 0.844), "model_top8": (0.987, 0.844)},
+        "all": {"model": (0.964, 0.844), "model_top4": (0.982, 0.844), "model_top8": (0.987, 0.844)},
         "bf16": {"model": (0.971, 0.872)},
-        "fp8": {"model": (0.958, 0.807)},
+        "fp8": {"model": (0.957, 0.844)},
     },
-    # fp16 and fp32/TF32: blind3 was scored once with the first fp32 model (fp16 0.968 / 0.839, fp32
-    # 0.935 / 0.544); the fp32 change that followed (4-byte copies pipelined) was chosen after
-    # reading blind3, so its blind figure is blind4's, scored once after it
     "blind3": {
         "fp16": {"model": (0.968, 0.839), "model_top4": (0.983, 0.839)},
-        "fp32": {"model": (0.959, 0.526), "model_top4": (0.989, 0.856)},
+        "fp32": {"model": (0.984, 0.881), "model_top4": (0.991, 0.891)},
     },
     "blind4": {
-        "fp32": {"model": (0.949, 0.579), "model_top4": (0.999, 0.987), "model_top8": (0.999, 0.987)},
+        "fp32": {"model": (0.986, 0.957), "model_top4": (0.999, 0.987), "model_top8": (0.999, 0.987)},
+    },
+    # scored once, after the model was final: the goal (0.97 / 0.85) is not met by the pick
+    "blind5": {
+        "all": {"model": (0.956, 0.786), "model_top4": (0.978, 0.842), "model_top8": (0.983, 0.842)},
+        "bf16": {"model": (0.960, 0.806), "model_top4": (0.980, 0.899)},
+        "fp16": {"model": (0.961, 0.786), "model_top4": (0.979, 0.922)},
+        "fp8": {"model": (0.941, 0.839), "model_top4": (0.971, 0.842)},
+        "fp32": {"model": (0.964, 0.870), "model_top4": (0.984, 0.912)},
     },
 }
 
@@ -80,10 +83,8 @@ def test_model_keeps_its_measured_scores(result, split, group):
         assert table[selector]["min"] >= minimum - TOL, (split, group, selector, table[selector])
 
 
-@pytest.mark.parametrize("split", ["val", "fresh", "blind", "blind2", "blind3"])
+@pytest.mark.parametrize("split", ["val", "fresh", "blind", "blind2", "blind3", "blind4", "blind5"])
 def test_model_beats_the_fixed_baselines_on_held_out_shapes(result, split):
-    # blind4 (14 fp32 shapes) is left out: one all-unaligned shape (0.579) sits below the tutorial
-    # list's worst (0.621), though the model's geomean beats it by 0.11
     table = result[f"{split}/all"]
     for baseline in ("default", "best_fixed", "tutorial8"):
         assert table["model"]["geomean"] > table[baseline]["geomean"] + 0.05, baseline

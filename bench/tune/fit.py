@@ -2,9 +2,10 @@
 
     /work/venv/bin/python bench/tune/fit.py [--data SWEEP.json ...] [--passes 3] [--start FILE] [--save FILE]
 
-By default the calibration rows of h200_sweep.json, h200_cal2.json and h200_cal3.json (56 shapes x
-bf16/fp8) and h200_cal4.json (20 shapes x fp16/fp32); the held-out (val) rows only appear in the table printed at the end; the fresh and blind
-sweeps are not read.
+By default every row of the nine stored sweeps before blind5 (364 rows of bf16, fp16, fp8 and
+fp32): since blind4 was scored, all of them are calibration data, and the next blind suite
+(sweep.py's blind5) is the held-out one. --data with --split cal fits the cal rows of the given
+sweeps only (how the earlier constants were fit).
 
 Coordinate descent over multiplicative steps of each constant, starting from the constants in
 specs.yaml (or --scratch: rough physical guesses; --start FILE: a --save'd JSON). The objective
@@ -35,10 +36,13 @@ from porter.targets import get_target  # noqa: E402
 from porter.tune.constants import constants_for  # noqa: E402
 from porter.tune.scoring import evaluate, format_table, load_rows, model_predictions  # noqa: E402
 
-DATA = [ROOT / "bench" / "tune" / "data" / name for name in ("h200_sweep.json", "h200_cal2.json", "h200_cal3.json", "h200_cal4.json")]
+DATA = [ROOT / "bench" / "tune" / "data" / name
+        for name in ("h200_sweep.json", "h200_cal2.json", "h200_cal3.json", "h200_fresh.json", "h200_blind.json",
+                     "h200_blind2.json", "h200_cal4.json", "h200_blind3.json", "h200_blind4.json")]
 SCALAR = ["overlap_power", "lds_eff", "lds_row_exponent", "latency_exposed", "l2_latency_ns", "mma_fallback_eff", "hbm_eff", "l2_bytes_per_unit_clk", "mem_latency_ns", "k_iter_cycles",
           "tile_cycles", "l2_fraction", "launch_us", "unaligned_bytes_per_unit_clk", "uncoalesced_bytes_per_unit_clk", "unaligned_store_elems_per_unit_clk", "unaligned_mma_eff",
-          "l2_device_bytes_per_clk", "epilogue_cycles_per_elem", "wrapped_bytes_per_clk", "transposed_copy_elems_per_unit_clk"]
+          "l2_device_bytes_per_clk", "epilogue_cycles_per_elem", "wrapped_bytes_per_clk", "transposed_copy_elems_per_unit_clk",
+          "narrow_copy_elems_per_unit_clk"]
 EFF_KEYS = ["bf16", "fp8", "fp16", "tf32"]
 TABLES = {"eff": "compute_eff", "wide": "wide_mma_eff", "spill": "spill_cost_by_dtype", "fallback": "mma_fallback_eff_by_dtype"}  # per-dtype tables: name prefix -> field
 STEPS = (0.6, 0.8, 0.9, 1.1, 1.25, 1.6)
@@ -77,10 +81,11 @@ def main() -> int:
     parser.add_argument("--start", type=Path, help="start from constants saved by --save")
     parser.add_argument("--scratch", action="store_true", help="start from rough guesses, not specs.yaml")
     parser.add_argument("--only", help="comma-separated constants to fit (default: all); table entries as eff:bf16")
+    parser.add_argument("--split", nargs="+", help="fit only the rows of these splits (default: every row)")
     args = parser.parse_args()
     target = get_target("h200")
     every = [row for path in args.data for row in load_rows(path)]
-    rows = [r for r in every if r.split == "cal"]
+    rows = [r for r in every if args.split is None or r.split in args.split]
     const = constants_for(target)
     if args.start or args.scratch:
         const = replace(const, **(json.loads(args.start.read_text()) if args.start else START))
@@ -111,8 +116,8 @@ def main() -> int:
         fields = {k: v for k, v in const.__dict__.items() if k not in ("calibrated_on",)}
         args.save.write_text(json.dumps(fields, indent=1))
     result = evaluate(every, target, const)
-    print(format_table(result, "cal"))
-    print(format_table(result, "val"))
+    for split in sorted({r.split for r in every}):
+        print(format_table(result, split))
     return 0
 
 

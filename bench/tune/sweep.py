@@ -19,7 +19,7 @@ memory over the limit, or a small-tile config on a large-M shape).
 dtypes: bf16, fp16, fp8 (e4m3, B column-major, C bf16) and fp32 (fp32 operands and C, tl.dot's default
 input_precision "tf32"; cuBLAS timed with TF32 allowed).
 
-Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4]
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5]
        [--dtypes bf16,fp8] [--budget-s 480] [--workers 16]
 """
 
@@ -326,8 +326,54 @@ BLIND4 = [  # fp32 only, taken after the fp32 model of blind3's scoring was chan
     ("b4_odd_vocab", 1024, 50257, 768, "blind4"),
     ("b4_odd_rec", 32768, 479, 1023, "blind4"),
 ]
+BLIND5 = [  # taken after the model of dev-tune2 was final (split "blind5"), scored once: each shape in
+    # one dtype (the 6th field), none of them timed before; M on the 16-grid except where a shape is
+    # meant to be irregular, so that each dtype compiles four specialisation classes
+    ("b5_bf_decode_qkv", 1, 7168, 5120, "blind5", "bf16"),
+    ("b5_bf_m16_up", 16, 27648, 5120, "blind5", "bf16"),
+    ("b5_bf_m48_o", 48, 5120, 5120, "blind5", "bf16"),
+    ("b5_bf_m144_down", 144, 5120, 27648, "blind5", "bf16"),
+    ("b5_bf_m1200_up", 1200, 27648, 5120, "blind5", "bf16"),
+    ("b5_bf_m3504_o", 3504, 5120, 5120, "blind5", "bf16"),
+    ("b5_bf_m12288_qkv", 12288, 7168, 5120, "blind5", "bf16"),
+    ("b5_bf_rec_bot", 65536, 128, 512, "blind5", "bf16"),
+    ("b5_bf_rec_mid", 24576, 1024, 2048, "blind5", "bf16"),
+    ("b5_bf_odd_vocab", 768, 100277, 1024, "blind5", "bf16"),
+    ("b5_bf_odd_k", 3072, 3072, 2500, "blind5", "bf16"),
+    ("b5_h_decode_up", 1, 9216, 4096, "blind5", "fp16"),
+    ("b5_h_m32_qkv", 32, 7168, 5120, "blind5", "fp16"),
+    ("b5_h_m80_up", 80, 27648, 5120, "blind5", "fp16"),
+    ("b5_h_m320_down", 320, 5120, 13824, "blind5", "fp16"),
+    ("b5_h_m2000_o", 2000, 4096, 4096, "blind5", "fp16"),
+    ("b5_h_m6000_down", 6000, 5120, 13824, "blind5", "fp16"),
+    ("b5_h_rec_top", 49152, 1024, 768, "blind5", "fp16"),
+    ("b5_h_rec_n32", 65536, 32, 1024, "blind5", "fp16"),
+    ("b5_h_odd_n", 2048, 7000, 4096, "blind5", "fp16"),
+    ("b5_h_odd_all", 1555, 2777, 3001, "blind5", "fp16"),
+    ("b5_f8_decode_up", 1, 28672, 4096, "blind5", "fp8"),
+    ("b5_f8_m16_o", 16, 7168, 7168, "blind5", "fp8"),
+    ("b5_f8_m64_qkv", 64, 6144, 4096, "blind5", "fp8"),
+    ("b5_f8_m256_up", 256, 14336, 4096, "blind5", "fp8"),
+    ("b5_f8_m896_down", 896, 4096, 14336, "blind5", "fp8"),
+    ("b5_f8_m6000_qkv", 6000, 10240, 8192, "blind5", "fp8"),
+    ("b5_f8_m40000_o", 40000, 4096, 4096, "blind5", "fp8"),
+    ("b5_f8_rec_bot", 131072, 256, 128, "blind5", "fp8"),
+    ("b5_f8_rec_mid", 16384, 2048, 2048, "blind5", "fp8"),
+    ("b5_f8_odd_k", 6144, 4096, 1800, "blind5", "fp8"),
+    ("b5_f8_odd_n", 1024, 12345, 4096, "blind5", "fp8"),
+    ("b5_f32_decode", 1, 4096, 4096, "blind5", "fp32"),
+    ("b5_f32_m16_up", 16, 14336, 4096, "blind5", "fp32"),
+    ("b5_f32_m96_o", 96, 6144, 6144, "blind5", "fp32"),
+    ("b5_f32_m384_qkv", 384, 6144, 4096, "blind5", "fp32"),
+    ("b5_f32_m1536_down", 1536, 4096, 11008, "blind5", "fp32"),
+    ("b5_f32_m6144_o", 6144, 4096, 4096, "blind5", "fp32"),
+    ("b5_f32_rec_top", 32768, 512, 1024, "blind5", "fp32"),
+    ("b5_f32_rec_n64", 131072, 64, 256, "blind5", "fp32"),
+    ("b5_f32_odd_k", 4096, 4096, 1234, "blind5", "fp32"),
+    ("b5_f32_odd_all", 3001, 2001, 1001, "blind5", "fp32"),
+]
 SUITES = {"full": SHAPES, "fresh": FRESH, "cal2": CAL2, "blind": BLIND, "cal3": CAL3, "blind2": BLIND2,
-          "cal4": CAL4, "blind3": BLIND3, "blind4": BLIND4}
+          "cal4": CAL4, "blind3": BLIND3, "blind4": BLIND4, "blind5": BLIND5}
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")  # the default; cal4 and blind3 were run with --dtypes fp16,fp32
 ELEM_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1, "fp32": 4}
@@ -344,10 +390,14 @@ def spec_class(m: int, n: int, k: int) -> str:
 
 
 def shape_configs(configs: list[tuple], m: int, dtype: str, stride: int = 1) -> list[int]:
-    """Indices timed for this shape: small tiles only for small M, within shared memory."""
+    """Indices timed for this shape: small tiles only for small M, within shared memory (BLOCK_M 32
+    runs mma.sync, which holds stages - 1 buffers: the compile records; the compile decides)."""
     elem = ELEM_BYTES[dtype]
+
+    def buffers(c):
+        return c[4] - 1 if c[0] < 64 else c[4]
     return [i for i, c in enumerate(configs)
-            if (c[0] > 32 or m <= SMALL_M_LIMIT) and c[4] * (c[0] + c[1]) * c[2] * elem <= SMEM_LIMIT
+            if (c[0] > 32 or m <= SMALL_M_LIMIT) and buffers(c) * (c[0] + c[1]) * c[2] * elem <= SMEM_LIMIT
             and i % stride == 0]
 
 
@@ -502,19 +552,22 @@ def main() -> int:
     configs = all_configs()
     dtypes = args.dtypes.split(",")
     shapes = [s for s in SHAPES if s[0] in SMOKE] if args.suite == "smoke" else SUITES[args.suite]
+    # a shape with a 6th field runs in that dtype only (blind5); the others in every --dtypes one
+    jobs = [(shape[:5], dtype) for shape, dtype in itertools.product(shapes, dtypes)
+            if len(shape) < 6 or shape[5] == dtype]
 
     # one compile per (dtype, class, config) that some shape of that class will time
     tasks, keys = [], []
     for dtype in dtypes:
         by_class = {}
-        for _name, m, n, k, _split in shapes:
+        for (_name, m, n, k, _split), _dtype in (job for job in jobs if job[1] == dtype):
             entry = by_class.setdefault(spec_class(m, n, k), (m, n, k, set()))
             entry[3].update(shape_configs(configs, m, dtype, args.config_stride))
         for cls, (m, n, k, idx) in by_class.items():
             for i in sorted(idx):
                 tasks.append((dtype, m, n, k, configs[i]))
                 keys.append((dtype, cls, i))
-    print(f"{len(configs)} configs, {len(shapes)} shapes, {len(tasks)} compiles on {args.workers} workers", flush=True)
+    print(f"{len(configs)} configs, {len(jobs)} (shape, dtype) rows, {len(tasks)} compiles on {args.workers} workers", flush=True)
     compiled = compile_all(tasks, args.workers, args.budget_s * 0.55)
     t_compile = time.time() - t0
     print(f"compile: {t_compile:.1f} s ({len(tasks) / t_compile:.1f}/s)", flush=True)
@@ -527,7 +580,7 @@ def main() -> int:
     meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
             "sms": torch.cuda.get_device_properties(0).multi_processor_count,
             "compile_s": round(t_compile, 1), "fp32_dot": "tl.dot default input_precision (tf32)", "flush_bytes": 256 * 1024 * 1024, "timing": "median of CUDA events, L2 flushed"}
-    for (name, m, n, k, split), dtype in itertools.product(shapes, dtypes):
+    for (name, m, n, k, split), dtype in jobs:
         if time.time() > deadline:
             print(f"deadline: skipping {dtype} {name}", flush=True)
             continue

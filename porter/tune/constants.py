@@ -46,6 +46,9 @@ class ModelConstants:
     # 32-bit operands on a warpgroup MMA (TF32 wgmma reads only K-major shared memory): a row-major B
     # is copied with one 4-byte async copy per element, transposed (the sweeps' PTX), at this rate
     transposed_copy_elems_per_unit_clk: float = 1.0
+    # 32-bit rows off the 16-byte grid: copied in order, 4 bytes at a time (None: not priced)
+    narrow_copy_elems_per_unit_clk: float | None = None
+    copy_regs_per_elem: float = 0.0  # registers per lane per 4-byte copy it issues each K step
     mma_fallback_eff_by_dtype: dict[str, float] = field(default_factory=dict)  # per rate key, where it differs
     unaligned_regs_per_elem: float = 3.0  # registers per staged element (value + 64-bit address)
     unaligned_reg_overhead: int = 16  # registers per lane beside accumulators and staged elements

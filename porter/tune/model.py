@@ -208,18 +208,24 @@ def unit_flops_clk(machine: Machine, cfg: GemmConfig) -> tuple[float, int, int]:
     return rate, bm, bn
 
 
-def narrow_copy_elems(machine: Machine, cfg: GemmConfig) -> int:
-    """B elements per K step that a warpgroup MMA config copies to shared memory transposed, by
-    4-byte async copies: TF32 wgmma reads 32-bit operands only K-major, so Triton turns a
-    row-major B around on its way in, one element per copy, where 16-bit operands keep 16-byte
-    copies (compiled PTX for sm_90: cp.async.ca 4-byte for B, cp.async.cg 16-byte for A). 32-bit
-    rows off the 16-byte grid are also copied 4 bytes at a time (`Unaligned.narrow_a/b`), but in
-    order, without the transposed writes' bank conflicts: their cost is left out (counting them
-    at the transposed rate lowered the h200_cal4 fp32 scores from 0.979 to 0.961 geomean). mma.sync configs load B in rows and read it with scalar
-    shared loads instead."""
-    if machine.dtype.in_bytes != 4 or machine.dtype.b_k_contiguous or not _uses_wgmma(machine, cfg):
-        return 0
-    return cfg.BLOCK_N * cfg.BLOCK_K
+def four_byte_copies(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | None = None) -> tuple[int, int]:
+    """(transposed, in order): elements per K step that one tile copies to shared memory with
+    4-byte async copies, one element per copy. TF32 warpgroup MMAs read 32-bit operands only
+    K-major, so Triton turns a row-major B around on its way in (compiled PTX for sm_90:
+    cp.async.ca 4-byte for B, cp.async.cg 16-byte for A; 16-bit operands keep 16-byte copies).
+    32-bit rows off the 16-byte grid (`Unaligned.narrow_a/b`) are copied 4 bytes at a time in
+    order: no transposed writes, but four times the copies of a 16-byte row. mma.sync configs
+    load an aligned B in rows and read it with scalar shared loads."""
+    if machine.dtype.in_bytes != 4 or not machine.target.features.get("wgmma"):
+        return 0, 0
+    transposed = 0
+    if not machine.dtype.b_k_contiguous and _uses_wgmma(machine, cfg):
+        transposed = cfg.BLOCK_N * cfg.BLOCK_K
+    in_order = 0
+    if unaligned is not None:
+        in_order += cfg.BLOCK_M * cfg.BLOCK_K * unaligned.narrow_a
+        in_order += cfg.BLOCK_N * cfg.BLOCK_K * (unaligned.narrow_b and not transposed)
+    return transposed, in_order
 
 
 def _uses_wgmma(machine: Machine, cfg: GemmConfig) -> bool:
@@ -274,7 +280,10 @@ def registers_needed(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | N
         # AMD: plus the registers the operand tiles pass through per lane (gfx942's stream
         # pipeliner holds the next tile's global loads in registers; gfx950 copies to LDS directly)
         tile_dwords = (cfg.BLOCK_M + cfg.BLOCK_N) * cfg.BLOCK_K * machine.dtype.in_bytes / (4 * threads)
-        return acc_regs(machine, cfg) + const.reg_overhead + const.reg_per_tile_dword * tile_dwords
+        # NVIDIA: each 4-byte copy a thread issues per K step keeps its own address and predicate
+        copies = sum(four_byte_copies(machine, cfg, unaligned)) / threads
+        return (acc_regs(machine, cfg) + const.reg_overhead + const.reg_per_tile_dword * tile_dwords
+                + const.copy_regs_per_elem * copies)
     staged = const.unaligned_regs_per_elem * unaligned.elements / threads
     return acc_regs(machine, cfg) + const.unaligned_reg_overhead + staged
 
@@ -431,18 +440,20 @@ class _StepContext:
         self.b_cross_wave = b_total / per_step if b_total <= mc.l2_reuse_bytes else None
         self.unaligned = unaligned
         self.lds_bytes = lds_step_bytes(mc, cfg, self.unaligned)
-        # seconds of one tile's 4-byte copies per K step (0 when it has none)
-        self.copy_s = (narrow_copy_elems(mc, cfg)
-                       / (mc.const.transposed_copy_elems_per_unit_clk * mc.clock_hz))
+        # seconds of one tile's 4-byte copies per K step (0 when it has none): both kinds issue
+        # through the same load/store pipe, so their times add
+        transposed, in_order = four_byte_copies(mc, cfg, unaligned)
+        self.copy_s = transposed / (mc.const.transposed_copy_elems_per_unit_clk * mc.clock_hz)
+        if in_order and mc.const.narrow_copy_elems_per_unit_clk:
+            self.copy_s += in_order / (mc.const.narrow_copy_elems_per_unit_clk * mc.clock_hz)
         self.spill_factor = self._spill_factor()
 
     def _spill_factor(self) -> float:
-        """Element-wise loads stage values and addresses in registers; past the limit they spill.
+        """Element-wise loads stage values and addresses in registers, 4-byte copies hold an
+        address each; past the limit they spill.
         On AMD any kernel can: the limit is the unified VGPR file (512 per lane), or the budget
         waves_per_eu asks for (512 / waves_per_eu), which the compiler meets by spilling."""
         mc = self.mc
-        if not self.unaligned and not mc.target.is_amd:
-            return 1.0
         need = registers_needed(mc, self.cfg, self.unaligned)
         limit = _register_limit(mc.target)
         if mc.target.is_amd and self.cfg.waves_per_eu:
