@@ -151,17 +151,17 @@ def _call_end(path: Path, line: int) -> int:
 # ---------------------------------------------------------------- verify
 
 
-def verify_options(config):
+def verify_options(config, root: Path):
     from porter.verify.options import VerifyOptions
 
-    return VerifyOptions().with_config(config.table("verify"), config.source or "pyproject.toml")
+    return VerifyOptions().with_porter_config(config, root)
 
 
 def preflight(root: Path, config) -> None:
     """Stop once, with the fix, when the replay cannot run here (VerifierUnavailable, exit 2)."""
     from porter.verify import preflight as checks
 
-    checks.check(root, verify_options(config))
+    checks.check(root, verify_options(config, root))
 
 
 def verify(root: Path, patches: list[Patch], target: Target, config) -> Verification:
@@ -169,7 +169,7 @@ def verify(root: Path, patches: list[Patch], target: Target, config) -> Verifica
     try:
         from porter.verify.core import verify_plan  # inside: a broken verifier is no verdict either
 
-        return verify_plan(root, patches, target, verify_options(config))
+        return verify_plan(root, patches, target, verify_options(config, root))
     except PorterError:
         raise
     except Exception as error:
@@ -270,7 +270,7 @@ def _verify_round(root: Path, plan, findings: list[Finding], settings: RewriteSe
     """Verify the round's plan; record verdicts and what still fails; return the new runtime findings."""
     from porter.verify.runtime import merge_findings, runtime_findings
 
-    options = verify_options(settings.config)
+    options = verify_options(settings.config, root)
     settings.progress(f"round {number}: verifying {len(plan.patches)} patch(es) on {settings.target.name} "
                       f"({settings.target.arch}): tests {'selected by import graph' if options.select_tests else 'all'}"
                       f", at most {options.timeout_s:g} s per test run ([tool.porter.verify] timeout, select_tests)")

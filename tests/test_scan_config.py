@@ -40,7 +40,7 @@ model = "qwen"
 max_rounds = 3
 
 [tool.porter.verify]
-timeout_s = 60
+timeout = 60
 """)
     config = load_config(tmp_path)
     assert config.target == "gfx942" and config.select == ("PT1", "PT201") and config.ignore == ("PT116",)
@@ -48,7 +48,7 @@ timeout_s = 60
     assert config.jobs == 3 and config.cache_dir == ".cache/porter" and config.shim_module == "pkg._porter_shim"
     assert config.max_file_bytes == 1000
     assert config.table("agent") == {"model": "qwen", "max_rounds": 3}
-    assert config.table("verify") == {"timeout_s": 60} and config.table("tune") == {}
+    assert config.table("verify") == {"timeout": 60} and config.table("tune") == {}
     assert config.source.endswith("pyproject.toml")
 
 
