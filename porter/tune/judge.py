@@ -10,8 +10,8 @@ figure Triton's compile records match.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
-from typing import Mapping
 
 from porter.targets import Target
 from porter.tune.config import GemmConfig, parse_config

@@ -337,7 +337,7 @@ def predict_seconds(machine: Machine, m: int, n: int, k: int, cfg: GemmConfig) -
 
 
 def time_seconds(machine: Machine, m: int, n: int, k: int, cfg: GemmConfig,
-                 unaligned: "Unaligned | None" = None) -> float:
+                 unaligned: Unaligned | None = None) -> float:
     """Predicted seconds of a config already known to be feasible: whole waves plus the rest
     (`unaligned`: the shape's element-wise operands when the caller has them already)."""
     const = machine.const
