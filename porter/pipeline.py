@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -56,18 +57,21 @@ class RewriteSettings:
     max_rounds: int = MAX_ROUNDS
     agent: AgentMemo | None = None  # the model, or None (offline)
     progress: Progress = field(default=lambda line: None)
+    # Long work that reports nothing while it runs (a verification round) runs inside activity(label):
+    # the CLI shows a timer or a heartbeat there.
+    activity: Callable[[str], AbstractContextManager[None]] = field(default=lambda label: nullcontext())
 
 
 # ---------------------------------------------------------------- discover + analyze
 
 
-def analyze(root: Path, target: Target, config, ruleset=None):
-    """Discover the repository's files and run the rules: a ScanResult."""
+def analyze(root: Path, target: Target, config, ruleset=None, progress=None):
+    """Discover the repository's files and run the rules: a ScanResult (`progress` as scan_tree's)."""
     from porter.analyze import load_rules
     from porter.analyze.scan import scan_tree
 
     ruleset = ruleset or load_rules(select=config.select, ignore=config.ignore, extend_select=config.extend_select)
-    return scan_tree(root, target, ruleset, config=config)
+    return scan_tree(root, target, ruleset, config=config, progress=progress)
 
 
 # ---------------------------------------------------------------- remedy
@@ -274,7 +278,8 @@ def _verify_round(root: Path, plan, findings: list[Finding], settings: RewriteSe
     settings.progress(f"round {number}: verifying {len(plan.patches)} patch(es) on {settings.target.name} "
                       f"({settings.target.arch}): tests {'selected by import graph' if options.select_tests else 'all'}"
                       f", at most {options.timeout_s:g} s per test run ([tool.porter.verify] timeout, select_tests)")
-    verification = verify(root, plan.patches, settings.target, settings.config)
+    with settings.activity(f"round {number}: verifying {len(plan.patches)} patch(es)"):
+        verification = verify(root, plan.patches, settings.target, settings.config)
     result.verdicts = {v.patch_id: v for v in verification.verdicts}
     result.verification, result.problem = verification.summary, verification.problem
     tree = verification.accepted_tree

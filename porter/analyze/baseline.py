@@ -17,6 +17,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from porter.errors import UsageError
 from porter.records import Finding
@@ -95,7 +96,7 @@ def _changes(top: Path, base: str) -> tuple[dict[str, str], set[str]]:
     return renamed, changed
 
 
-def new_findings(head, base: BaseRevision, scan_files: Callable[[list[Path]], object]):
+def new_findings(head, base: BaseRevision, scan_files: Callable[[list[Path]], Any]):
     """`head` (a ScanResult) keeping only findings absent at `base`; `scan_files(paths)` scans named files
     with the head's target, rules and config and returns a ScanResult."""
     in_repo = _repo_paths(head.root, base.top)
