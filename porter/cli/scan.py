@@ -116,10 +116,12 @@ def read_input(paths, files_from: str | None, stdin_filename: Path | None, stdin
     """The positional paths and --files-from as one ScanInput; `-` among the paths reads stdin."""
     stdin = stdin if stdin is not None else sys.stdin
     given = [str(p) for p in (paths if isinstance(paths, (list, tuple)) else [paths])]
+    if STDIN in given and files_from == STDIN:
+        raise UsageError("scan -: stdin holds one source; give no other path (nor --files-from -)")
     if files_from is not None:
         given += _listed_paths(files_from, stdin)
     if STDIN in given:
-        if len(given) > 1 or files_from == STDIN:
+        if len(given) > 1:
             raise UsageError("scan -: stdin holds one source; give no other path (nor --files-from -)")
         return ScanInput([], text=stdin.read(), stdin_path=stdin_filename)
     if stdin_filename is not None:
