@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from porter.config import DEFAULT_MAX_FILE_BYTES, PorterConfig, load_config
+from porter.config import DEFAULT_MAX_FILE_BYTES, PorterConfig, find_config, load_config
 from porter.errors import ConfigError, UsageError
 
 
@@ -114,3 +114,58 @@ def test_unknown_key_lists_the_valid_ones(tmp_path):
 
 def test_config_errors_are_usage_errors():
     assert issubclass(ConfigError, UsageError)
+
+
+def test_misspelled_sub_table_and_sub_table_key_name_file_and_key(tmp_path):
+    pyproject(tmp_path, "[tool.porter.verfy]\ntimeout = 60\n")
+    with pytest.raises(ConfigError, match=r"pyproject.toml: unknown sub-table \[tool.porter.verfy\]; valid sub-tables: "
+                                          r"\[tool.porter.verify\]"):
+        load_config(tmp_path)
+    pyproject(tmp_path, "[tool.porter.verify]\ntimout = 60\n")
+    with pytest.raises(ConfigError, match=r"pyproject.toml: \[tool.porter.verify\] unknown key\(s\) timout; valid keys: "
+                                          r"test_cmd, timeout"):
+        load_config(tmp_path)
+
+
+def test_nearest_pyproject_upward_wins(tmp_path):
+    pyproject(tmp_path, '[tool.porter]\ntarget = "mi300x"\n')
+    package = tmp_path / "packages" / "kernels"
+    package.mkdir(parents=True)
+    (tmp_path / "packages" / "pyproject.toml").write_text("[project]\nname = 'no-porter-table'\n", encoding="utf-8")
+    assert load_config(package).target == "mi300x"  # a pyproject without [tool.porter] is passed over, as ruff does
+    pyproject(package, '[tool.porter]\ntarget = "mi355x"\n')
+    assert load_config(package).target == "mi355x" and load_config(package).source == str(package / "pyproject.toml")
+    assert find_config(package / "ops.py") == package / "pyproject.toml"  # a file starts from its directory
+
+
+def test_the_search_stops_at_the_git_top_level(tmp_path):
+    pyproject(tmp_path, '[tool.porter]\ntarget = "mi300x"\n')  # the directory the repository was cloned into
+    repo = tmp_path / "clone"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src").mkdir()
+    assert find_config(repo / "src") is None and load_config(repo / "src") == PorterConfig()
+    pyproject(repo, '[tool.porter]\ntarget = "mi355x"\n')
+    assert load_config(repo / "src").target == "mi355x"
+
+
+def test_config_flag_reads_that_file_only(tmp_path):
+    pyproject(tmp_path, '[tool.porter]\ntarget = "mi300x"\n')
+    chosen = tmp_path / "ci.toml"
+    chosen.write_text('[tool.porter]\ntarget = "mi355x"\n', encoding="utf-8")
+    assert load_config(tmp_path, chosen).target == "mi355x"
+    with pytest.raises(UsageError, match="--config .*missing.toml: no such file"):
+        load_config(tmp_path, tmp_path / "missing.toml")
+    chosen.write_text("[project]\nname = 'x'\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="has no \\[tool.porter\\] table"):
+        load_config(tmp_path, chosen)
+
+
+@pytest.mark.parametrize("command", ["scan", "rewrite", "verify"])
+def test_every_command_that_reads_config_takes_config(tmp_path, command, capsys):
+    from porter.cli import main
+
+    (tmp_path / "pkg").mkdir()
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[tool.porter]\ntargte = 'mi300x'\n", encoding="utf-8")
+    assert main([command, str(tmp_path / "pkg"), "--config", str(bad)]) == 2
+    assert f"{bad}: [tool.porter] unknown key 'targte'" in capsys.readouterr().err
