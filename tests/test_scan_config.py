@@ -169,3 +169,18 @@ def test_every_command_that_reads_config_takes_config(tmp_path, command, capsys)
     bad.write_text("[tool.porter]\ntargte = 'mi300x'\n", encoding="utf-8")
     assert main([command, str(tmp_path / "pkg"), "--config", str(bad)]) == 2
     assert f"{bad}: [tool.porter] unknown key 'targte'" in capsys.readouterr().err
+
+
+def test_globs_of_a_config_found_upward_are_read_from_its_directory(tmp_path):
+    from porter.analyze import load_rules
+    from porter.analyze.scan import scan_tree
+    from tests.scan_helpers import write_rules, write_tree
+
+    pyproject(tmp_path, '[tool.porter]\nexclude = ["packages/kernels/vendored/**"]\n')
+    package = tmp_path / "packages" / "kernels"
+    write_tree(package)
+    write_tree(package / "vendored")
+    ruleset = load_rules([write_rules(tmp_path / "rules")])
+    config = load_config(package)
+    paths = {f.path for f in scan_tree(package, "mi350x", ruleset, config=config, use_cache=False).findings}
+    assert paths == {"pkg/sub0/sync.py", "pkg/sub0/smi.py"}  # vendored/ excluded, as the repository's config says

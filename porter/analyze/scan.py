@@ -217,9 +217,9 @@ def _as_target(target):
 
 
 def _discover_options(config: PorterConfig, ruleset) -> DiscoverOptions:
-    return DiscoverOptions(
-        kinds=kinds_for(ruleset), exclude=config.exclude, include=config.include, max_file_bytes=config.max_file_bytes
-    )
+    glob_root = str(Path(config.source).resolve().parent) if config.source else None
+    return DiscoverOptions(kinds=kinds_for(ruleset), exclude=config.exclude, include=config.include,
+                           max_file_bytes=config.max_file_bytes, glob_root=glob_root)
 
 
 def _jobs(jobs: int | None, config: PorterConfig) -> int:
