@@ -1,12 +1,18 @@
-"""`[tool.porter]` configuration: read from the scanned root's pyproject.toml, overridden by flags.
+"""`[tool.porter]` configuration, found as ruff finds its own and overridden by flags.
+
+The file is `--config PATH`, else the nearest pyproject.toml holding a `[tool.porter]` table, searched
+from the scanned directory upward; inside a git work tree the search stops at its top level (a
+repository's config never comes from the directory it was cloned into).
 
 Scalar keys are validated here (type and allowed values) so a typo fails early with the file and
-key named. Sub-tables (`[tool.porter.agent]`, `[tool.porter.verify]`, ...) belong to the stages that
-use them: they are passed through untouched as dicts, readable with `PorterConfig.table(name)`.
+key named. Sub-tables (`[tool.porter.agent]`, `[tool.porter.verify]`, `[tool.porter.remedy]`) have
+their names and keys checked here too, so a misspelling fails every command, not only the stage that
+reads it; their values belong to those stages, readable with `PorterConfig.table(name)`.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -19,6 +25,13 @@ FAIL_ON_CHOICES = ("error", "warning", "info", "never")
 DEFAULT_TARGET = "mi350x"
 DEFAULT_CACHE_DIR = ".porter-cache"
 DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024
+# The keys of each sub-table; the stage that reads one validates its values (and uses this list).
+SUB_TABLE_KEYS: dict[str, tuple[str, ...]] = {
+    "verify": ("test_cmd", "timeout", "compile_timeout", "jobs", "compile_jobs", "cross_compile", "select_tests"),
+    "agent": ("model", "base_url", "api_key_env", "timeout_s", "max_retries", "max_rounds", "max_calls",
+              "max_tokens", "max_wall_s", "max_reply_bytes", "temperature", "secret_env"),
+    "remedy": ("patch_tests",),
+}
 
 
 @dataclass(frozen=True)
@@ -71,19 +84,45 @@ class PorterConfig:
 SCALAR_KEYS = tuple(f.name for f in fields(PorterConfig) if f.name not in ("tables", "source"))
 
 
-def load_config(root: str | Path) -> PorterConfig:
-    """The `[tool.porter]` table of `root/pyproject.toml`; defaults when the file or table is absent."""
-    path = Path(root) / PYPROJECT
-    if not path.is_file():
-        return PorterConfig()
-    table = _read_table(path)
+def load_config(root: str | Path, config_file: str | Path | None = None) -> PorterConfig:
+    """The `[tool.porter]` table of `config_file`, else of the nearest pyproject.toml upward from `root`
+    (find_config); defaults when there is none."""
+    if config_file is not None:
+        path = Path(config_file)
+        if not path.is_file():
+            raise UsageError(f"--config {path}: no such file")
+        if _read_table(path) is None:
+            raise ConfigError(f"--config {path}: the file has no [tool.porter] table")
+    else:
+        found = find_config(Path(root))
+        if found is None:
+            return PorterConfig()
+        path = found
+    return _parse_table(_read_table(path) or {}, path)
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest pyproject.toml with a [tool.porter] table in `start` (a file's directory) or above it,
+    stopping at the git work tree's top level (the directory holding `.git`)."""
+    directory = Path(os.path.abspath(start))
+    directory = directory if directory.is_dir() else directory.parent
+    for candidate in (directory, *directory.parents):
+        path = candidate / PYPROJECT
+        if path.is_file() and _read_table(path) is not None:
+            return path
+        if (candidate / ".git").exists():
+            return None
+    return None
+
+
+def _parse_table(table: dict[str, Any], path: Path) -> PorterConfig:
     values: dict[str, Any] = {}
     tables: dict[str, dict[str, Any]] = {}
     for key, value in table.items():
         if key in SCALAR_KEYS:
             values[key] = _check(key, value, str(path))
         elif isinstance(value, dict):
-            tables[key] = value
+            tables[key] = _check_sub_table(key, value, path)
         else:
             valid = ", ".join(SCALAR_KEYS)
             raise ConfigError(
@@ -92,7 +131,19 @@ def load_config(root: str | Path) -> PorterConfig:
     return PorterConfig(**values, tables=tables, source=str(path))
 
 
-def _read_table(path: Path) -> dict[str, Any]:
+def _check_sub_table(name: str, table: dict[str, Any], path: Path) -> dict[str, Any]:
+    if name not in SUB_TABLE_KEYS:
+        raise ConfigError(f"{path}: unknown sub-table [tool.porter.{name}]; valid sub-tables: "
+                          + ", ".join(f"[tool.porter.{known}]" for known in SUB_TABLE_KEYS))
+    unknown = sorted(set(table) - set(SUB_TABLE_KEYS[name]))
+    if unknown:
+        raise ConfigError(f"{path}: [tool.porter.{name}] unknown key(s) {', '.join(unknown)}; "
+                          f"valid keys: {', '.join(SUB_TABLE_KEYS[name])}")
+    return table
+
+
+def _read_table(path: Path) -> dict[str, Any] | None:
+    """The file's [tool.porter] table; None when it has none."""
     try:
         document = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:
@@ -100,8 +151,8 @@ def _read_table(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot read: {error}") from None
     tool = document.get("tool", {})
-    table = tool.get("porter", {}) if isinstance(tool, dict) else {}
-    if not isinstance(table, dict):
+    table = tool.get("porter") if isinstance(tool, dict) else None
+    if table is not None and not isinstance(table, dict):
         raise ConfigError(f"{path}: tool.porter must be a table, got {type(table).__name__}")
     return table
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -56,18 +57,21 @@ class RewriteSettings:
     max_rounds: int = MAX_ROUNDS
     agent: AgentMemo | None = None  # the model, or None (offline)
     progress: Progress = field(default=lambda line: None)
+    # Long work that reports nothing while it runs (a verification round) runs inside activity(label):
+    # the CLI shows a timer or a heartbeat there.
+    activity: Callable[[str], AbstractContextManager[None]] = field(default=lambda label: nullcontext())
 
 
 # ---------------------------------------------------------------- discover + analyze
 
 
-def analyze(root: Path, target: Target, config, ruleset=None):
-    """Discover the repository's files and run the rules: a ScanResult."""
+def analyze(root: Path, target: Target, config, ruleset=None, progress=None):
+    """Discover the repository's files and run the rules: a ScanResult (`progress` as scan_tree's)."""
     from porter.analyze import load_rules
     from porter.analyze.scan import scan_tree
 
     ruleset = ruleset or load_rules(select=config.select, ignore=config.ignore, extend_select=config.extend_select)
-    return scan_tree(root, target, ruleset, config=config)
+    return scan_tree(root, target, ruleset, config=config, progress=progress)
 
 
 # ---------------------------------------------------------------- remedy
@@ -151,17 +155,17 @@ def _call_end(path: Path, line: int) -> int:
 # ---------------------------------------------------------------- verify
 
 
-def verify_options(config):
+def verify_options(config, root: Path):
     from porter.verify.options import VerifyOptions
 
-    return VerifyOptions().with_config(config.table("verify"), config.source or "pyproject.toml")
+    return VerifyOptions().with_porter_config(config, root)
 
 
 def preflight(root: Path, config) -> None:
     """Stop once, with the fix, when the replay cannot run here (VerifierUnavailable, exit 2)."""
     from porter.verify import preflight as checks
 
-    checks.check(root, verify_options(config))
+    checks.check(root, verify_options(config, root))
 
 
 def verify(root: Path, patches: list[Patch], target: Target, config) -> Verification:
@@ -169,7 +173,7 @@ def verify(root: Path, patches: list[Patch], target: Target, config) -> Verifica
     try:
         from porter.verify.core import verify_plan  # inside: a broken verifier is no verdict either
 
-        return verify_plan(root, patches, target, verify_options(config))
+        return verify_plan(root, patches, target, verify_options(config, root))
     except PorterError:
         raise
     except Exception as error:
@@ -270,11 +274,12 @@ def _verify_round(root: Path, plan, findings: list[Finding], settings: RewriteSe
     """Verify the round's plan; record verdicts and what still fails; return the new runtime findings."""
     from porter.verify.runtime import merge_findings, runtime_findings
 
-    options = verify_options(settings.config)
+    options = verify_options(settings.config, root)
     settings.progress(f"round {number}: verifying {len(plan.patches)} patch(es) on {settings.target.name} "
                       f"({settings.target.arch}): tests {'selected by import graph' if options.select_tests else 'all'}"
                       f", at most {options.timeout_s:g} s per test run ([tool.porter.verify] timeout, select_tests)")
-    verification = verify(root, plan.patches, settings.target, settings.config)
+    with settings.activity(f"round {number}: verifying {len(plan.patches)} patch(es)"):
+        verification = verify(root, plan.patches, settings.target, settings.config)
     result.verdicts = {v.patch_id: v for v in verification.verdicts}
     result.verification, result.problem = verification.summary, verification.problem
     tree = verification.accepted_tree

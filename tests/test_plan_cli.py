@@ -74,3 +74,19 @@ def test_chart_shows_every_recipe_with_one_colour_per_category():
     for a in memory - time:
         for b in time - memory:
             assert colours[a] != colours[b]
+
+
+def test_chart_totals_and_labels_agree_with_the_tables():
+    from porter.plan.model import load_model
+    from porter.plan.proposals import co_design
+    from porter.plan.report import LABEL_WIDTH, bar_labels, bar_totals, chart_rows, to_markdown
+    from porter.targets import get_target
+
+    plan = co_design(load_model(ROOT / "fixtures" / "dlrm.yaml"), get_target("b200"), get_target("mi350x"))
+    rows = chart_rows(plan)
+    recipes = [line.split(" | ") for line in to_markdown(plan).splitlines() if line.startswith("| ")][1:len(rows) + 2]
+    tables = {cells[0].lstrip("| "): cells for cells in recipes}
+    for e, memory, step in zip(rows, bar_totals(rows, "memory"), bar_totals(rows, "step")):
+        assert step == f"{tables[e.label][4]} ms" and memory == f"{tables[e.label][6]} GB"  # the recipes table's
+    for e, label in zip(rows, bar_labels(rows)):
+        assert all(len(line) <= LABEL_WIDTH for line in label.splitlines()) and f"{e.model.gpus} GPUs" in label

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from porter.config import DEFAULT_MAX_FILE_BYTES, PorterConfig, load_config
+from porter.config import DEFAULT_MAX_FILE_BYTES, PorterConfig, find_config, load_config
 from porter.errors import ConfigError, UsageError
 
 
@@ -40,7 +40,7 @@ model = "qwen"
 max_rounds = 3
 
 [tool.porter.verify]
-timeout_s = 60
+timeout = 60
 """)
     config = load_config(tmp_path)
     assert config.target == "gfx942" and config.select == ("PT1", "PT201") and config.ignore == ("PT116",)
@@ -48,7 +48,7 @@ timeout_s = 60
     assert config.jobs == 3 and config.cache_dir == ".cache/porter" and config.shim_module == "pkg._porter_shim"
     assert config.max_file_bytes == 1000
     assert config.table("agent") == {"model": "qwen", "max_rounds": 3}
-    assert config.table("verify") == {"timeout_s": 60} and config.table("tune") == {}
+    assert config.table("verify") == {"timeout": 60} and config.table("tune") == {}
     assert config.source.endswith("pyproject.toml")
 
 
@@ -114,3 +114,73 @@ def test_unknown_key_lists_the_valid_ones(tmp_path):
 
 def test_config_errors_are_usage_errors():
     assert issubclass(ConfigError, UsageError)
+
+
+def test_misspelled_sub_table_and_sub_table_key_name_file_and_key(tmp_path):
+    pyproject(tmp_path, "[tool.porter.verfy]\ntimeout = 60\n")
+    with pytest.raises(ConfigError, match=r"pyproject.toml: unknown sub-table \[tool.porter.verfy\]; valid sub-tables: "
+                                          r"\[tool.porter.verify\]"):
+        load_config(tmp_path)
+    pyproject(tmp_path, "[tool.porter.verify]\ntimout = 60\n")
+    with pytest.raises(ConfigError, match=r"pyproject.toml: \[tool.porter.verify\] unknown key\(s\) timout; valid keys: "
+                                          r"test_cmd, timeout"):
+        load_config(tmp_path)
+
+
+def test_nearest_pyproject_upward_wins(tmp_path):
+    pyproject(tmp_path, '[tool.porter]\ntarget = "mi300x"\n')
+    package = tmp_path / "packages" / "kernels"
+    package.mkdir(parents=True)
+    (tmp_path / "packages" / "pyproject.toml").write_text("[project]\nname = 'no-porter-table'\n", encoding="utf-8")
+    assert load_config(package).target == "mi300x"  # a pyproject without [tool.porter] is passed over, as ruff does
+    pyproject(package, '[tool.porter]\ntarget = "mi355x"\n')
+    assert load_config(package).target == "mi355x" and load_config(package).source == str(package / "pyproject.toml")
+    assert find_config(package / "ops.py") == package / "pyproject.toml"  # a file starts from its directory
+
+
+def test_the_search_stops_at_the_git_top_level(tmp_path):
+    pyproject(tmp_path, '[tool.porter]\ntarget = "mi300x"\n')  # the directory the repository was cloned into
+    repo = tmp_path / "clone"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src").mkdir()
+    assert find_config(repo / "src") is None and load_config(repo / "src") == PorterConfig()
+    pyproject(repo, '[tool.porter]\ntarget = "mi355x"\n')
+    assert load_config(repo / "src").target == "mi355x"
+
+
+def test_config_flag_reads_that_file_only(tmp_path):
+    pyproject(tmp_path, '[tool.porter]\ntarget = "mi300x"\n')
+    chosen = tmp_path / "ci.toml"
+    chosen.write_text('[tool.porter]\ntarget = "mi355x"\n', encoding="utf-8")
+    assert load_config(tmp_path, chosen).target == "mi355x"
+    with pytest.raises(UsageError, match="--config .*missing.toml: no such file"):
+        load_config(tmp_path, tmp_path / "missing.toml")
+    chosen.write_text("[project]\nname = 'x'\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="has no \\[tool.porter\\] table"):
+        load_config(tmp_path, chosen)
+
+
+@pytest.mark.parametrize("command", ["scan", "rewrite", "verify"])
+def test_every_command_that_reads_config_takes_config(tmp_path, command, capsys):
+    from porter.cli import main
+
+    (tmp_path / "pkg").mkdir()
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[tool.porter]\ntargte = 'mi300x'\n", encoding="utf-8")
+    assert main([command, str(tmp_path / "pkg"), "--config", str(bad)]) == 2
+    assert f"{bad}: [tool.porter] unknown key 'targte'" in capsys.readouterr().err
+
+
+def test_globs_of_a_config_found_upward_are_read_from_its_directory(tmp_path):
+    from porter.analyze import load_rules
+    from porter.analyze.scan import scan_tree
+    from tests.scan_helpers import write_rules, write_tree
+
+    pyproject(tmp_path, '[tool.porter]\nexclude = ["packages/kernels/vendored/**"]\n')
+    package = tmp_path / "packages" / "kernels"
+    write_tree(package)
+    write_tree(package / "vendored")
+    ruleset = load_rules([write_rules(tmp_path / "rules")])
+    config = load_config(package)
+    paths = {f.path for f in scan_tree(package, "mi350x", ruleset, config=config, use_cache=False).findings}
+    assert paths == {"pkg/sub0/sync.py", "pkg/sub0/smi.py"}  # vendored/ excluded, as the repository's config says

@@ -29,6 +29,7 @@ from porter.analyze.project import Project, reach_statements
 from porter.analyze.project_facts import FACTS_FORMAT, empty_facts, module_facts
 from porter.config import PorterConfig, load_config
 from porter.discover import DiscoverOptions, decode, discover, discover_paths, kinds_for, read_bytes
+from porter.discover.kinds import kind_of
 from porter.errors import UsageError
 from porter.records import Finding, SkipNote, SourceFile
 from porter.report.locations import git_top_level
@@ -38,6 +39,7 @@ from porter.report.rules import RuleInfo, rule_infos
 CACHE_FORMAT = 3  # 3: noqa read from comment tokens only
 CACHE_FILES_KEPT = 8  # cache files of other rule sets / targets / versions kept beside the current one
 IN_PROCESS_BYTES = 256 * 1024  # below this much pending source a pool costs more than it saves
+Progress = Callable[[str, int, int, str], None]  # (phase, done, total, the file just done)
 
 
 @dataclass
@@ -75,7 +77,7 @@ def scan_tree(
     jobs: int | None = None,
     use_cache: bool = True,
     config: PorterConfig | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
 ) -> ScanResult:
     """Scan a directory (or one file, or several of both) for `target` with `ruleset`; findings sorted by
     path/line/col/rule. Several paths share one root (scan_root): their findings' paths start there.
@@ -83,7 +85,8 @@ def scan_tree(
     Every module's facts (porter.analyze.project_facts) come first, so that names re-exported by the
     project reach the rules, and each finding's reach is decided across the project afterwards:
     `findings` holds what runs (or may run) on the target, `unreachable` the NVIDIA-only rest.
-    `progress(done, total)` is called as files needing analysis finish (not for cache hits).
+    `progress(phase, done, total, path)` is called as files are read ("reading"), have their facts taken
+    ("indexing") and are analysed ("analyzing": the files not answered by the cache).
     """
     started = time.perf_counter()
     target = _as_target(target)
@@ -94,29 +97,61 @@ def scan_tree(
     cache = ScanCache.open(_cache_dir(found.root, config), ruleset, target, stats) if use_cache else None
     skipped = list(found.skipped)
     _declare_project(found)
-    sources = _read_all(found.files, stats, skipped)
+    sources = _read_all(found.files, stats, skipped, progress)
+    reported, unreachable = _analyze_sources(sources, target, ruleset, config, cache, stats, skipped, progress)
+    if cache is not None:
+        cache.save()
+    return _result(found.root, target, ruleset, reported, unreachable, skipped, stats, started)
+
+
+def scan_text(text: str, path: str, target, ruleset, config: PorterConfig | None = None,
+              root: str | Path | None = None) -> ScanResult:
+    """One source given as text (`porter scan -`), reported as `path` relative to `root` (default: the
+    current directory). No cache and no project beyond the text itself: the file on disk, if any, may
+    differ from what the editor or the pipe sends."""
+    from porter.analyze.triton import flow
+
+    started = time.perf_counter()
+    target = _as_target(target)
+    config = config if config is not None else PorterConfig()
+    base = Path(root if root is not None else Path.cwd()).resolve()
+    data = text.encode("utf-8")
+    source = SourceFile(path, str(base / path), len(data), kind_of(Path(path).name) or "python")
+    stats = ScanStats(files_seen=1, jobs=1, bytes=len(data), lines=_line_count(data))
+    skipped: list[SkipNote] = []
+    flow.set_project(None)
+    item = _Source(source, data, hashlib.sha256(data).hexdigest(), text)
+    reported, unreachable = _analyze_sources([item], target, ruleset, config, None, stats, skipped, None)
+    return _result(str(base), target, ruleset, reported, unreachable, skipped, stats, started)
+
+
+def _analyze_sources(sources: list[_Source], target, ruleset, config: PorterConfig, cache, stats: ScanStats,
+                     skipped: list[SkipNote], progress: Progress | None):
+    """Project facts, triage and analysis of files already read: (reported, unreachable) findings."""
     statements = reach_statements(config)
-    facts = project_facts(sources, cache, stats.jobs, (target, ruleset), statements.words())
+    facts = project_facts(sources, cache, stats.jobs, (target, ruleset), statements.words(), progress)
     project = Project(facts, target, statements)
     findings, pending = _triage(sources, ruleset, cache, stats, skipped, project)
     for done, (path, outcome, digest) in enumerate(_analyze_all(pending, target, ruleset, stats.jobs), start=1):
         if progress is not None:
-            progress(done, len(pending))
+            progress("analyzing", done, len(pending), path)
         if isinstance(outcome, SkipNote):
             skipped.append(outcome)
             continue
         findings.extend(outcome)
         if cache is not None:
             cache.store(path, digest, outcome)
-    if cache is not None:
-        cache.save()
-    reported, unreachable = assign_reach(findings, project, ruleset)
+    return assign_reach(findings, project, ruleset)
+
+
+def _result(root: str, target, ruleset, reported: list[Finding], unreachable: list[Finding],
+            skipped: list[SkipNote], stats: ScanStats, started: float) -> ScanResult:
     stats.skipped = len(skipped)
     stats.seconds = time.perf_counter() - started
     reported.sort(key=Finding.sort_key)
     unreachable.sort(key=Finding.sort_key)
     skipped.sort(key=lambda note: note.path)
-    return ScanResult(found.root, target.name, reported, skipped, stats, rule_infos(ruleset), unreachable)
+    return ScanResult(root, target.name, reported, skipped, stats, rule_infos(ruleset), unreachable)
 
 
 def assign_reach(findings: list[Finding], project: Project, ruleset) -> tuple[list[Finding], list[Finding]]:
@@ -182,9 +217,9 @@ def _as_target(target):
 
 
 def _discover_options(config: PorterConfig, ruleset) -> DiscoverOptions:
-    return DiscoverOptions(
-        kinds=kinds_for(ruleset), exclude=config.exclude, include=config.include, max_file_bytes=config.max_file_bytes
-    )
+    glob_root = str(Path(config.source).resolve().parent) if config.source else None
+    return DiscoverOptions(kinds=kinds_for(ruleset), exclude=config.exclude, include=config.include,
+                           max_file_bytes=config.max_file_bytes, glob_root=glob_root)
 
 
 def _jobs(jobs: int | None, config: PorterConfig) -> int:
@@ -236,16 +271,19 @@ def prefilter_for(ruleset) -> Callable[[str], bool]:
 GENERATED_MARK = b"# @generated by porter"
 
 
-def _read_all(files: list[SourceFile], stats: ScanStats, skipped: list[SkipNote]) -> list[_Source]:
+def _read_all(files: list[SourceFile], stats: ScanStats, skipped: list[SkipNote],
+              progress: Progress | None = None) -> list[_Source]:
     """Every file's bytes and sha256 (porter's own generated files are passed over)."""
     out = []
-    for source in files:
+    for done, source in enumerate(files, start=1):
+        if progress is not None:
+            progress("reading", done, len(files), source.path)
         data = read_bytes(source)
         if isinstance(data, SkipNote):
             skipped.append(data)
             continue
         stats.bytes += len(data)
-        stats.lines += data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+        stats.lines += _line_count(data)
         if data.startswith(GENERATED_MARK):
             skipped.append(SkipNote(source.path, "generated by porter (its shim answers for every target)"))
             continue
@@ -253,8 +291,12 @@ def _read_all(files: list[SourceFile], stats: ScanStats, skipped: list[SkipNote]
     return out
 
 
+def _line_count(data: bytes) -> int:
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
 def project_facts(sources: list[_Source], cache, jobs: int, init_args: tuple,
-                  words: tuple[str, ...] = ()) -> dict[str, dict]:
+                  words: tuple[str, ...] = (), progress: Progress | None = None) -> dict[str, dict]:
     """Every Python module's facts: from the cache while the file is unchanged, else one `ast` parse each."""
     facts: dict[str, dict] = {}
     missing: list[Pending] = []
@@ -270,7 +312,9 @@ def project_facts(sources: list[_Source], cache, jobs: int, init_args: tuple,
         text = item.decoded()
         if isinstance(text, str):
             missing.append(Pending(item.source.path, text, key, words=words))
-    for path, found, digest in _map_files(_facts_chunk, missing, jobs, init_args, _facts_crash):
+    for done, (path, found, digest) in enumerate(_map_files(_facts_chunk, missing, jobs, init_args, _facts_crash), 1):
+        if progress is not None:
+            progress("indexing", done, len(missing), path)
         facts[path] = found
         if cache is not None:
             cache.store_facts(path, digest, found)

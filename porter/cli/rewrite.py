@@ -16,6 +16,7 @@ from pathlib import Path
 import typer
 
 from porter.cli.errors import report_internal_error
+from porter.cli.progress import Progress, verbosity
 from porter.errors import PorterError, UsageError
 
 FORMATS = ("text", "json", "github")
@@ -51,13 +52,18 @@ def rewrite_command(
     tune: str = typer.Option(None, "--tune", help="topk=N: keep the N best model-ranked configs per shape bucket."),
     agent: str = typer.Option(None, "--agent", help="none (default) | openai | replay: who proposes fixes no codemod can make."),
     agent_replay: Path = typer.Option(None, "--agent-replay", help="With --agent replay: a saved report's agent/ directory."),
+    config_file: Path = typer.Option(None, "--config", help="Read [tool.porter] from this file instead of the nearest "
+                                     "pyproject.toml."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="A line per analysed file."),
 ) -> None:
     """Rewrite CUDA-flavoured code for the target: codemods, the porter shim, and a report of the rest."""
     try:
         code = run_rewrite(
             path, target=target, out=out, apply=apply, allow_dirty=allow_dirty, exclusive=exclusive,
             output_format=output_format, select=_split(select), ignore=_split(ignore), verify=not no_verify,
-            tune_topk=parse_tune(tune), agent=agent, agent_replay=agent_replay,
+            tune_topk=parse_tune(tune), agent=agent, agent_replay=agent_replay, config_file=config_file,
+            progress=Progress(verbosity(quiet, verbose)),
         )
     except PorterError:
         raise
@@ -87,7 +93,7 @@ def git_dirty(root: Path, exclude: Path | None = None) -> bool | None:
 
 def run_rewrite(path: Path, *, target=None, out: Path = Path("porter-report"), apply=False, allow_dirty=False,
                 exclusive=False, output_format="text", select=None, ignore=None, verify=True, tune_topk=None,
-                agent=None, agent_replay=None, echo=typer.echo) -> int:
+                agent=None, agent_replay=None, echo=typer.echo, config_file=None, progress=None) -> int:
     """The rewrite command without Typer: returns the exit code (raises PorterError for exit 2)."""
     from porter import pipeline
     from porter.analyze import load_rules
@@ -104,19 +110,21 @@ def run_rewrite(path: Path, *, target=None, out: Path = Path("porter-report"), a
     for line in recover(path):  # a killed --apply is finished before anything else reads the tree
         typer.secho(line, err=True, fg="yellow")
     check_out_dir(out, path)
-    config = load_config(path).with_overrides(target=target, select=select, ignore=ignore)
+    progress = progress if progress is not None else Progress()
+    config = load_config(path, config_file).with_overrides(target=target, select=select, ignore=ignore)
     resolved = get_target(config.target_name)
     if apply and not allow_dirty and git_dirty(path, exclude=out):
         raise UsageError(f"{path}: the git tree has uncommitted changes; commit them or pass --allow-dirty")
 
     ruleset = load_rules(select=config.select, ignore=config.ignore, extend_select=config.extend_select)
-    scan = pipeline.analyze(path, resolved, config, ruleset)
+    with progress.counter("scanning") as counter:
+        scan = pipeline.analyze(path, resolved, config, ruleset, progress=counter)
     root = Path(scan.root)
     run = _agent_run(root, scan, resolved, ruleset, config, exclusive, verify, agent, agent_replay)
     settings = pipeline.RewriteSettings(
         target=resolved, config=config, exclusive=exclusive, verify=verify, tune_topk=tune_topk,
         agent=pipeline.AgentMemo(run) if run is not None else None,
-        progress=lambda line: typer.echo(f"porter: {line}", err=True))
+        progress=progress.note, activity=progress.activity)
     result = pipeline.rewrite(root, scan, settings)
     texts = pipeline.stage(result, unverified=not verify) if apply else {}
     options = pipeline.report_options(result, exclusive=exclusive, apply=apply, tune_topk=tune_topk, root=str(root))

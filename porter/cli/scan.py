@@ -7,14 +7,14 @@ configuration or internal error (--exit-zero does not hide those). Machine forma
 from __future__ import annotations
 
 import sys
-from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import typer
 from rich.console import Console
 
 from porter.cli.errors import report_internal_error
+from porter.cli.progress import Progress
 from porter.errors import PorterError, UsageError
 from porter.report import FINDINGS_FORMATS
 
@@ -28,10 +28,13 @@ def _split(values: list[str] | None) -> tuple[str, ...] | None:
     return tuple(item.strip() for value in values for item in value.split(",") if item.strip())
 
 
+STDIN = "-"
+
+
 def scan_command(
-    paths: list[Path] = typer.Argument(
-        ..., help="Directories or files to scan (several: paths from the git top level holding them).",
-        show_default=False),
+    paths: list[str] = typer.Argument(
+        None, help="Directories or files to scan (several: paths from the git top level holding them); - reads "
+        "one source from stdin.", show_default=False),
     target: str = typer.Option(None, "--target", "-t", help="Target name or gfx arch (default: config, else mi350x)."),
     select: list[str] = typer.Option(None, "--select", help="Rule ids/prefixes to run (comma list, repeatable)."),
     extend_select: list[str] = typer.Option(
@@ -44,6 +47,11 @@ def scan_command(
         "terminal", "--format", help="terminal | json | sarif | github | markdown (with --kernels: table | json)."
     ),
     output: Path = typer.Option(None, "--output", "-o", help="Write the report to this file (atomically)."),
+    sarif_output: Path = typer.Option(None, "--sarif-output", help="Also write the SARIF log to this file."),
+    json_output: Path = typer.Option(None, "--json-output", help="Also write the JSON report to this file."),
+    max_annotations: int = typer.Option(
+        None, "--max-annotations", help="--format github: annotate only the N most severe findings; every finding "
+        "goes to $GITHUB_STEP_SUMMARY when it is set."),
     jobs: int = typer.Option(None, "--jobs", "-j", help="Worker processes (default: config, else CPU count)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Ignore and do not update the scan cache."),
     kernels: bool = typer.Option(False, "--kernels", help="List Triton kernels and autotune configs vs target limits."),
@@ -55,15 +63,29 @@ def scan_command(
     show_unreachable: bool = typer.Option(
         False, "--show-unreachable", help="Also show findings in code that never runs on the target (NVIDIA-only "
         "branches, other vendors' backends); they never count for the exit code."),
+    stdin_filename: Path = typer.Option(
+        None, "--stdin-filename", help="With -: the path the source is reported under and its config is found from."),
+    files_from: str = typer.Option(None, "--files-from", help="Scan the paths listed in this file, one a line (- : stdin)."),
+    diff_base: str = typer.Option(
+        None, "--diff-base", help="Report only findings introduced since the merge base of this git ref and HEAD."),
+    config_file: Path = typer.Option(None, "--config", help="Read [tool.porter] from this file instead of the nearest "
+                                     "pyproject.toml."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="A line per analysed file."),
 ) -> None:
     """Scan Python sources for CUDA-flavoured idioms that break or slow down on AMD Instinct GPUs."""
+    from porter.cli.progress import verbosity
+
     try:
         code = run_scan(
-            paths, target=target, select=_split(select), extend_select=_split(extend_select),
+            paths or [], target=target, select=_split(select), extend_select=_split(extend_select),
             ignore=_split(ignore), fail_on=fail_on,
             output_format=output_format, output=output, jobs=jobs, use_cache=not no_cache,
             kernels=kernels, statistics=statistics, rule_paths=rules or None, project_root=project_root,
-            show_unreachable=show_unreachable, exit_zero=exit_zero,
+            show_unreachable=show_unreachable, exit_zero=exit_zero, stdin_filename=stdin_filename,
+            files_from=files_from, diff_base=diff_base, config_file=config_file,
+            verbosity=verbosity(quiet, verbose), also={"sarif": sarif_output, "json": json_output},
+            max_annotations=max_annotations,
         )
     except PorterError:
         raise
@@ -72,80 +94,182 @@ def scan_command(
     raise typer.Exit(code)
 
 
+@dataclass(frozen=True)
+class ScanInput:
+    """What to scan: paths on disk, or one source read from stdin (`text`, reported as `stdin_path`)."""
+
+    paths: list[Path]
+    text: str | None = None
+    stdin_path: Path | None = None
+
+    @property
+    def config_start(self) -> Path:
+        """Where the config search starts (the stdin file's directory, else the scan root)."""
+        from porter.analyze.scan import scan_root
+
+        if self.text is not None:
+            return self.stdin_path.resolve().parent if self.stdin_path is not None else Path.cwd()
+        return scan_root(self.paths)
+
+
+def read_input(paths, files_from: str | None, stdin_filename: Path | None, stdin=None) -> ScanInput:
+    """The positional paths and --files-from as one ScanInput; `-` among the paths reads stdin."""
+    stdin = stdin if stdin is not None else sys.stdin
+    given = [str(p) for p in (paths if isinstance(paths, (list, tuple)) else [paths])]
+    if STDIN in given and files_from == STDIN:
+        raise UsageError("scan -: stdin holds one source; give no other path (nor --files-from -)")
+    if files_from is not None:
+        given += _listed_paths(files_from, stdin)
+    if STDIN in given:
+        if len(given) > 1:
+            raise UsageError("scan -: stdin holds one source; give no other path (nor --files-from -)")
+        return ScanInput([], text=stdin.read(), stdin_path=stdin_filename)
+    if stdin_filename is not None:
+        raise UsageError("--stdin-filename is for `porter scan -` (a source on stdin)")
+    if not given:
+        raise UsageError("no path to scan (give paths, - for stdin, or --files-from FILE)")
+    return ScanInput([Path(p) for p in given])
+
+
+def _listed_paths(files_from: str, stdin) -> list[str]:
+    """One path a line (blank lines and surrounding whitespace ignored), from a file or `-` (stdin)."""
+    if files_from == STDIN:
+        text = stdin.read()
+    else:
+        try:
+            text = Path(files_from).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise UsageError(f"--files-from {files_from}: cannot read: {error}") from None
+    listed = [line.strip() for line in text.splitlines() if line.strip()]
+    if not listed:
+        raise UsageError(f"--files-from {files_from}: lists no path")
+    return listed
+
+
 def run_scan(path, *, target=None, select=None, extend_select=None, ignore=None, fail_on=None,
              output_format="terminal", output=None, jobs=None, use_cache=True, kernels=False, statistics=False,
-             rule_paths=None, project_root=None, show_unreachable=False, exit_zero=False) -> int:
+             rule_paths=None, project_root=None, show_unreachable=False, exit_zero=False, stdin_filename=None,
+             files_from=None, diff_base=None, config_file=None, verbosity=1, also=None, max_annotations=None,
+             stdin=None) -> int:
     """The scan command without Typer: returns the exit code (raises PorterError for exit 2).
-    `path`: one path or a list of them (files or directories)."""
-    from porter.analyze.scan import scan_root
+    `path`: one path or a list of them (files or directories; `-` reads stdin)."""
+    from porter.cli.progress import Progress
     from porter.config import load_config
     from porter.targets import get_target
 
-    path = [Path(p) for p in path] if isinstance(path, (list, tuple)) else Path(path)
-    path = path[0] if isinstance(path, list) and len(path) == 1 else path
     if jobs is not None and jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {jobs}")
-    config = load_config(scan_root(path)).with_overrides(
+    if max_annotations is not None and (max_annotations < 0 or output_format != "github"):
+        raise UsageError("--max-annotations takes a number >= 0 and goes with --format github")
+    scanned = read_input(path, files_from, stdin_filename, stdin)
+    if scanned.text is not None and (kernels or diff_base):
+        raise UsageError("scan -: --kernels and --diff-base read files on disk, not stdin")
+    config = load_config(scanned.config_start, config_file).with_overrides(
         target=target, select=select, extend_select=extend_select, ignore=ignore, fail_on=fail_on, jobs=jobs
     )
     resolved_target = get_target(config.target_name)
     if kernels:
-        return _run_kernels(path, resolved_target, config, output_format, output)
-    code = _run_findings(path, resolved_target, config, output_format, output, use_cache, statistics, rule_paths,
-                         project_root, show_unreachable)
+        return _run_kernels(_one_or_many(scanned.paths), resolved_target, config, output_format, output)
+    request = FindingsRequest(output_format, output, use_cache, statistics, rule_paths, project_root,
+                              show_unreachable, diff_base, dict(also or {}), max_annotations, Progress(verbosity))
+    code = _run_findings(scanned, resolved_target, config, request)
     return 0 if exit_zero else code
 
 
-def _run_findings(path, target, config, output_format, output, use_cache, statistics, rule_paths,
-                  project_root=None, show_unreachable=False) -> int:
+def _one_or_many(paths: list[Path]) -> Path | list[Path]:
+    return paths[0] if len(paths) == 1 else paths
+
+
+@dataclass(frozen=True)
+class FindingsRequest:
+    """How to scan and report findings (the flags beyond rule selection, which the config carries)."""
+
+    output_format: str
+    output: Path | None
+    use_cache: bool
+    statistics: bool
+    rule_paths: list[Path] | None
+    project_root: Path | None
+    show_unreachable: bool
+    diff_base: str | None
+    also: dict[str, Path | None]
+    max_annotations: int | None
+    progress: Progress
+
+
+def _scan(scanned: ScanInput, target, config, ruleset, request: FindingsRequest, base):
+    from porter.analyze.scan import scan_text, scan_tree
+
+    if scanned.text is not None:
+        name = scanned.stdin_path
+        root = name.resolve().parent if name is not None else None
+        return scan_text(scanned.text, name.name if name is not None else STDIN, target, ruleset, config, root)
+    with request.progress.counter("scanning") as progress:
+        result = scan_tree(_one_or_many(scanned.paths), target, ruleset, jobs=config.jobs,
+                           use_cache=request.use_cache, config=config, progress=progress)
+    if base is None:
+        return result
+    from porter.analyze.baseline import new_findings
+
+    return new_findings(result, base, lambda files: scan_tree(_one_or_many(files), target, ruleset, jobs=config.jobs,
+                                                              use_cache=False, config=config))
+
+
+def _run_findings(scanned: ScanInput, target, config, request: FindingsRequest) -> int:
     from porter.analyze import load_rules
-    from porter.analyze.scan import scan_tree
     from porter.report import findings_renderer
     from porter.report.output import emit
     from porter.report.summary import at_or_above
 
+    output_format, output = request.output_format, request.output
     if output_format not in FINDINGS_FORMATS:
         raise UsageError(f"--format {output_format!r}: choose one of {', '.join(FINDINGS_FORMATS)}")
-    ruleset = load_rules(rule_paths, select=config.select, ignore=config.ignore, extend_select=config.extend_select)
-    with _progress_bar() as progress:
-        result = scan_tree(path, target, ruleset, jobs=config.jobs, use_cache=use_cache, config=config,
-                           progress=progress)
+    base = None
+    if request.diff_base is not None:  # before the scan: a bad ref fails before minutes of scanning
+        from porter.analyze.baseline import resolve_base
+
+        base = resolve_base(scanned.paths, request.diff_base)
+    ruleset = load_rules(request.rule_paths, select=config.select, ignore=config.ignore,
+                         extend_select=config.extend_select)
+    result = _scan(scanned, target, config, ruleset, request, base)
     for note in result.stats.notes:
         typer.secho(f"porter: note: {note}", err=True, fg="yellow")
     counted = result.findings  # the exit code counts only code that runs (or may run) on the target
-    if show_unreachable:
+    if request.show_unreachable:
         result = replace(result, findings=sorted(result.findings + result.unreachable, key=lambda f: f.sort_key()))
     elif result.unreachable:
         typer.secho(f"porter: note: {len(result.unreachable)} finding(s) in code that does not run on {target.name} "
                     "hidden (--show-unreachable lists them)", err=True, fg="yellow")
-    if statistics:
+    for extra_format, destination in request.also.items():
+        if destination is not None:
+            emit(findings_renderer(extra_format, request.project_root)(result), destination)
+    if request.statistics:
         _emit_statistics(result, output_format, output)
     elif output_format == "terminal" and not output:
         from porter.report.terminal import print_terminal
 
         print_terminal(result, Console(highlight=False))
     else:
-        emit(findings_renderer(output_format, project_root)(result), output)
+        emit(findings_renderer(output_format, request.project_root, request.max_annotations)(result), output)
+    if output_format == "github":
+        _write_step_summary(result, request.max_annotations)
     return 1 if at_or_above(counted, config.fail_on) else 0
 
 
-@contextmanager
-def _progress_bar():
-    """A progress bar on stderr when it is a terminal (manual refresh: no thread alive across fork)."""
-    if not sys.stderr.isatty():
-        yield None
+def _write_step_summary(result, max_annotations: int | None) -> None:
+    """Append every finding to the GitHub job summary when the runner provides one."""
+    import os
+
+    from porter.report.github import step_summary
+
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not path:
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    bar = Progress(TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   console=Console(stderr=True), auto_refresh=False, transient=True)
-    task = bar.add_task("scan", total=None)
-    with bar:
-        def update(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-            bar.refresh()
-
-        yield update
+    try:
+        with open(path, "a", encoding="utf-8") as summary:
+            summary.write(step_summary(result, max_annotations))
+    except OSError as error:
+        raise UsageError(f"$GITHUB_STEP_SUMMARY {path}: cannot write: {error.strerror or error}") from None
 
 
 def _emit_statistics(result, output_format, output) -> None:

@@ -18,6 +18,7 @@ import typer
 from rich.console import Console
 
 from porter.cli.errors import report_internal_error
+from porter.cli.progress import Progress, verbosity
 from porter.errors import PorterError, UsageError
 from porter.records import Patch, Verdict
 
@@ -36,12 +37,17 @@ def verify_command(
     full_suite: bool = typer.Option(False, "--full-suite", help="Run every test, not only those the patches can affect."),
     output_format: str = typer.Option("text", "--format", help="text | json."),
     output: Path = typer.Option(None, "--output", "-o", help="Write the JSON verdicts to this file (atomically)."),
+    config_file: Path = typer.Option(None, "--config", help="Read [tool.porter] from this file instead of the nearest "
+                                     "pyproject.toml."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="A line per test replayed."),
 ) -> None:
     """Replay tests on the CPU, cross-compile kernels for the target and judge patches."""
     try:
         code = run_verify(path, target=target, patch_files=patch or [], device=device, test_cmd=test_cmd,
                           timeout=timeout, jobs=jobs, cross_compile=not no_compile, full_suite=full_suite,
-                          output_format=output_format, output=output)
+                          output_format=output_format, output=output, config_file=config_file,
+                          progress=Progress(verbosity(quiet, verbose)))
     except PorterError:
         raise
     except Exception as error:  # porter's bug: one line and a hint, not a traceback
@@ -70,7 +76,8 @@ def _options(device, test_cmd, timeout, jobs, cross_compile, full_suite):
 
 
 def run_verify(path: Path, *, target=None, patch_files=(), device="cpu", test_cmd=None, timeout=None, jobs=None,
-               cross_compile=True, full_suite=False, output_format="text", output=None) -> int:
+               cross_compile=True, full_suite=False, output_format="text", output=None, config_file=None,
+               progress=None) -> int:
     from porter.config import load_config
     from porter.pipeline import VerifierFailed
     from porter.targets import get_target
@@ -83,17 +90,23 @@ def run_verify(path: Path, *, target=None, patch_files=(), device="cpu", test_cm
         raise UsageError(f"--format: expected one of {', '.join(FORMATS)}, got {output_format!r}")
     if not path.is_dir():
         raise UsageError(f"{path}: not a directory")
-    config = load_config(path)
+    progress = progress if progress is not None else Progress()
+    config = load_config(path, config_file)
     target_record = get_target(target or config.target_name)
-    options = _options(device, test_cmd, timeout, jobs, cross_compile, full_suite)
-    preflight.check(path, options.with_config(config.table("verify"), config.source or "pyproject.toml"))
+    options = _options(device, test_cmd, timeout, jobs, cross_compile, full_suite).with_porter_config(config, path)
+    preflight.check(path, options)
     try:
-        verdicts = _judge(path, patch_files, target_record, options, verify_patches, verify_tree, patch_from_file)
+        what = f"{len(patch_files)} patch(es)" if patch_files else "the tree"
+        with progress.activity(f"verifying {what} on {target_record.name}"):
+            verdicts = _judge(path, patch_files, target_record, options, verify_patches, verify_tree, patch_from_file)
     except PorterError:
         raise
     except Exception as error:  # no verdict: never a pass
         raise VerifierFailed(f"cannot verify: the verifier failed ({type(error).__name__}: {error})") from error
     findings = [f for v in verdicts for f in runtime_findings(v, target_record, path.resolve())]
+    for verdict in verdicts:
+        for line in test_lines(verdict):
+            progress.detail(line)
     payload = {"target": target_record.name, "arch": target_record.arch, "device": device,
                "verdicts": [v.to_dict() for v in verdicts],
                "runtime_findings": [f.to_dict() for f in findings]}
@@ -120,6 +133,16 @@ def _judge(path, patch_files, target_record, options, verify_patches, verify_tre
             files[record.id] = file.resolve()
         return verify_patches(path, patches, target_record, options, patch_files=files)
     return [verify_tree(path, target_record, options)]
+
+
+def test_lines(verdict: Verdict) -> list[str]:
+    """One line per test of a verdict's replay (`-v`), failures first."""
+    run = verdict.tests
+    if run is None:
+        return []
+    groups = (("failed", run.failed), ("error", run.errors), ("passed", run.passed), ("skipped", run.skipped),
+              ("not replayed", run.not_replayed))
+    return [f"{verdict.patch_id}: {status} {test}" for status, tests in groups for test in tests]
 
 
 def print_runtime_findings(findings) -> None:

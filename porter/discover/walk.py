@@ -30,8 +30,11 @@ from porter.records import SkipNote, SourceFile
 @dataclass(frozen=True)
 class DiscoverOptions:
     kinds: frozenset[str] = DEFAULT_KINDS
-    exclude: tuple[str, ...] = ()  # gitignore-style globs relative to the root
+    exclude: tuple[str, ...] = ()  # gitignore-style globs relative to glob_root
     include: tuple[str, ...] = ()  # when given, a file must match one of them
+    # The directory exclude/include are written from (the config file's); None: the scanned root. A scan of
+    # packages/kernels with the repository's config matches `packages/kernels/third_party/**` as written.
+    glob_root: str | None = None
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     use_gitignore: bool = True
     excluded_dirs: frozenset[str] = DEFAULT_EXCLUDED_DIRS
@@ -115,6 +118,7 @@ class _Walker:
         self.options = options
         self.exclude = compile_globs(options.exclude)
         self.include = compile_globs(options.include)
+        self.glob_prefix = _glob_prefix(self.root, options.glob_root)
         self.found = Discovery(root=self.root)
         self.seen_dirs: set[str] = {self.root}  # real paths: a symlink back up the tree is a loop
         self.seen_files: set[str] = set()
@@ -176,7 +180,7 @@ class _Walker:
             return
         if self._ignored(rel, False, layers):
             return
-        if self.include is not None and not self.include.match_file(rel):
+        if self.include is not None and not self.include.match_file(self.glob_prefix + rel):
             return
         real = os.path.realpath(entry.path)
         if entry.is_symlink():
@@ -196,9 +200,20 @@ class _Walker:
             self.found.skipped.append(record)
 
     def _ignored(self, rel: str, is_dir: bool, layers) -> bool:
-        if self.exclude is not None and self.exclude.match_file(rel + ("/" if is_dir else "")):
+        if self.exclude is not None and self.exclude.match_file(self.glob_prefix + rel + ("/" if is_dir else "")):
             return True
         return is_ignored(layers, rel, is_dir)
+
+
+def _glob_prefix(root: str, glob_root: str | None) -> str:
+    """The scanned root's place below the globs' directory, as a path prefix ('' when it is that directory,
+    or not below it: then the globs apply from the root, as they did before config files were searched upward)."""
+    if glob_root is None:
+        return ""
+    base = os.path.realpath(glob_root)
+    if root == base or not _inside(root, base):
+        return ""
+    return Path(os.path.relpath(root, base)).as_posix() + "/"
 
 
 def _inside(real: str, root: str) -> bool:

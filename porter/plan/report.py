@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +135,7 @@ def to_markdown(plan: CoDesign, chart: str | None = None) -> str:
 
 
 MIN_SHARE = 0.005  # categories under this share of the tallest bar are left out of the legend
+LABEL_WIDTH = 26  # characters per x-axis label line: four recipes side by side at the chart's width
 
 
 def chart_rows(plan: CoDesign) -> list[Evaluation]:
@@ -149,6 +151,24 @@ def chart_series(rows: list[Evaluation], kind: str) -> dict[str, list[float]]:
     series = {key: [p[key] / scale for p in parts] for key in parts[0]}
     tallest = max(sum(values) for values in zip(*series.values())) or 1.0
     return {key: values for key, values in series.items() if max(values) >= MIN_SHARE * tallest}
+
+
+def bar_totals(rows: list[Evaluation], kind: str) -> list[str]:
+    """The label over each bar: the recipe's total as the tables print it (categories too small to draw
+    still count, so a label never disagrees with the tables)."""
+    if kind == "memory":
+        return [f"{_gb(e.memory.total)} GB" for e in rows]
+    return [f"{_ms(e.step.total)} ms" for e in rows]
+
+
+def bar_labels(rows: list[Evaluation], width: int = LABEL_WIDTH) -> list[str]:
+    """Each recipe's name and figures, wrapped so neighbouring labels do not run into each other."""
+    labels = []
+    for e in rows:
+        parts = [*e.label.split(": ", 1), f"{e.model.gpus} GPUs, batch {e.model.batch_size_per_gpu}/GPU",
+                 f"{e.throughput / 1e6:.2f}M samples/s"]
+        labels.append("\n".join(line for part in parts for line in textwrap.wrap(part, width)))
+    return labels
 
 
 def _colours(plan: CoDesign, rows: list[Evaluation]) -> dict[str, Any]:
@@ -171,18 +191,15 @@ def render_chart(plan: CoDesign, path: Path) -> str | None:
         return None
     rows = chart_rows(plan)
     colours = _colours(plan, rows)
-    labels = [f"{e.label}\n{e.model.gpus} GPUs, batch {e.model.batch_size_per_gpu}/GPU, {e.throughput / 1e6:.2f}M samples/s"
-              .replace(": ", ":\n")
-              for e in rows]
+    labels = bar_labels(rows)
     fig, axes = plt.subplots(1, 2, figsize=(15, 6))
     for ax, kind in zip(axes, ("memory", "step")):
         bottoms = [0.0] * len(rows)
         for key, values in chart_series(rows, kind).items():
             ax.bar(labels, values, bottom=bottoms, label=key, color=colours[key])
             bottoms = [b + v for b, v in zip(bottoms, values)]
-        unit = "GB" if kind == "memory" else "ms"
-        for i, total in enumerate(bottoms):
-            ax.annotate(f"{total:.1f} {unit}", (i, total), ha="center", va="bottom", fontsize=8,
+        for i, (height, total) in enumerate(zip(bottoms, bar_totals(rows, kind))):
+            ax.annotate(total, (i, height), ha="center", va="bottom", fontsize=8,
                         xytext=(0, 2), textcoords="offset points")
         if kind == "memory":
             for i, e in enumerate(rows):

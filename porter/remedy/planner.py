@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from porter.config import SUB_TABLE_KEYS
 from porter.errors import ConfigError
 from porter.records import FileEdit, Finding, Patch, Plan, ReviewItem  # Plan, ReviewItem: re-exported
 from porter.remedy.codemods import CodemodContext, CodemodResult, get_codemod
@@ -58,7 +59,7 @@ class PlanOptions:
     def from_config(cls, config: Any, **values: Any) -> PlanOptions:
         """Options from a PorterConfig ([tool.porter] shim_module, [tool.porter.remedy] patch_tests) and flags."""
         table = config.table("remedy")
-        unknown = sorted(set(table) - {"patch_tests"})
+        unknown = sorted(set(table) - set(SUB_TABLE_KEYS["remedy"]))
         where = config.source or "pyproject.toml"
         if unknown:
             raise ConfigError(f"{where}: [tool.porter.remedy] unknown key(s) {', '.join(unknown)}; valid keys: patch_tests")

@@ -9,7 +9,7 @@ from pathlib import Path
 FINDINGS_FORMATS = ("terminal", "json", "sarif", "github", "markdown")
 
 
-def findings_renderer(name: str, project_root: Path | None = None) -> Callable:
+def findings_renderer(name: str, project_root: Path | None = None, max_annotations: int | None = None) -> Callable:
     """The function `result -> str` for a findings format name. `project_root`: where the formats that
     name files for CI tools (sarif, github) resolve paths from (default: the git top level)."""
     render: Callable[..., str]
@@ -27,6 +27,8 @@ def findings_renderer(name: str, project_root: Path | None = None) -> Callable:
         from porter.errors import UsageError
 
         raise UsageError(f"unknown format {name!r}; choose one of {', '.join(FINDINGS_FORMATS)}")
-    if name in ("sarif", "github"):
+    if name == "github":
+        return functools.partial(render, project_root=project_root, max_annotations=max_annotations)
+    if name == "sarif":
         return functools.partial(render, project_root=project_root)
     return render

@@ -630,12 +630,7 @@ def verify_tree(repo: Path, target: Target, options: VerifyOptions | None = None
 
 
 def _configured(repo: Path, options: VerifyOptions) -> VerifyOptions:
-    from dataclasses import replace
-
+    """Options with the repository's [tool.porter] applied, unless the caller applied a config already."""
     from porter.config import load_config
 
-    config = load_config(repo)
-    options = options.with_config(config.table("verify"), config.source or "pyproject.toml")
-    if options.cache_dir is None:
-        options = replace(options, cache_dir=Path(repo).resolve() / config.cache_dir / "verify")
-    return options
+    return options if options.configured else options.with_porter_config(load_config(repo), repo)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from porter.config import SUB_TABLE_KEYS
 from porter.errors import ConfigError
 
 DEVICES = ("cpu", "cuda")
@@ -26,10 +27,17 @@ class VerifyOptions:
     cache_dir: Path | None = None  # compile cache; None: <repo>/<[tool.porter] cache_dir>/verify
     keep_workspace: bool = False
     extra_env: dict[str, str] = field(default_factory=dict)
+    configured: bool = False  # [tool.porter] already applied (perhaps from --config): the verifier must not re-read it
+
+    def with_porter_config(self, config: Any, repo: Path) -> VerifyOptions:
+        """Apply a PorterConfig: its `[tool.porter.verify]` table and the compile cache under its cache_dir."""
+        options = self.with_config(config.table("verify"), config.source or "pyproject.toml")
+        cache_dir = options.cache_dir or Path(repo).resolve() / config.cache_dir / "verify"
+        return replace(options, cache_dir=cache_dir, configured=True)
 
     def with_config(self, table: dict[str, Any], source: str = "pyproject.toml") -> VerifyOptions:
         """Fill the fields still at their defaults from a `[tool.porter.verify]` table."""
-        known = {"test_cmd", "timeout", "compile_timeout", "jobs", "compile_jobs", "cross_compile", "select_tests"}
+        known = set(SUB_TABLE_KEYS["verify"])
         unknown = set(table) - known
         if unknown:
             raise ConfigError(f"{source}: [tool.porter.verify] unknown key(s) {', '.join(sorted(unknown))}; "

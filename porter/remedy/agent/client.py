@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from porter.config import SUB_TABLE_KEYS
 from porter.errors import UsageError
 from porter.secrets import register_secret_env
 
@@ -59,10 +60,7 @@ class AgentSettings:
     secret_env: tuple[str, ...] = ()  # more environment variables whose values are secrets
     extra: dict = field(default_factory=dict)
 
-    KEYS = (
-        "model", "base_url", "api_key_env", "timeout_s", "max_retries", "max_rounds",
-        "max_calls", "max_tokens", "max_wall_s", "max_reply_bytes", "temperature", "secret_env",
-    )
+    KEYS = SUB_TABLE_KEYS["agent"]
 
     @classmethod
     def from_config(cls, table: dict | None, source: str = "[tool.porter.agent]") -> AgentSettings:
