@@ -587,9 +587,20 @@ def _admits_only_ocp(ctx: ModuleContext, test: cst.BaseExpression, admitting: tu
         return False
     target = test.comparisons[0]
     names = _dtype_names(ctx, target.comparator) if isinstance(target.operator, admitting) else None
-    if not names:
+    if not names or not _is_dtype_parameter(ctx, test.left):
         return False
     return all(n & _OCP_FP8 for n in names) and any("torch.float8_e4m3fn" in n for n in names)
+
+
+def _is_dtype_parameter(ctx: ModuleContext, node: cst.BaseExpression) -> bool:
+    """The checked value is a parameter of the enclosing function: the caller picks the fp8 dtype and the
+    guard refuses fnuz. A tensor's `.dtype` checked against what the same code produced is consistency."""
+    if not isinstance(node, cst.Name):
+        return False
+    function = next((a for a in _ancestors(ctx, node) if isinstance(a, cst.FunctionDef)), None)
+    params = function.params if function is not None else None
+    return params is not None and any(p.name.value == node.value for p in
+                                      (*params.params, *params.kwonly_params, *params.posonly_params))
 
 
 def _raises_only(body: cst.BaseSuite) -> bool:
