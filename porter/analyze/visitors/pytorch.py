@@ -614,8 +614,17 @@ def fp8_guard_excludes_fnuz(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     """PT221: `assert dtype in [torch.float8_e4m3fn]`, `if dtype != torch.float8_e4m3fn: raise`: the
     check turns away float8_e4m3fnuz, the e4m3 dtype gfx942 computes in."""
     for node in ctx.nodes(cst.Assert):
-        if _admits_only_ocp(ctx, node.test, (cst.In, cst.Equal)):
+        if _admits_only_ocp(ctx, node.test, (cst.In, cst.Equal)) and _launches_kernel(ctx, node):
             yield Hit(node, {"guard": "assert"})
     for node in ctx.nodes(cst.If):
-        if _raises_only(node.body) and _admits_only_ocp(ctx, node.test, (cst.NotIn, cst.NotEqual)):
+        if _raises_only(node.body) and _admits_only_ocp(ctx, node.test, (cst.NotIn, cst.NotEqual)) and \
+                _launches_kernel(ctx, node):
             yield Hit(node.test, {"guard": "raise"})
+
+
+def _launches_kernel(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """The guarding function launches a Triton kernel (`kernel[grid](...)`): its fp8 dtype is compiled for
+    the target. A guard before a vendor library call (Marlin, cuTile) is that library's contract."""
+    function = next((a for a in _ancestors(ctx, node) if isinstance(a, cst.FunctionDef)), None)
+    return function is not None and "triton" in ctx.text and \
+        any(isinstance(n, cst.Call) and isinstance(n.func, cst.Subscript) for n in descendants(function))
