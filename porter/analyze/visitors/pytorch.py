@@ -156,12 +156,16 @@ def capability_comparison(ctx: ModuleContext, rule: Any, target: Any) -> Iterabl
                     continue
                 hit = _capability_hit(comparison, part, side_op, value, target, floor, missing, nvidia)
                 if hit is not None and not _harmless_branch(ctx, comparison, hit.data["outcome"] == "true"):
-                    hit.data.update(_platform_exit(ctx, comparison))
+                    exit_data = _platform_exit(ctx, comparison)
+                    if exit_data.get("covers_rocm"):
+                        break  # the probe already returns before the gate on ROCm (the port is done)
+                    hit.data.update(exit_data)
                     yield hit
                 break
             left = item.comparator
 
 
+_ROCM_TEST = re.compile(r"\bhip\b|is_hip|is_rocm|rocm|torch\.version\.hip", re.IGNORECASE)
 _PLATFORM_TEST = re.compile(r"DEVICE_TYPE|device_type|\bxpu\b|\bhip\b|is_hip|is_rocm|torch\.version\.|is_xpu|is_cpu")
 
 
@@ -178,6 +182,8 @@ def _platform_exit(ctx: ModuleContext, comparison: cst.Comparison) -> dict[str, 
         if isinstance(statement, cst.If) and _PLATFORM_TEST.search(ctx.code_for(statement.test)) and \
                 _only_refuses(list(statement.body.body) if isinstance(statement.body, cst.IndentedBlock) else []):
             line = ctx.position(statement).start.line
+            if _ROCM_TEST.search(ctx.code_for(statement.test)):
+                return {"covers_rocm": True}
             return {"platform_exit": {"line": line, "test": ctx.code_for(statement.test).strip()},
                     "exit_note": f" (or add ROCm to the early `if {ctx.code_for(statement.test).strip()}:` refusal on line {line})"}
     return {"exit_note": ""}
