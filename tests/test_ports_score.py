@@ -167,3 +167,36 @@ def test_a_line_the_port_left_wrong_is_not_a_fixed_line(synthetic):
     left = ports.Pair(**{**pair.__dict__, "still_wrong": {"mi300x": ["pkg/ops.py:18"]}})
     score = ports.score_pair(left, hunks, "mi300x", cache)
     assert (score.fixed, score.still_wrong, score.still_wrong_warned) == (2, 1, 0)
+
+
+def test_in_scope_recall_counts_only_hunks_classed_a_or_c(synthetic):
+    pair, cache = synthetic
+    hunks = ports.derive_hunks(ports.tree(cache, pair, "before"), ports.tree(cache, pair, "after"))
+    rows = {"toy": {(h.path, h.before[0].line): {"class": "b", "digest": h.before[0].digest} for h in hunks}}
+    score = ports.score_pair(pair, hunks, "mi300x", cache, classes=ports.hunk_classes("toy", hunks, rows))
+    assert (score.scope_hunks, score.scope_lines) == (0, 0) and score.hunks == 1  # b stays in the headline
+    rows["toy"] = {key: {**row, "class": "a"} for key, row in rows["toy"].items()}
+    score = ports.score_pair(pair, hunks, "mi300x", cache, classes=ports.hunk_classes("toy", hunks, rows))
+    assert (score.scope_hunks, score.scope_hunks_hit, score.scope_lines, score.scope_lines_hit) == (1, 1, 3, 1)
+    assert ports.summarize([score])["in_scope_recall_lines"] == pytest.approx(1 / 3, abs=1e-3)
+
+
+def test_classes_out_of_step_with_the_hunks_are_refused(synthetic):
+    pair, cache = synthetic
+    hunks = ports.derive_hunks(ports.tree(cache, pair, "before"), ports.tree(cache, pair, "after"))
+    with pytest.raises(ports.PortsError, match="unclassified"):
+        ports.hunk_classes("toy", hunks, {"toy": {}})
+    stale = {"toy": {(h.path, h.before[0].line): {"class": "a", "digest": "0" * 12} for h in hunks}}
+    with pytest.raises(ports.PortsError, match="digest"):
+        ports.hunk_classes("toy", hunks, stale)
+    assert ports.hunk_classes("toy", hunks, {}) is None  # an unclassified (held-out) pair
+
+
+def test_every_dev_hunk_is_classified_with_a_reason():
+    lines, classes = ports.load_lines(), ports.load_classes()
+    for pair in ports.load_pairs(split="dev"):
+        kinds = ports.hunk_classes(pair.id, lines[pair.id], classes)
+        assert kinds is not None and set(kinds) <= {"a", "b", "c"}
+        assert all(row["why"] and row["idiom"] for row in classes[pair.id].values())
+    held_out = {p.id for p in ports.load_pairs(split="held_out")}
+    assert not held_out & set(classes), "held-out pairs are not looked at before the final scoring"

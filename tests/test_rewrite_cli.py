@@ -44,7 +44,9 @@ def repo(example_repo: Path) -> Path:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("target, expected_rules", [
-    ("mi300x", {"PT101", "PT102", "PT109", "PT110", "PT115", "PT116", "PT103", "PT107"}),
+    # no PT107: the example's GEMM operands are not visible to the scan, and gfx942's (stages - 1) buffers fit
+    # even at 2 bytes; an overflow the cross-compile measures comes back as PT907 (tests/test_pipeline.py)
+    ("mi300x", {"PT101", "PT102", "PT109", "PT110", "PT115", "PT116", "PT103"}),
     ("mi350x", {"PT101", "PT102", "PT109", "PT110", "PT114", "PT116", "PT103"}),  # PT201 is opt-in (bench/real_code)
 ])
 def test_report_dir_and_patches_apply_in_order_on_the_original_tree(repo, tmp_path, target, expected_rules):

@@ -45,6 +45,8 @@ import yaml
 HERE = Path(__file__).resolve().parent / "ports"
 PAIRS_FILE = HERE / "pairs.yaml"
 LINES_FILE = HERE / "lines.json"
+CLASSES_FILE = HERE / "hunk_classes.yaml"
+IN_SCOPE = ("a", "c")  # a: an idiom porter should detect; c: flagged, but on another line (b: not a detector's job)
 DEFAULT_CACHE = Path("/work/corpus/ports")
 TARGETS = ("mi300x", "mi350x")
 WARNS = ("warning", "error")
@@ -113,6 +115,10 @@ class PairScore:
     hunks: int = 0
     hunks_hit: int = 0
     hunks_hit_function: int = 0  # looser: a finding anywhere in the function that holds the hunk
+    scope_lines: int = 0  # the same counts over the hunks classified a or c (hunk_classes.yaml)
+    scope_lines_hit: int = 0
+    scope_hunks: int = 0
+    scope_hunks_hit: int = 0
     fixed: int = 0
     fixed_warned: int = 0
     still_wrong: int = 0  # after-lines the port left wrong on this target (not in `fixed`)
@@ -131,6 +137,34 @@ def load_pairs(path: Path = PAIRS_FILE, split: str = "dev") -> list[Pair]:
     pairs = [Pair(**{**item, "paths": tuple(item["paths"]), "targets": tuple(item.get("targets", TARGETS))})
              for item in raw]
     return [p for p in pairs if split == "all" or p.split == split]
+
+
+def load_classes(path: Path = CLASSES_FILE) -> dict[str, dict[tuple[str, int], dict]]:
+    """pair -> (path, first before-line) -> {class, idiom, why, digest}; empty when the file is absent."""
+    if not path.exists():
+        return {}
+    raw = yaml.safe_load(path.read_text())["pairs"]
+    return {pair: {(row["path"], row["line"]): row for row in rows} for pair, rows in raw.items()}
+
+
+def hunk_classes(pair: str, hunks: list[Hunk], classes: dict[str, dict[tuple[str, int], dict]]) -> list[str] | None:
+    """The class of each hunk of a classified pair (None: the pair is not classified, e.g. held out).
+
+    Fail closed: a hunk without a class, a class naming no hunk, or a digest that does not match the
+    hunk's first line means lines.json and hunk_classes.yaml drifted apart.
+    """
+    rows = classes.get(pair)
+    if rows is None:
+        return None
+    keys = [(h.path, h.before[0].line) for h in hunks]
+    unknown, unused = [k for k in keys if k not in rows], set(rows) - set(keys)
+    if unknown or unused:
+        raise PortsError(f"{CLASSES_FILE.name}: {pair} out of step with lines.json "
+                         f"(unclassified {unknown[:3]}, no such hunk {sorted(unused)[:3]})")
+    for hunk, key in zip(hunks, keys):
+        if rows[key]["digest"] != hunk.before[0].digest:
+            raise PortsError(f"{CLASSES_FILE.name}: {pair} {key[0]}:{key[1]} digest differs from lines.json")
+    return [rows[k]["class"] for k in keys]
 
 
 def load_lines(path: Path = LINES_FILE) -> dict[str, list[Hunk]]:
@@ -403,7 +437,8 @@ def hits_by_line(root: Path, hits: list[Hit], lines: Iterable[LabelledLine],
     return out
 
 
-def score_pair(pair: Pair, hunks: list[Hunk], target: str, cache: Path, scanner=scan) -> PairScore:
+def score_pair(pair: Pair, hunks: list[Hunk], target: str, cache: Path, scanner=scan,
+               classes: list[str] | None = None) -> PairScore:
     before_root, after_root = tree(cache, pair, "before"), tree(cache, pair, "after")
     before_lines = [x for h in hunks for x in h.before]
     after_lines = [x for h in hunks for x in h.after]
@@ -422,8 +457,17 @@ def score_pair(pair: Pair, hunks: list[Hunk], target: str, cache: Path, scanner=
             score.missed.append(item)
     score.hunks_hit = sum(any(found[x] for x in h.before) for h in hunks)
     score.hunks_hit_function = sum(any(nearby[x] for x in h.before) for h in hunks)
+    if classes is not None:
+        _count_in_scope(score, [h for h, c in zip(hunks, classes) if c in IN_SCOPE], found)
     _count_fixed(score, still, pair.left_wrong(target))
     return score
+
+
+def _count_in_scope(score: PairScore, hunks: list[Hunk], found: dict[LabelledLine, list[Hit]]) -> None:
+    score.scope_hunks = len(hunks)
+    score.scope_hunks_hit = sum(any(found[x] for x in h.before) for h in hunks)
+    score.scope_lines = sum(len(h.before) for h in hunks)
+    score.scope_lines_hit = sum(bool(found[x]) for h in hunks for x in h.before)
 
 
 def _count_fixed(score: PairScore, still: dict[LabelledLine, list[Hit]], left_wrong: set[str]) -> None:
@@ -442,8 +486,8 @@ def _ratio(part: int, whole: int) -> float | None:
     return round(part / whole, 3) if whole else None
 
 
-COUNTS = ("lines", "lines_hit", "hunks", "hunks_hit", "hunks_hit_function", "fixed", "fixed_warned",
-          "still_wrong", "still_wrong_warned")
+COUNTS = ("lines", "lines_hit", "hunks", "hunks_hit", "hunks_hit_function", "scope_lines", "scope_lines_hit",
+          "scope_hunks", "scope_hunks_hit", "fixed", "fixed_warned", "still_wrong", "still_wrong_warned")
 
 
 def summarize(scores: list[PairScore]) -> dict:
@@ -452,6 +496,8 @@ def summarize(scores: list[PairScore]) -> dict:
             "recall_lines": _ratio(total["lines_hit"], total["lines"]),
             "recall_hunks": _ratio(total["hunks_hit"], total["hunks"]),
             "recall_hunks_function": _ratio(total["hunks_hit_function"], total["hunks"]),
+            "in_scope_recall_lines": _ratio(total["scope_lines_hit"], total["scope_lines"]),
+            "in_scope_recall_hunks": _ratio(total["scope_hunks_hit"], total["scope_hunks"]),
             "false_alarms": _ratio(total["fixed_warned"], total["fixed"])}
 
 
@@ -472,8 +518,10 @@ def score_ports(targets: Iterable[str] = TARGETS, split: str = "dev", cache: Pat
     if unlabelled:
         raise PortsError(f"no line data for {', '.join(unlabelled)}: run `ports.py lines`")
     result: dict = {"split": split, "cache": str(cache), "targets": {}, "rewrite": rewrite_judgments(pairs)}
+    classes = load_classes()
+    kinds = {p.id: hunk_classes(p.id, lines[p.id], classes) for p in pairs}
     for target in targets:
-        scores = [score_pair(p, lines[p.id], target, cache) for p in pairs if target in p.targets]
+        scores = [score_pair(p, lines[p.id], target, cache, classes=kinds[p.id]) for p in pairs if target in p.targets]
         result["targets"][target] = {"overall": summarize(scores),
                                      "pairs": {s.pair: _pair_dict(s) for s in scores}}
     return result
@@ -572,6 +620,8 @@ def print_table(result: dict) -> None:
         print(f"recall: lines {o['recall_lines']}, hunks {o['recall_hunks']} "
               f"(hunks with a finding in the same function {o['recall_hunks_function']}); "
               f"false alarms {o['false_alarms']}")
+        print(f"recall over the in-scope (a+c) hunks: lines {o['scope_lines_hit']}/{o['scope_lines']} = "
+              f"{o['in_scope_recall_lines']}, hunks {o['scope_hunks_hit']}/{o['scope_hunks']} = {o['in_scope_recall_hunks']}")
     judged = result.get("rewrite", {})
     if judged:
         print(f"\nporter rewrite equivalent to the human change (judged): yes {judged['yes']}, "

@@ -240,7 +240,9 @@ def print_ports(ports: dict | None) -> None:
     for target, result in ports["targets"].items():
         o = result.get("overall", {})
         print(f"{target:<8} pairs {o.get('pairs', '-'):>3}  recall {_ratio(o.get('recall_lines')):>5} "
-              f"(hunks {_ratio(o.get('recall_hunks'))})  false alarms {_ratio(o.get('false_alarms')):>5}")
+              f"(hunks {_ratio(o.get('recall_hunks'))})  false alarms {_ratio(o.get('false_alarms')):>5}  "
+              f"in-scope a+c recall {_ratio(o.get('in_scope_recall_lines')):>5} "
+              f"(hunks {_ratio(o.get('in_scope_recall_hunks'))}, {o.get('scope_hunks', '-')} of {o.get('hunks', '-')})")
 
 
 def print_unlabelled(findings: Sequence[CorpusFinding], labels: LabelIndex, rule: str, limit: int) -> None:

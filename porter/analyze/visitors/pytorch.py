@@ -156,9 +156,44 @@ def capability_comparison(ctx: ModuleContext, rule: Any, target: Any) -> Iterabl
                     continue
                 hit = _capability_hit(comparison, part, side_op, value, target, floor, missing, nvidia)
                 if hit is not None and not _harmless_branch(ctx, comparison, hit.data["outcome"] == "true"):
+                    exit_data = _platform_exit(ctx, comparison)
+                    if exit_data.get("covers_rocm"):
+                        break  # the probe already returns before the gate on ROCm (the port is done)
+                    hit.data.update(exit_data)
                     yield hit
                 break
             left = item.comparator
+
+
+_ROCM_TEST = re.compile(r"\bhip\b|is_hip|is_rocm|rocm|torch\.version\.hip", re.IGNORECASE)
+_PLATFORM_TEST = re.compile(r"DEVICE_TYPE|device_type|\bxpu\b|\bhip\b|is_hip|is_rocm|torch\.version\.|is_xpu|is_cpu")
+
+
+def _platform_exit(ctx: ModuleContext, comparison: cst.Comparison) -> dict[str, Any]:
+    """An earlier `if <platform test>: return False` of the same function (a feature probe that already
+    turns other devices away): the place a ROCm port adds its case, so the finding names it."""
+    function = next((a for a in _ancestors(ctx, comparison) if isinstance(a, cst.FunctionDef)), None)
+    gate_line = ctx.position(comparison).start.line
+    if function is None or not isinstance(function.body, cst.IndentedBlock):
+        return {"exit_note": ""}
+    for statement in function.body.body:
+        if ctx.position(statement).start.line >= gate_line:
+            break
+        if isinstance(statement, cst.If) and _PLATFORM_TEST.search(ctx.code_for(statement.test)) and \
+                _only_refuses(list(statement.body.body) if isinstance(statement.body, cst.IndentedBlock) else []):
+            line = ctx.position(statement).start.line
+            if _ROCM_TEST.search(ctx.code_for(statement.test)):
+                return {"covers_rocm": True}
+            return {"platform_exit": {"line": line, "test": ctx.code_for(statement.test).strip()},
+                    "exit_note": f" (or add ROCm to the early `if {ctx.code_for(statement.test).strip()}:` refusal on line {line})"}
+    return {"exit_note": ""}
+
+
+def _ancestors(ctx: ModuleContext, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    parent = ctx.parent(node)
+    while parent is not None:
+        yield parent
+        parent = ctx.parent(parent)
 
 
 _LOG_CALLS = {"info", "info_once", "warning", "warning_once", "warn", "warn_once", "debug", "print", "log"}
@@ -550,3 +585,64 @@ def _only_read(ctx: ModuleContext, node: cst.CSTNode) -> bool:
             return True  # the assert's test reads the setting
         child, parent = parent, ctx.parent(parent)
     return False
+
+
+# ---- PT221: assert / raise guards that admit only OCP fp8 dtypes --------------------------------------
+
+_OCP_FP8 = {"torch.float8_e4m3fn", "torch.float8_e5m2"}
+
+
+def _dtype_names(ctx: ModuleContext, node: cst.BaseExpression) -> list[set[str]] | None:
+    """Qualified names of a dtype or of each element of a literal list/tuple/set of dtypes, else None."""
+    items = [e.value for e in node.elements] if isinstance(node, (cst.List, cst.Tuple, cst.Set)) else [node]
+    names = [ctx.qualified_names(item) for item in items if isinstance(item, (cst.Name, cst.Attribute))]
+    return names if names and len(names) == len(items) else None
+
+
+def _admits_only_ocp(ctx: ModuleContext, test: cst.BaseExpression, admitting: tuple[type, ...]) -> bool:
+    """`x in [e4m3fn]` / `x == e4m3fn` (admitting: In, Equal) or their negation (NotIn, NotEqual)."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    target = test.comparisons[0]
+    names = _dtype_names(ctx, target.comparator) if isinstance(target.operator, admitting) else None
+    if not names or not _is_dtype_parameter(ctx, test.left):
+        return False
+    return all(n & _OCP_FP8 for n in names) and any("torch.float8_e4m3fn" in n for n in names)
+
+
+def _is_dtype_parameter(ctx: ModuleContext, node: cst.BaseExpression) -> bool:
+    """The checked value is a parameter of the enclosing function: the caller picks the fp8 dtype and the
+    guard refuses fnuz. A tensor's `.dtype` checked against what the same code produced is consistency."""
+    if not isinstance(node, cst.Name):
+        return False
+    function = next((a for a in _ancestors(ctx, node) if isinstance(a, cst.FunctionDef)), None)
+    params = function.params if function is not None else None
+    return params is not None and any(p.name.value == node.value for p in
+                                      (*params.params, *params.kwonly_params, *params.posonly_params))
+
+
+def _raises_only(body: cst.BaseSuite) -> bool:
+    statements = body.body if isinstance(body, cst.IndentedBlock) else []
+    return len(statements) == 1 and isinstance(statements[0], cst.SimpleStatementLine) and \
+        isinstance(statements[0].body[0], cst.Raise)
+
+
+@register("fp8_guard_excludes_fnuz")
+def fp8_guard_excludes_fnuz(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
+    """PT221: `assert dtype in [torch.float8_e4m3fn]`, `if dtype != torch.float8_e4m3fn: raise`: the
+    check turns away float8_e4m3fnuz, the e4m3 dtype gfx942 computes in."""
+    for node in ctx.nodes(cst.Assert):
+        if _admits_only_ocp(ctx, node.test, (cst.In, cst.Equal)) and _launches_kernel(ctx, node):
+            yield Hit(node, {"guard": "assert"})
+    for node in ctx.nodes(cst.If):
+        if _raises_only(node.body) and _admits_only_ocp(ctx, node.test, (cst.NotIn, cst.NotEqual)) and \
+                _launches_kernel(ctx, node):
+            yield Hit(node.test, {"guard": "raise"})
+
+
+def _launches_kernel(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """The guarding function launches a Triton kernel (`kernel[grid](...)`): its fp8 dtype is compiled for
+    the target. A guard before a vendor library call (Marlin, cuTile) is that library's contract."""
+    function = next((a for a in _ancestors(ctx, node) if isinstance(a, cst.FunctionDef)), None)
+    return function is not None and "triton" in ctx.text and \
+        any(isinstance(n, cst.Call) and isinstance(n.func, cst.Subscript) for n in descendants(function))

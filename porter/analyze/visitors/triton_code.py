@@ -414,3 +414,32 @@ def _failure_handled(inv, node: cst.CSTNode) -> bool:
             return True
         child = ancestor
     return False
+
+
+_REDUCING_ATOMICS = {f"triton.language.atomic_{op}" for op in ("add", "max", "min", "and", "or", "xor")}
+_SYNC_ATOMICS = {"triton.language.atomic_cas", "triton.language.atomic_xchg"}
+
+
+def _synchronises_through_memory(inv, kernel: cst.FunctionDef) -> bool:
+    """A kernel that spins (`while`) or swaps/compares atomically orders memory between programs: its
+    atomics may need acquire/release, so relaxed is not a safe suggestion there."""
+    inside = {id(n) for n in walk(kernel)}
+    return any(id(c) in inside for c in inv.calls_to(_SYNC_ATOMICS)) or \
+        any(isinstance(n, cst.While) for n in walk(kernel))
+
+
+@register("triton_atomic_default_sem")
+def atomic_default_sem(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
+    """PT121: a reducing `tl.atomic_*` statement without `sem=`, whose old value is discarded (a split-K sum,
+    an amax): Triton's default acq_rel fences the cache around every such atomic on CDNA."""
+    inv = ctx.triton
+    if inv is None:
+        return
+    for call in calls(inv, _REDUCING_ATOMICS):
+        kernel = inv.enclosing_function(call)
+        if keyword_arg(call, "sem") is not None or not isinstance(inv.parent(call), cst.Expr) or kernel is None:
+            continue  # explicit semantics, or the old value is read (a counter, a ticket): ordering may matter
+        if skip_for_target(inv.guard_at(call), target) or _synchronises_through_memory(inv, kernel):
+            continue
+        op = next(q for q in sorted(inv.qnames(call.func)) if q in _REDUCING_ATOMICS).rsplit(".", 1)[1]
+        yield Hit(call, {"op": op, "kernel": kernel.name.value})
