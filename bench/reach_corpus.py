@@ -28,10 +28,15 @@ FILE_LOCAL = "in a branch only a CUDA build runs"
 
 
 def reason_kind(reason: str) -> str:
-    for prefix, kind in (("runs only when", "platform test"), ("every use of", "call sites"),
-                         ("in another vendor", "vendor folder"), ("a module for another", "vendor module"),
-                         ("in `", "platform class"), ("depends on", "undecided test"),
-                         ("matches nvidia_only_paths", "user statement")):
+    for prefix, kind in (
+        ("runs only when", "platform test"),
+        ("every use of", "call sites"),
+        ("in another vendor", "vendor folder"),
+        ("a module for another", "vendor module"),
+        ("in `", "platform class"),
+        ("depends on", "undecided test"),
+        ("matches nvidia_only_paths", "user statement"),
+    ):
         if reason.startswith(prefix):
             return kind
     return "other"
@@ -45,9 +50,14 @@ def measure(root: Path, target: str, ruleset) -> dict:
     moved = [f for f in result.unreachable if f.reach_reason != FILE_LOCAL]
     unknown = [f for f in result.findings if f.reach == "unknown"]
     return {
-        "package": root.name, "target": target, "seconds": round(time.perf_counter() - started, 1),
-        "all": len(everything), "target_reach": len(result.findings) - len(unknown), "unknown": len(unknown),
-        "nvidia_only_file_local": len(local), "nvidia_only_project": len(moved),
+        "package": root.name,
+        "target": target,
+        "seconds": round(time.perf_counter() - started, 1),
+        "all": len(everything),
+        "target_reach": len(result.findings) - len(unknown),
+        "unknown": len(unknown),
+        "nvidia_only_file_local": len(local),
+        "nvidia_only_project": len(moved),
         "moved_by": dict(Counter(reason_kind(f.reach_reason) for f in moved + unknown)),
         "moved_rules": dict(Counter(f.rule for f in moved + unknown).most_common(8)),
         "_moved": moved + unknown,
@@ -63,9 +73,17 @@ def sample(rows: list[dict], per_package: int, root_of: dict[str, Path], seed: i
         moved = row["_moved"]
         for finding in rng.sample(moved, min(per_package, len(moved))):
             lines = (root_of[row["package"]] / finding.path).read_text(errors="replace").splitlines()
-            picked.append({"package": row["package"], "path": finding.path, "line": finding.line, "rule": finding.rule,
-                           "reach": finding.reach, "reason": finding.reach_reason,
-                           "code": lines[finding.line - 1].strip() if finding.line <= len(lines) else ""})
+            picked.append(
+                {
+                    "package": row["package"],
+                    "path": finding.path,
+                    "line": finding.line,
+                    "rule": finding.rule,
+                    "reach": finding.reach,
+                    "reason": finding.reach_reason,
+                    "code": lines[finding.line - 1].strip() if finding.line <= len(lines) else "",
+                }
+            )
     return picked
 
 
@@ -78,15 +96,20 @@ def main() -> int:
     args = parser.parse_args()
     ruleset = load_rules()
     rows = []
-    print(f"{'package':<28} {'target':<7} {'all':>6} {'target':>7} {'unknown':>7} {'nv-local':>8} {'nv-proj':>7} "
-          f"{'s':>6}  moved by")
+    print(
+        f"{'package':<28} {'target':<7} {'all':>6} {'target':>7} {'unknown':>7} {'nv-local':>8} {'nv-proj':>7} "
+        f"{'s':>6}  moved by"
+    )
     for root in args.roots:
         for target in args.targets:
             row = measure(root, target, ruleset)
             rows.append(row)
-            print(f"{row['package']:<28} {target:<7} {row['all']:>6} {row['target_reach']:>7} {row['unknown']:>7} "
-                  f"{row['nvidia_only_file_local']:>8} {row['nvidia_only_project']:>7} {row['seconds']:>6}  "
-                  f"{row['moved_by']} {row['moved_rules']}", flush=True)
+            print(
+                f"{row['package']:<28} {target:<7} {row['all']:>6} {row['target_reach']:>7} {row['unknown']:>7} "
+                f"{row['nvidia_only_file_local']:>8} {row['nvidia_only_project']:>7} {row['seconds']:>6}  "
+                f"{row['moved_by']} {row['moved_rules']}",
+                flush=True,
+            )
     if args.sample and args.sample_out:
         picked = sample(rows, args.sample, {root.name: root for root in args.roots})
         args.sample_out.write_text(json.dumps(picked, indent=1))

@@ -57,11 +57,27 @@ SELECT = ["PT2", "PT3", "PT4"]
 # 2 PT311 probes, 3 PT210 math-only, 2 PT209 bitsandbytes "fp4", 2 PT220, 6 PT404, 12 PT405, 16 PT215,
 # 1 PT406, ~90 PT206 dtype checks; 140 duplicate PT310/PT309 imports folded to one per file.
 REVIEWED = {
-    "PT201": (2, 2), "PT202": (9, 8), "PT203": (4, 4), "PT204": (1, 1), "PT206": (15, 14),
-    "PT207": (10, 9), "PT208": (6, 5), "PT209": (10, 8), "PT210": (4, 4), "PT215": (4, 0),
-    "PT305": (3, 3), "PT307": (2, 2), "PT309": (4, 4), "PT310": (5, 5),
-    "PT311": (2, 2), "PT312": (3, 3), "PT315": (5, 5), "PT402": (3, 3), "PT404": (4, 3),
-    "PT405": (1, 1), "PT406": (1, 0),
+    "PT201": (2, 2),
+    "PT202": (9, 8),
+    "PT203": (4, 4),
+    "PT204": (1, 1),
+    "PT206": (15, 14),
+    "PT207": (10, 9),
+    "PT208": (6, 5),
+    "PT209": (10, 8),
+    "PT210": (4, 4),
+    "PT215": (4, 0),
+    "PT305": (3, 3),
+    "PT307": (2, 2),
+    "PT309": (4, 4),
+    "PT310": (5, 5),
+    "PT311": (2, 2),
+    "PT312": (3, 3),
+    "PT315": (5, 5),
+    "PT402": (3, 3),
+    "PT404": (4, 3),
+    "PT405": (1, 1),
+    "PT406": (1, 0),
 }
 
 
@@ -71,8 +87,11 @@ def download(requirement: str, into: Path) -> Path:
     if existing:
         return existing[0]
     pip = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(into)]
-    wheel = subprocess.run(pip + ["--only-binary", ":all:", "--python-version", "3.12",
-                                  "--platform", "manylinux_2_28_x86_64", requirement], capture_output=True)
+    wheel = subprocess.run(
+        pip
+        + ["--only-binary", ":all:", "--python-version", "3.12", "--platform", "manylinux_2_28_x86_64", requirement],
+        capture_output=True,
+    )
     if wheel.returncode != 0:
         subprocess.run(pip + [requirement], check=True, capture_output=True)
     return (sorted(into.glob("*.whl")) + sorted(into.glob("*.tar.gz")))[0]
@@ -91,8 +110,9 @@ def extract(archive: Path, into: Path, keep: list[str] | None) -> Path:
                     wheel.extract(name, into)
     else:
         with tarfile.open(archive) as sdist:
-            sdist.extractall(into, members=[m for m in sdist.getmembers() if m.isfile() and wanted(m.name)],
-                             filter="data")
+            sdist.extractall(
+                into, members=[m for m in sdist.getmembers() if m.isfile() and wanted(m.name)], filter="data"
+            )
     return into
 
 
@@ -100,8 +120,20 @@ def dump(result, root: Path, into: Path) -> None:
     into.parent.mkdir(parents=True, exist_ok=True)
     with into.open("w") as out:
         for f in result.findings:
-            out.write(json.dumps({"root": str(root), "path": f.path, "line": f.line, "rule": f.rule,
-                                  "severity": f.severity, "message": f.message, "data": f.data}) + "\n")
+            out.write(
+                json.dumps(
+                    {
+                        "root": str(root),
+                        "path": f.path,
+                        "line": f.line,
+                        "rule": f.rule,
+                        "severity": f.severity,
+                        "message": f.message,
+                        "data": f.data,
+                    }
+                )
+                + "\n"
+            )
 
 
 def perf(root: Path, target: str, select: list[str], rounds: int = 2) -> tuple[float, float]:
@@ -149,8 +181,10 @@ def main() -> None:
             totals.update({(target, rule): n for rule, n in by_rule.items()})
             listed = " ".join(f"{rule}:{n}" for rule, n in sorted(by_rule.items()))
             severity = collections.Counter(f.severity for f in result.findings)
-            print(f"{name:<14}{target:<8}{result.stats.files_seen:>6}{len(result.findings):>9}"
-                  f"{severity['error']:>7}{severity['info']:>5}  {listed}")
+            print(
+                f"{name:<14}{target:<8}{result.stats.files_seen:>6}{len(result.findings):>9}"
+                f"{severity['error']:>7}{severity['info']:>5}  {listed}"
+            )
         if args.perf:
             for label, select in (("PT2-4", SELECT), ("all", ["PT"])):
                 parse, scan = perf(root, "mi350x", select)
@@ -159,7 +193,9 @@ def main() -> None:
     for rule in sorted({rule for _, rule in totals} | set(REVIEWED)):
         reviewed, good = REVIEWED.get(rule, (0, 0))
         precision = f"{good / reviewed:.0%}" if reviewed else "-"
-        print(f"{rule:<8}{totals[('mi350x', rule)]:>6}{totals[('mi300x', rule)]:>8}{reviewed:>10}{good:>10}{precision:>11}")
+        print(
+            f"{rule:<8}{totals[('mi350x', rule)]:>6}{totals[('mi300x', rule)]:>8}{reviewed:>10}{good:>10}{precision:>11}"
+        )
     reviewed = sum(r for r, _ in REVIEWED.values())
     good = sum(g for _, g in REVIEWED.values())
     print(f"{'all':<8}{'':>14}{reviewed:>10}{good:>10}{good / reviewed:>11.0%}")

@@ -34,8 +34,22 @@ DEFAULT_PACKAGES = ("liger-kernel", "unsloth", "torchao", "fla-core", "flash-lin
 def download(package: str, dest: Path) -> Path:
     """The package's wheel (pure-Python or the manylinux one), unpacked; Python files only are kept."""
     dest.mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:", "--quiet",
-                    "--dest", str(dest), package], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary",
+            ":all:",
+            "--quiet",
+            "--dest",
+            str(dest),
+            package,
+        ],
+        check=True,
+    )
     wheel = next(dest.glob("*.whl"))
     tree = dest / "tree"
     with zipfile.ZipFile(wheel) as archive:
@@ -103,8 +117,14 @@ def check_patches(plan, target, ruleset) -> dict[str, int]:
                 unclean[f"{'/'.join(patch.rules)} breaks parsing"] += 1
             ok = ok and not stayed and not new_rules and parsed and compiled
         clean += ok
-    return {"patches": len(codemods), "clean": clean, "edited": edited, "parse_ok": parse_ok, "compile_ok": compile_ok,
-            "unclean": unclean}
+    return {
+        "patches": len(codemods),
+        "clean": clean,
+        "edited": edited,
+        "parse_ok": parse_ok,
+        "compile_ok": compile_ok,
+        "unclean": unclean,
+    }
 
 
 def run_one(package: str, work: Path, target, ruleset) -> dict:
@@ -116,10 +136,16 @@ def run_one(package: str, work: Path, target, ruleset) -> dict:
     everything, skipped = compose(plan.patches, plan.originals, {p.id for p in plan.patches})
     all_compile = sum(_parses_and_compiles(text, path)[1] for path, text in everything.items())
     return {
-        "package": package, "files": result.stats.files_seen, "findings": len(result.findings),
-        "rules": len({f.rule for f in result.findings}), **stats,
-        "review": len(plan.needs_review), "all_applied_files": len(everything), "all_applied_compile": all_compile,
-        "not_composed": len(skipped), "seconds": time.perf_counter() - started,
+        "package": package,
+        "files": result.stats.files_seen,
+        "findings": len(result.findings),
+        "rules": len({f.rule for f in result.findings}),
+        **stats,
+        "review": len(plan.needs_review),
+        "all_applied_files": len(everything),
+        "all_applied_compile": all_compile,
+        "not_composed": len(skipped),
+        "seconds": time.perf_counter() - started,
     }
 
 
@@ -133,8 +159,10 @@ def main(argv: list[str] | None = None) -> int:
     ruleset = load_rules()
     work = args.work or Path(tempfile.mkdtemp(prefix="porter-rewrite-bench-"))
     print(f"porter rewrite benchmark, target {target.name} ({target.arch}), downloads in {work}\n")
-    header = ("| package | .py files | findings | rules hit | patches | re-scan clean | edited files parse | "
-              "edited files compile | needs review | all patches applied: files compile | seconds |")
+    header = (
+        "| package | .py files | findings | rules hit | patches | re-scan clean | edited files parse | "
+        "edited files compile | needs review | all patches applied: files compile | seconds |"
+    )
     print(header)
     print("|---" * (header.count("|") - 1) + "|")
     unclean: list[str] = []
@@ -144,10 +172,12 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as error:  # one broken download must not hide the others
             print(f"| {package} | error: {type(error).__name__}: {error} |")
             continue
-        print(f"| {row['package']} | {row['files']} | {row['findings']} | {row['rules']} | {row['patches']} | "
-              f"{row['clean']}/{row['patches']} | {row['parse_ok']}/{row['edited']} | {row['compile_ok']}/{row['edited']} | "
-              f"{row['review']} | {row['all_applied_compile']}/{row['all_applied_files']} | {row['seconds']:.1f} |",
-              flush=True)
+        print(
+            f"| {row['package']} | {row['files']} | {row['findings']} | {row['rules']} | {row['patches']} | "
+            f"{row['clean']}/{row['patches']} | {row['parse_ok']}/{row['edited']} | {row['compile_ok']}/{row['edited']} | "
+            f"{row['review']} | {row['all_applied_compile']}/{row['all_applied_files']} | {row['seconds']:.1f} |",
+            flush=True,
+        )
         reasons = [f"{row['package']}: {reason} x{count}" for reason, count in row["unclean"].most_common()]
         if reasons:  # printed as they come, so an interrupted run still explains its rows
             print("\n".join(f"  - {line}" for line in reasons), flush=True)

@@ -49,8 +49,22 @@ def fetch(requirement: str) -> Path:
     wheels.mkdir(parents=True, exist_ok=True)
     found = sorted(wheels.glob(f"{name}-*.whl"))
     if not found or "==" in requirement and not any(requirement.split("==")[1] in w.name for w in found):
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:", "-q",
-                        "-d", str(wheels), requirement], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--only-binary",
+                ":all:",
+                "-q",
+                "-d",
+                str(wheels),
+                requirement,
+            ],
+            check=True,
+        )
         found = sorted(wheels.glob(f"{name}-*.whl"))
     wheel = found[-1]
     source = CACHE / "src" / wheel.stem
@@ -122,15 +136,19 @@ def measure_ratio(root: Path, ruleset, jobs: int, rounds: int) -> None:
         cold, result = timed_scan(root, ruleset, jobs, fresh=True)
         colds.append(cold)
         cold_cpu.append(cpu_seconds() - cpu)
-        print(f"  round: parse -j{jobs} {parses[-1]:.2f} s ({parse_cpu[-1]:.1f} CPU s), cold scan -j{jobs} {cold:.2f} s "
-              f"({cold_cpu[-1]:.1f} CPU s), ratio {cold / parses[-1]:.2f} (CPU {cold_cpu[-1] / parse_cpu[-1]:.2f})",
-              flush=True)
+        print(
+            f"  round: parse -j{jobs} {parses[-1]:.2f} s ({parse_cpu[-1]:.1f} CPU s), cold scan -j{jobs} {cold:.2f} s "
+            f"({cold_cpu[-1]:.1f} CPU s), ratio {cold / parses[-1]:.2f} (CPU {cold_cpu[-1] / parse_cpu[-1]:.2f})",
+            flush=True,
+        )
     warm, _ = timed_scan(root, ruleset, jobs, fresh=False)
     stats = result.stats
-    print(f"{root.name}: {stats.files_seen} files, {stats.lines} lines, {len(result.findings)} findings "
-          f"({len(result.unreachable)} unreachable); bare libcst parse -j{jobs} {min(parses):.2f} s, "
-          f"cold scan -j{jobs} {min(colds):.2f} s, ratio {min(colds) / min(parses):.2f} (goal <= 1.5; CPU seconds "
-          f"{min(cold_cpu) / min(parse_cpu):.2f}); warm {warm:.2f} s")
+    print(
+        f"{root.name}: {stats.files_seen} files, {stats.lines} lines, {len(result.findings)} findings "
+        f"({len(result.unreachable)} unreachable); bare libcst parse -j{jobs} {min(parses):.2f} s, "
+        f"cold scan -j{jobs} {min(colds):.2f} s, ratio {min(colds) / min(parses):.2f} (goal <= 1.5; CPU seconds "
+        f"{min(cold_cpu) / min(parse_cpu):.2f}); warm {warm:.2f} s"
+    )
 
 
 def timed_scan(root: Path, ruleset, jobs: int, fresh: bool):
@@ -150,20 +168,31 @@ def measure(root: Path, ruleset, jobs: int) -> dict:
     stats = result.stats
     assert [f.sort_key() for f in warm.findings] == [f.sort_key() for f in result.findings]
     return {
-        "files": stats.files_seen, "parsed": parsed, "lines": stats.lines, "analyzed": stats.analyzed,
-        "cold1": cold1_s, "coldn": coldn_s, "parse": parse_s, "warm": warm_s,
-        "findings": len(result.findings), "hits": warm.stats.cache_hits,
+        "files": stats.files_seen,
+        "parsed": parsed,
+        "lines": stats.lines,
+        "analyzed": stats.analyzed,
+        "cold1": cold1_s,
+        "coldn": coldn_s,
+        "parse": parse_s,
+        "warm": warm_s,
+        "findings": len(result.findings),
+        "hits": warm.stats.cache_hits,
     }
 
 
 def row(name: str, m: dict, jobs: int) -> str:
-    return (f"{name:<26} {m['files']:>6} {m['lines']:>8} {m['analyzed']:>8} {m['parse']:>8.2f} {m['cold1']:>8.2f} "
-            f"{m['cold1'] / max(m['parse'], 1e-9):>6.2f} {m['files'] / m['cold1']:>7.0f} {m['lines'] / m['cold1']:>8.0f} "
-            f"{m['coldn']:>8.2f} {m['warm']:>7.2f} {100 * m['warm'] / m['cold1']:>6.1f}% {m['findings']:>8}")
+    return (
+        f"{name:<26} {m['files']:>6} {m['lines']:>8} {m['analyzed']:>8} {m['parse']:>8.2f} {m['cold1']:>8.2f} "
+        f"{m['cold1'] / max(m['parse'], 1e-9):>6.2f} {m['files'] / m['cold1']:>7.0f} {m['lines'] / m['cold1']:>8.0f} "
+        f"{m['coldn']:>8.2f} {m['warm']:>7.2f} {100 * m['warm'] / m['cold1']:>6.1f}% {m['findings']:>8}"
+    )
 
 
-HEADER = (f"{'package':<26} {'files':>6} {'lines':>8} {'analyzed':>8} {'parse s':>8} {'cold s':>8} "
-          f"{'c/p':>6} {'files/s':>7} {'lines/s':>8} {'cold -jN':>8} {'warm s':>7} {'w/c':>7} {'findings':>8}")
+HEADER = (
+    f"{'package':<26} {'files':>6} {'lines':>8} {'analyzed':>8} {'parse s':>8} {'cold s':>8} "
+    f"{'c/p':>6} {'files/s':>7} {'lines/s':>8} {'cold -jN':>8} {'warm s':>7} {'w/c':>7} {'findings':>8}"
+)
 
 
 def main() -> int:
@@ -179,8 +208,10 @@ def main() -> int:
         jobs = args.jobs if "--jobs" in sys.argv else 2
         measure_ratio(installed_copy(args.installed), ruleset, jobs, args.rounds)
         return 0
-    print(f"rules: {len(getattr(ruleset, 'rules', []) or [])}, cold -jN uses {args.jobs} processes; "
-          "parse = libcst.parse_module only, in one process; c/p = cold(-j 1)/parse; w/c = warm/cold(-j 1)")
+    print(
+        f"rules: {len(getattr(ruleset, 'rules', []) or [])}, cold -jN uses {args.jobs} processes; "
+        "parse = libcst.parse_module only, in one process; c/p = cold(-j 1)/parse; w/c = warm/cold(-j 1)"
+    )
     print(HEADER)
     total: dict = {}
     for requirement in args.packages:

@@ -24,8 +24,12 @@ from porter.verify.options import VerifyOptions  # noqa: E402
 
 def gpu_name() -> str:
     try:
-        return subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                              capture_output=True, text=True, timeout=30).stdout.strip()
+        return subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"
 
@@ -41,8 +45,11 @@ def main(out: str, trees: list[str]) -> int:
         verdict = verify_tree(Path(tree), get_target("h200"), options)
         run = verdict.tests
         results["trees"][tree] = verdict.to_dict() | {"wall_s": round(time.monotonic() - start, 1)}
-        print(f"{tree}: accepted={verdict.accepted} passed={len(run.passed)} failed={len(run.failed)} "
-              f"errors={len(run.errors)} skipped={len(run.skipped)} ({run.duration_s:.1f} s)", flush=True)
+        print(
+            f"{tree}: accepted={verdict.accepted} passed={len(run.passed)} failed={len(run.failed)} "
+            f"errors={len(run.errors)} skipped={len(run.skipped)} ({run.duration_s:.1f} s)",
+            flush=True,
+        )
         for reason in verdict.reasons:
             print(f"  - {reason}", flush=True)
     Path(out).write_text(json.dumps(results, indent=2, default=str) + "\n", encoding="utf-8")

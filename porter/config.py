@@ -28,8 +28,20 @@ DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024
 # The keys of each sub-table; the stage that reads one validates its values (and uses this list).
 SUB_TABLE_KEYS: dict[str, tuple[str, ...]] = {
     "verify": ("test_cmd", "timeout", "compile_timeout", "jobs", "compile_jobs", "cross_compile", "select_tests"),
-    "agent": ("model", "base_url", "api_key_env", "timeout_s", "max_retries", "max_rounds", "max_calls",
-              "max_tokens", "max_wall_s", "max_reply_bytes", "temperature", "secret_env"),
+    "agent": (
+        "model",
+        "base_url",
+        "api_key_env",
+        "timeout_s",
+        "max_retries",
+        "max_rounds",
+        "max_calls",
+        "max_tokens",
+        "max_wall_s",
+        "max_reply_bytes",
+        "temperature",
+        "secret_env",
+    ),
     "remedy": ("patch_tests",),
 }
 
@@ -133,12 +145,16 @@ def _parse_table(table: dict[str, Any], path: Path) -> PorterConfig:
 
 def _check_sub_table(name: str, table: dict[str, Any], path: Path) -> dict[str, Any]:
     if name not in SUB_TABLE_KEYS:
-        raise ConfigError(f"{path}: unknown sub-table [tool.porter.{name}]; valid sub-tables: "
-                          + ", ".join(f"[tool.porter.{known}]" for known in SUB_TABLE_KEYS))
+        raise ConfigError(
+            f"{path}: unknown sub-table [tool.porter.{name}]; valid sub-tables: "
+            + ", ".join(f"[tool.porter.{known}]" for known in SUB_TABLE_KEYS)
+        )
     unknown = sorted(set(table) - set(SUB_TABLE_KEYS[name]))
     if unknown:
-        raise ConfigError(f"{path}: [tool.porter.{name}] unknown key(s) {', '.join(unknown)}; "
-                          f"valid keys: {', '.join(SUB_TABLE_KEYS[name])}")
+        raise ConfigError(
+            f"{path}: [tool.porter.{name}] unknown key(s) {', '.join(unknown)}; "
+            f"valid keys: {', '.join(SUB_TABLE_KEYS[name])}"
+        )
     return table
 
 
@@ -159,11 +175,20 @@ def _read_table(path: Path) -> dict[str, Any] | None:
 
 def _check(key: str, value: Any, where: str) -> Any:
     """Validate one scalar key; returns the value in the dataclass's type."""
+
     def fail(expected: str) -> ConfigError:
         return ConfigError(f"{where}: [tool.porter] {key}: expected {expected}, got {value!r}")
 
-    if key in ("select", "extend_select", "ignore", "exclude", "include", "nvidia_only", "rocm_only",
-               "nvidia_only_paths"):
+    if key in (
+        "select",
+        "extend_select",
+        "ignore",
+        "exclude",
+        "include",
+        "nvidia_only",
+        "rocm_only",
+        "nvidia_only_paths",
+    ):
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, (list, tuple)) or not all(isinstance(item, str) for item in value):

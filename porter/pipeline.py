@@ -86,9 +86,19 @@ def remedy(root: Path, findings: list[Finding], scan, settings: RewriteSettings,
     safety = {rule_id: info.safety or "safe" for rule_id, info in scan.rules.items()}
     hook = settings.agent.hook if settings.agent is not None else None  # an AgentMemo: each finding asked once
     findings = [as_remediable(f, root) for f in findings]
-    plan = plan_patches(root, findings, settings.target, PlanOptions.from_config(
-        config, exclusive=settings.exclusive, tune_topk=settings.tune_topk, rule_docs=docs, rule_safety=safety,
-        agent=hook))
+    plan = plan_patches(
+        root,
+        findings,
+        settings.target,
+        PlanOptions.from_config(
+            config,
+            exclusive=settings.exclusive,
+            tune_topk=settings.tune_topk,
+            rule_docs=docs,
+            rule_safety=safety,
+            agent=hook,
+        ),
+    )
     for patch in extra:
         _add_patch(plan, patch)
     _resolve_shim_dependencies(plan)
@@ -102,7 +112,7 @@ def _resolve_shim_dependencies(plan) -> None:
     creating that module, or nothing where the module is already in the tree."""
     creates = {edit.path: p.id for p in plan.patches for edit in p.edits if p.kind == "shim" and edit.before is None}
     for patch in plan.patches:
-        deps = [creates.get(dep[len("shim:"):], "") if dep.startswith("shim:") else dep for dep in patch.depends_on]
+        deps = [creates.get(dep[len("shim:") :], "") if dep.startswith("shim:") else dep for dep in patch.depends_on]
         patch.depends_on = list(dict.fromkeys(dep for dep in deps if dep and dep != patch.id))
 
 
@@ -136,8 +146,9 @@ def as_remediable(finding: Finding, root: Path) -> Finding:
     if static is None:
         return finding
     end = _call_end(root / finding.path, finding.line)
-    return replace(finding, rule=static, end_line=max(end, finding.end_line),
-                   data=finding.data | {"runtime_rule": finding.rule})
+    return replace(
+        finding, rule=static, end_line=max(end, finding.end_line), data=finding.data | {"runtime_rule": finding.rule}
+    )
 
 
 def _call_end(path: Path, line: int) -> int:
@@ -177,8 +188,9 @@ def verify(root: Path, patches: list[Patch], target: Target, config) -> Verifica
     except PorterError:
         raise
     except Exception as error:
-        raise VerifierFailed(f"cannot verify: the verifier failed ({type(error).__name__}: {error}); "
-                             "nothing was applied") from error
+        raise VerifierFailed(
+            f"cannot verify: the verifier failed ({type(error).__name__}: {error}); nothing was applied"
+        ) from error
 
 
 @dataclass
@@ -207,9 +219,14 @@ class AgentVerifier:
             imports_it = location.import_statement in (edit.after or "")
             if imports_it and location.path not in shims and not (self.root / location.path).is_file():
                 shim = render_shim(self.root, self.target, location)
-                shims[location.path] = Patch(id=f"shim:{location.path}", kind="shim", rules=[],
-                                             title=f"Add the porter shim module {location.path}",
-                                             rationale="the module the proposal imports", edits=[shim])
+                shims[location.path] = Patch(
+                    id=f"shim:{location.path}",
+                    kind="shim",
+                    rules=[],
+                    title=f"Add the porter shim module {location.path}",
+                    rationale="the module the proposal imports",
+                    edits=[shim],
+                )
         return list(shims.values())
 
 
@@ -256,8 +273,9 @@ def rewrite(root: Path, scan, settings: RewriteSettings) -> RewriteResult:
         agent_patches += added
         if not new and not added and not round_record.relocated:
             break
-    result.skipped = {pid: _why_not_applied(state, result) for pid, state in result.statuses().items()
-                      if state != "accepted"}
+    result.skipped = {
+        pid: _why_not_applied(state, result) for pid, state in result.statuses().items() if state != "accepted"
+    }
     return result
 
 
@@ -269,31 +287,41 @@ def _why_not_applied(state: str, result: RewriteResult) -> str:
     return "rejected by the verifier" if state == "rejected" else "unverified: the replay gave no evidence for it"
 
 
-def _verify_round(root: Path, plan, findings: list[Finding], settings: RewriteSettings, result: RewriteResult,
-                  number: int) -> list[Finding]:
+def _verify_round(
+    root: Path, plan, findings: list[Finding], settings: RewriteSettings, result: RewriteResult, number: int
+) -> list[Finding]:
     """Verify the round's plan; record verdicts and what still fails; return the new runtime findings."""
     from porter.verify.runtime import merge_findings, runtime_findings
 
     options = verify_options(settings.config, root)
-    settings.progress(f"round {number}: verifying {len(plan.patches)} patch(es) on {settings.target.name} "
-                      f"({settings.target.arch}): tests {'selected by import graph' if options.select_tests else 'all'}"
-                      f", at most {options.timeout_s:g} s per test run ([tool.porter.verify] timeout, select_tests)")
+    settings.progress(
+        f"round {number}: verifying {len(plan.patches)} patch(es) on {settings.target.name} "
+        f"({settings.target.arch}): tests {'selected by import graph' if options.select_tests else 'all'}"
+        f", at most {options.timeout_s:g} s per test run ([tool.porter.verify] timeout, select_tests)"
+    )
     with settings.activity(f"round {number}: verifying {len(plan.patches)} patch(es)"):
         verification = verify(root, plan.patches, settings.target, settings.config)
     result.verdicts = {v.patch_id: v for v in verification.verdicts}
     result.verification, result.problem = verification.summary, verification.problem
     tree = verification.accepted_tree
-    result.target_failures = runtime_findings(tree, settings.target, root) if tree is not None and not result.problem \
-        else []
-    merged = merge_findings(findings, result.target_failures + limits_seen_unverified(root, plan, verification,
-                                                                                      settings.target))
+    result.target_failures = (
+        runtime_findings(tree, settings.target, root) if tree is not None and not result.problem else []
+    )
+    merged = merge_findings(
+        findings, result.target_failures + limits_seen_unverified(root, plan, verification, settings.target)
+    )
     if not result.problem:
         merged += confirmed_opt_in_findings(root, verification.baseline, settings, merged)
     known = {_key(f) for f in findings}
     new = [f for f in merged if _key(f) not in known]
-    result.rounds.append(RewriteRound(number, len(plan.patches), sum(v.accepted for v in verification.verdicts),
-                                      new_runtime=[f"{f.rule} {f.path}:{f.line} {_kernel_name(f)}".strip()
-                                                   for f in new]))
+    result.rounds.append(
+        RewriteRound(
+            number,
+            len(plan.patches),
+            sum(v.accepted for v in verification.verdicts),
+            new_runtime=[f"{f.rule} {f.path}:{f.line} {_kernel_name(f)}".strip() for f in new],
+        )
+    )
     return new
 
 
@@ -336,8 +364,9 @@ def _unpatched_lines(finding: Finding, back: dict[str, list[int]]) -> Finding:
     return replace(finding, line=line, end_line=line, data=data)
 
 
-def confirmed_opt_in_findings(root: Path, baseline: Verdict | None, settings: RewriteSettings,
-                              known: list[Finding]) -> list[Finding]:
+def confirmed_opt_in_findings(
+    root: Path, baseline: Verdict | None, settings: RewriteSettings, known: list[Finding]
+) -> list[Finding]:
     """Findings of the opt-in rules (off by default: noisy on real code) on the lines where the project's
     tests failed before any patch, in the replay's tracebacks: the target's evidence makes them real
     (a `torch.version.cuda` check that raises on ROCm at import), so they are reported and remedied."""
@@ -362,9 +391,15 @@ def confirmed_opt_in_findings(root: Path, baseline: Verdict | None, settings: Re
         ran = _ran_before_failing(text, lines)
         for finding in analyze_source(text, path, settings.target, opt_in):
             if finding.line in ran and (finding.rule, finding.path, finding.line) not in seen:
-                found.append(replace(finding, provenance="runtime", severity="error",
-                                     data=finding.data | {"evidence": "the project's tests fail here on the target "
-                                                                     "before any patch"}))
+                found.append(
+                    replace(
+                        finding,
+                        provenance="runtime",
+                        severity="error",
+                        data=finding.data
+                        | {"evidence": "the project's tests fail here on the target before any patch"},
+                    )
+                )
     return found
 
 
@@ -387,13 +422,18 @@ def _ran_before_failing(text: str, lines: set[int]) -> set[int]:
     return ran
 
 
-def relocate_rejected_origins(root: Path, plan, result: RewriteResult,
-                              findings: list[Finding]) -> tuple[list[Finding], list[str]]:
+def relocate_rejected_origins(
+    root: Path, plan, result: RewriteResult, findings: list[Finding]
+) -> tuple[list[Finding], list[str]]:
     """Value-flow origins (a helper's `num_warps = 32`) whose patch a project test rejected, moved to the
     launches they reach: the helper's contract is what the test checks, the launch is where the target's
     limit applies (capped through the shim there, NVIDIA unchanged). Returns (findings, one note each)."""
-    rejected = {_key(f): patch.id for patch in plan.patches for f in patch.findings
-                if (verdict := result.verdicts.get(patch.id)) is not None and verdict.status == "rejected"}
+    rejected = {
+        _key(f): patch.id
+        for patch in plan.patches
+        for f in patch.findings
+        if (verdict := result.verdicts.get(patch.id)) is not None and verdict.status == "rejected"
+    }
     moved: list[Finding] = []
     notes: list[str] = []
     for finding in findings:
@@ -402,11 +442,22 @@ def relocate_rejected_origins(root: Path, plan, result: RewriteResult,
             moved.append(finding)
             continue
         origin = f"{finding.path}:{finding.line}"
-        moved += [replace(finding, path=path, line=line, column=1, end_line=_call_end(root / path, line), end_column=1,
-                          data=finding.data | {"launches": None, "relocated_from": origin})
-                  for path, line in sites]
-        notes.append(f"{rejected[_key(finding)]} ({finding.rule} at {origin}) -> "
-                     + ", ".join(f"{path}:{line}" for path, line in sites))
+        moved += [
+            replace(
+                finding,
+                path=path,
+                line=line,
+                column=1,
+                end_line=_call_end(root / path, line),
+                end_column=1,
+                data=finding.data | {"launches": None, "relocated_from": origin},
+            )
+            for path, line in sites
+        ]
+        notes.append(
+            f"{rejected[_key(finding)]} ({finding.rule} at {origin}) -> "
+            + ", ".join(f"{path}:{line}" for path, line in sites)
+        )
     return moved, notes
 
 
@@ -415,8 +466,11 @@ def _launch_sites(finding: Finding) -> list[tuple[str, int]]:
     from porter.remedy.codemods.runtime import site_location
 
     places = [site_location(launch) for launch in finding.data.get("launches") or []]
-    return [(place[0], place[1]) for place in places
-            if place is not None and (place[0], place[1]) != (finding.path, finding.line)]
+    return [
+        (place[0], place[1])
+        for place in places
+        if place is not None and (place[0], place[1]) != (finding.path, finding.line)
+    ]
 
 
 def leftovers(plan, result: RewriteResult, skip: set[str]) -> list[tuple[Finding, str]]:
@@ -425,8 +479,9 @@ def leftovers(plan, result: RewriteResult, skip: set[str]) -> list[tuple[Finding
     for patch in plan.patches:
         verdict = result.verdicts.get(patch.id)
         if verdict is not None and not verdict.accepted:
-            items += [(f, f"the patch {patch.id} was {verdict.status}: " + "; ".join(verdict.reasons))
-                      for f in patch.findings]
+            items += [
+                (f, f"the patch {patch.id} was {verdict.status}: " + "; ".join(verdict.reasons)) for f in patch.findings
+            ]
     # findings in the project's tests are reported, never patched: no model is asked to edit them
     items += [(item.finding, f"{item.kind}: {item.reason}") for item in plan.needs_review if item.kind != "test"]
     items += [(f, "still fails on the target after the accepted patches") for f in result.target_failures]
@@ -516,9 +571,18 @@ def report_options(result: RewriteResult, **extra) -> dict[str, Any]:
     }
 
 
-def write_report(out: Path, result: RewriteResult, options: dict[str, Any],
-                 extra_files: dict[str, str] | None = None) -> Path:
+def write_report(
+    out: Path, result: RewriteResult, options: dict[str, Any], extra_files: dict[str, str] | None = None
+) -> Path:
     from porter.report.report_dir import write_report_dir
 
-    return write_report_dir(out, result.plan, result.verdicts, result.applied, result.skipped, options,
-                            scan_result=result.scan, extra_files=extra_files)
+    return write_report_dir(
+        out,
+        result.plan,
+        result.verdicts,
+        result.applied,
+        result.skipped,
+        options,
+        scan_result=result.scan,
+        extra_files=extra_files,
+    )

@@ -92,7 +92,9 @@ class Patch:
     safety: Literal["safe", "unsafe"] = "safe"
     diff: str = ""  # unified diff of all edits, `git apply`-able
     notes: list[str] = field(default_factory=list)
-    depends_on: list[str] = field(default_factory=list)  # patch ids to apply first (shim module, overlapping edits) (H4)
+    depends_on: list[str] = field(
+        default_factory=list
+    )  # patch ids to apply first (shim module, overlapping edits) (H4)
 
     @property
     def paths(self) -> list[str]:
@@ -245,7 +247,10 @@ class RewriteResult:
     problem: str = ""  # verification could not run (see Verification.problem)
 
     def statuses(self) -> dict[str, str]:
-        return {p.id: self.verdicts[p.id].status if p.id in self.verdicts else "unverified" for p in (self.plan.patches if self.plan is not None else [])}
+        return {
+            p.id: self.verdicts[p.id].status if p.id in self.verdicts else "unverified"
+            for p in (self.plan.patches if self.plan is not None else [])
+        }
 
     @property
     def exit_code(self) -> int:

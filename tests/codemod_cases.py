@@ -10,8 +10,19 @@ from porter.targets import get_target
 
 
 def finding(rule: str, line: int, end_line: int | None = None, **data) -> Finding:
-    return Finding(rule=rule, name=rule.lower(), severity="error", path="pkg/mod.py", line=line, column=1,
-                   end_line=end_line or line, end_column=1, message="", fix="codemod", data=data)
+    return Finding(
+        rule=rule,
+        name=rule.lower(),
+        severity="error",
+        path="pkg/mod.py",
+        line=line,
+        column=1,
+        end_line=end_line or line,
+        end_column=1,
+        message="",
+        fix="codemod",
+        data=data,
+    )
 
 
 def run(rule: str, source: str, lines, target: str = "mi300x", exclusive: bool = False):

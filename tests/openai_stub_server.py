@@ -77,7 +77,7 @@ class StubServer:
                     if not step.drip_s:
                         self.wfile.write(data)
                     for index in range(len(data) if step.drip_s else 0):
-                        self.wfile.write(data[index:index + 1])
+                        self.wfile.write(data[index : index + 1])
                         self.wfile.flush()
                         time.sleep(step.drip_s)
                 except (BrokenPipeError, ConnectionResetError, OSError):

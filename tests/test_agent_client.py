@@ -41,7 +41,9 @@ def test_timeout_becomes_a_model_error(monkeypatch):
             client.complete(MESSAGES)
 
 
-@pytest.mark.parametrize("body", ["this is not json", '{"choices": []}', '{"choices": [{"message": {"content": null}}]}'])
+@pytest.mark.parametrize(
+    "body", ["this is not json", '{"choices": []}', '{"choices": [{"message": {"content": null}}]}']
+)
 def test_malformed_body_becomes_a_model_error(monkeypatch, body):
     with StubServer([Step(raw_body=body)]) as server:
         with pytest.raises(ModelError, match="malformed|Error"):

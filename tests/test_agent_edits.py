@@ -12,7 +12,11 @@ def block(path, search, replace):
 
 
 def test_parse_and_apply_one_block_inside_a_code_fence():
-    reply = "Use the device warp size.\n```python\n" + block("pkg/mod.py", "def f(x):\n    return x * 32\n", "def f(x):\n    return x * 64\n") + "```\n"
+    reply = (
+        "Use the device warp size.\n```python\n"
+        + block("pkg/mod.py", "def f(x):\n    return x * 32\n", "def f(x):\n    return x * 64\n")
+        + "```\n"
+    )
     blocks = parse_edit_blocks(reply)
     assert [b.path for b in blocks] == ["pkg/mod.py"]
     changed = apply_edit_blocks(FILES, blocks, ALLOWED)
@@ -57,8 +61,12 @@ def test_application_is_all_or_nothing():
     assert FILES["pkg/mod.py"].startswith("import math")
 
 
-SHIM = ShimRequest(library="flash_attn", function="flash_attn_func", path="pkg/_porter_flash_attn_shim.py",
-                   shim_import="from pkg import _porter_shim as porter_shim")
+SHIM = ShimRequest(
+    library="flash_attn",
+    function="flash_attn_func",
+    path="pkg/_porter_flash_attn_shim.py",
+    shim_import="from pkg import _porter_shim as porter_shim",
+)
 
 
 def test_shim_slots_render_a_parsable_module_with_the_generated_header():
@@ -81,6 +89,8 @@ def test_shim_slots_missing_or_malformed_are_precise_errors():
     with pytest.raises(EditError, match="needs the slot"):
         render_agent_shim(SHIM, {"signature": "q"}, model="m", target="mi350x")
     with pytest.raises(EditError, match="not a valid parameter list"):
-        render_agent_shim(SHIM, {"signature": "q,,", "target_branch": "pass", "fallback": "pass"}, model="m", target="t")
+        render_agent_shim(
+            SHIM, {"signature": "q,,", "target_branch": "pass", "fallback": "pass"}, model="m", target="t"
+        )
     with pytest.raises(EditError, match="missing its `>>>>>>> END`"):
         parse_slots("<<<<<<< SLOT fallback\npass\n")

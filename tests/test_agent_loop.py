@@ -82,7 +82,11 @@ def rescan(text: str, path: str):
 
 def diff(edits: list[FileEdit]) -> str:
     return "".join(
-        "".join(difflib.unified_diff((e.before or "").splitlines(True), e.after.splitlines(True), f"a/{e.path}", f"b/{e.path}"))
+        "".join(
+            difflib.unified_diff(
+                (e.before or "").splitlines(True), e.after.splitlines(True), f"a/{e.path}", f"b/{e.path}"
+            )
+        )
         for e in edits
     )
 
@@ -91,11 +95,16 @@ def make_loop(repo: Path, client, verify=True, **settings) -> AgentLoop:
     files = {MODULE: (repo / MODULE).read_text(), "tests/test_bench_util.py": TEST}
     options = VerifyOptions(cross_compile=False, jobs=0, timeout_s=120)
     return AgentLoop(
-        client=client, files=files, target=TARGET, rescan=rescan, make_diff=diff,
+        client=client,
+        files=files,
+        target=TARGET,
+        rescan=rescan,
+        make_diff=diff,
         settings=AgentSettings(**({"max_rounds": 3} | settings)),
         transcript=Transcript(model=client.name, target=TARGET.name, secrets=["sk-secret-key"]),
         verify=(lambda patch: verify_patches(repo, [patch], TARGET, options)[0]) if verify else None,
-        editable={MODULE}, rule_docs={"PT214": RULES.get("PT214").docs},
+        editable={MODULE},
+        rule_docs={"PT214": RULES.get("PT214").docs},
     )
 
 
@@ -120,7 +129,10 @@ def test_an_edit_that_breaks_a_test_is_rejected_then_repaired(repo):
     client = Scripted([BREAKS_TEST, GOOD])
     outcome = make_loop(repo, client).attempt(the_finding(repo))
     assert outcome.status == "accepted" and outcome.rounds == 2
-    assert "verifier rejected" in outcome.failures[0] and "test_flush_buffer_is_larger_than_the_cache" in outcome.failures[0]
+    assert (
+        "verifier rejected" in outcome.failures[0]
+        and "test_flush_buffer_is_larger_than_the_cache" in outcome.failures[0]
+    )
     retry = client.seen[1][-1]["content"]
     assert "rejected" in retry and "test_flush_buffer_is_larger_than_the_cache" in retry
     assert outcome.verdict.accepted and outcome.patch.kind == "agent"
@@ -145,7 +157,10 @@ def test_gates_feed_precise_failures_back_in_order(repo):
 def test_finding_still_present_and_new_findings_are_rejected(repo):
     replies = [
         edit("    return props.L2_cache_size * 2\n", "    return props.L2_cache_size * 4\n"),
-        edit("    return props.L2_cache_size * 2\n", "    import torch\n    torch.backends.cuda.matmul.allow_tf32 = True\n    return 512 * 2**20\n"),
+        edit(
+            "    return props.L2_cache_size * 2\n",
+            "    import torch\n    torch.backends.cuda.matmul.allow_tf32 = True\n    return 512 * 2**20\n",
+        ),
     ]
     outcome = make_loop(repo, Scripted(replies), verify=False, max_rounds=2).attempt(the_finding(repo))
     assert outcome.status == "rejected"

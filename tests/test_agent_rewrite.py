@@ -35,8 +35,25 @@ def test_replayed_agent_edit_becomes_a_patch_with_its_transcript(tmp_path, capsy
     repo = make_repo(tmp_path / "repo")
     saved = transcript(tmp_path / "saved", [GOOD])
     out = tmp_path / "report"
-    code = main(["rewrite", str(repo), "--target", "mi350x", "--out", str(out), "--no-verify",
-                 "--select", "PT214", "--agent", "replay", "--agent-replay", str(saved), "--format", "json"])
+    code = main(
+        [
+            "rewrite",
+            str(repo),
+            "--target",
+            "mi350x",
+            "--out",
+            str(out),
+            "--no-verify",
+            "--select",
+            "PT214",
+            "--agent",
+            "replay",
+            "--agent-replay",
+            str(saved),
+            "--format",
+            "json",
+        ]
+    )
     assert code == 1  # --no-verify: the agent's patch is unverified
     report = json.loads(capsys.readouterr().out)
     patches = report["patches"]
@@ -51,8 +68,21 @@ def test_replayed_agent_edit_becomes_a_patch_with_its_transcript(tmp_path, capsy
 def test_without_a_model_the_finding_is_listed_for_review(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("PORTER_AGENT_MODEL", raising=False)
     repo = make_repo(tmp_path / "repo")
-    code = main(["rewrite", str(repo), "--target", "mi350x", "--out", str(tmp_path / "r"), "--no-verify",
-                 "--select", "PT214", "--format", "json"])
+    code = main(
+        [
+            "rewrite",
+            str(repo),
+            "--target",
+            "mi350x",
+            "--out",
+            str(tmp_path / "r"),
+            "--no-verify",
+            "--select",
+            "PT214",
+            "--format",
+            "json",
+        ]
+    )
     assert code == 0
     report = json.loads(capsys.readouterr().out)
     assert report["patches"] == []
@@ -62,7 +92,8 @@ def test_without_a_model_the_finding_is_listed_for_review(tmp_path, capsys, monk
 
 def test_replay_without_a_directory_is_a_usage_error(tmp_path, capsys):
     repo = make_repo(tmp_path / "repo")
-    code = main(["rewrite", str(repo), "--target", "mi350x", "--out", str(tmp_path / "r"), "--no-verify",
-                 "--agent", "replay"])
+    code = main(
+        ["rewrite", str(repo), "--target", "mi350x", "--out", str(tmp_path / "r"), "--no-verify", "--agent", "replay"]
+    )
     assert code == 2
     assert "needs the transcript directory" in capsys.readouterr().err

@@ -18,12 +18,15 @@ def rules_of(text, target=MI300X, ruleset=RULES):
     return [(f.rule, f.line) for f in analyze_source(text, "m.py", target, ruleset)]
 
 
-@pytest.mark.parametrize("code", [
-    "import torch as t\nt.backends.cuda.matmul.allow_tf32 = True",
-    "from torch.backends import cuda\ncuda.matmul.allow_tf32 = True",
-    "import torch.backends.cuda as c\nc.matmul.allow_tf32 = True",
-    "from torch.backends.cuda import matmul as mm\nmm.allow_tf32 = True",
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import torch as t\nt.backends.cuda.matmul.allow_tf32 = True",
+        "from torch.backends import cuda\ncuda.matmul.allow_tf32 = True",
+        "import torch.backends.cuda as c\nc.matmul.allow_tf32 = True",
+        "from torch.backends.cuda import matmul as mm\nmm.allow_tf32 = True",
+    ],
+)
 def test_qualified_names_resolve_through_aliases(code):
     assert rules_of(code) == [("PT204", 2)]
 
@@ -83,28 +86,44 @@ def test_positions_are_one_based_with_end_and_snippet():
     assert finding.fix == "advice" and finding.category == "pytorch" and finding.target == "mi300x"
 
 
-@pytest.mark.parametrize("comment,kept", [
-    ("# noqa: PT208", False), ("# noqa", False), ("# porter: ignore[PT208]", False),
-    ("# porter: ignore[PT101, scaled-mm-assumptions]", False), ("# noqa: E501", True),
-    ("# porter: ignore[PT101]", True), ("", True),
-])
+@pytest.mark.parametrize(
+    "comment,kept",
+    [
+        ("# noqa: PT208", False),
+        ("# noqa", False),
+        ("# porter: ignore[PT208]", False),
+        ("# porter: ignore[PT101, scaled-mm-assumptions]", False),
+        ("# noqa: E501", True),
+        ("# porter: ignore[PT101]", True),
+        ("", True),
+    ],
+)
 def test_suppressions(comment, kept):
     code = f"import torch\ny = torch._scaled_mm(a, b, sa, sb)  {comment}\n"
     assert bool(analyze_source(code, "m.py", MI300X, RULES)) is kept
 
 
-@pytest.mark.parametrize("tail,kept", [
-    ('; s = "# noqa"', True), ("; s = '# noqa: PT208'", True), ('; s = "# porter: ignore[PT208]"', True),
-    ('; s = f"{a} # noqa"', True), ('; s = "# noqa"  # noqa: PT208', False), ("  # s = '#' # noqa", False),
-])
+@pytest.mark.parametrize(
+    "tail,kept",
+    [
+        ('; s = "# noqa"', True),
+        ("; s = '# noqa: PT208'", True),
+        ('; s = "# porter: ignore[PT208]"', True),
+        ('; s = f"{a} # noqa"', True),
+        ('; s = "# noqa"  # noqa: PT208', False),
+        ("  # s = '#' # noqa", False),
+    ],
+)
 def test_noqa_counts_only_in_comments(tail, kept):
     code = f"import torch\ny = torch._scaled_mm(a, b, sa, sb){tail}\n"
     assert bool(analyze_source(code, "m.py", MI300X, RULES)) is kept
 
 
 def test_noqa_inside_a_multiline_string_or_docstring_suppresses_nothing():
-    code = ('"""Usage:\n    # porter: ignore-file\n"""\nimport torch\n'
-            'y = torch._scaled_mm(a, b, sa, sb); doc = """\n# noqa\n"""\n')
+    code = (
+        '"""Usage:\n    # porter: ignore-file\n"""\nimport torch\n'
+        'y = torch._scaled_mm(a, b, sa, sb); doc = """\n# noqa\n"""\n'
+    )
     assert rules_of(code) == [("PT208", 5)]
 
 
@@ -124,7 +143,9 @@ def test_parse_error_is_one_finding():
     assert findings[0].line in (2, 3)  # libcst reports where it gave up
 
 
-@pytest.mark.parametrize("text", ["\x00torch", "torch\n\tif (", "'''torch", "torch" + "(" * 2000, "\ufeffimport torch\n"])
+@pytest.mark.parametrize(
+    "text", ["\x00torch", "torch\n\tif (", "'''torch", "torch" + "(" * 2000, "\ufeffimport torch\n"]
+)
 def test_never_raises(text):
     findings = analyze_source(text, "x.py", MI300X, load_rules())
     assert all(f.rule.startswith("PT") for f in findings)
@@ -133,8 +154,10 @@ def test_never_raises(text):
 def test_missing_placeholder_stays_visible():
     from porter.analyze.engine import format_message
 
-    assert format_message("{nope} on {target.name} {target.nonexistent}", MI300X, {}) == \
-        "{nope} on mi300x {target.nonexistent}"
+    assert (
+        format_message("{nope} on {target.name} {target.nonexistent}", MI300X, {})
+        == "{nope} on mi300x {target.nonexistent}"
+    )
 
 
 def test_select_and_ignore():
@@ -142,7 +165,8 @@ def test_select_and_ignore():
     ignored = load_rules(select=["PT2"], ignore=["PT204", "hip-device-string"])
     assert "PT204" not in ignored.ids and "PT220" not in ignored.ids and "PT202" in ignored.ids
     assert load_rules(select=["environment", "opt-in"], ignore=["PT1", "PT2", "PT3"]).ids == [
-        f"PT40{i}" for i in range(1, 7)]
+        f"PT40{i}" for i in range(1, 7)
+    ]
     assert set(load_rules(select=["environment"]).ids) == {"PT401", "PT402", "PT403"}  # PT404/5/6 opt-in
     with pytest.raises(ConfigError, match="PT999"):
         load_rules(select=["PT999"])
@@ -165,17 +189,20 @@ def _write_rule(tmp_path: Path, body: str, name: str = "PT299-x.yaml") -> Path:
 BASE = "id: PT299\nname: x\ncategory: pytorch\nsummary: s\nseverity: error\nmessage: m\n"
 
 
-@pytest.mark.parametrize("body,expected", [
-    (BASE + "match:\n  - call: 5\n", r"PT299-x.yaml: match\[0\].call: expected string or list"),
-    (BASE + "match:\n  - call: x\n    bogus: 1\n", r"match\[0\]: unknown field"),
-    (BASE.replace("severity: error", "severity: fatal") + "match: [{call: x}]\n", r"severity: expected one of"),
-    (BASE + "match: [{string: {regex: '('}}]\n", r"match\[0\].string.regex: bad regular expression"),
-    (BASE + "match: [{visitor: no_such_visitor}]\n", r"match\[0\].visitor: no visitor named"),
-    (BASE + "match: [{call: x}]\nvariants: [{when: {no_such_fact: 1}}]\n", r"variants\[0\].when.no_such_fact"),
-    (BASE + "match: [{call: x}]\napplies_to: [mi999]\n", r"applies_to\[0\]: unknown"),
-    ("id: PT299\n", r"PT299-x.yaml: .*is required"),
-    (": : :\n", r"not valid YAML"),
-])
+@pytest.mark.parametrize(
+    "body,expected",
+    [
+        (BASE + "match:\n  - call: 5\n", r"PT299-x.yaml: match\[0\].call: expected string or list"),
+        (BASE + "match:\n  - call: x\n    bogus: 1\n", r"match\[0\]: unknown field"),
+        (BASE.replace("severity: error", "severity: fatal") + "match: [{call: x}]\n", r"severity: expected one of"),
+        (BASE + "match: [{string: {regex: '('}}]\n", r"match\[0\].string.regex: bad regular expression"),
+        (BASE + "match: [{visitor: no_such_visitor}]\n", r"match\[0\].visitor: no visitor named"),
+        (BASE + "match: [{call: x}]\nvariants: [{when: {no_such_fact: 1}}]\n", r"variants\[0\].when.no_such_fact"),
+        (BASE + "match: [{call: x}]\napplies_to: [mi999]\n", r"applies_to\[0\]: unknown"),
+        ("id: PT299\n", r"PT299-x.yaml: .*is required"),
+        (": : :\n", r"not valid YAML"),
+    ],
+)
 def test_schema_errors_name_file_and_field(tmp_path, body, expected):
     with pytest.raises(ConfigError, match=expected):
         load_rules([_write_rule(tmp_path, body)])

@@ -9,7 +9,7 @@ from porter.remedy.codemods import CodemodContext, get_codemod
 from porter.targets import get_target
 from tests.codemod_cases import finding
 
-SOURCE = textwrap.dedent('''\
+SOURCE = textwrap.dedent("""\
     import torch
     import triton
     import triton.language as tl
@@ -36,18 +36,22 @@ SOURCE = textwrap.dedent('''\
     def add_kernel(x_ptr, n, BLOCK: tl.constexpr):
         x = tl.load(x_ptr + tl.arange(0, BLOCK))
         tl.store(x_ptr + tl.arange(0, BLOCK), x + 1)
-    ''')
+    """)
 
 
 def _rewrite(target: str, exclusive: bool = False, topk=None):
     ctx = CodemodContext(path="pkg/k.py", exclusive=exclusive, options={"tune_topk": topk})
-    return get_codemod("PT107")(SOURCE, [finding("PT107", 7), finding("PT104", 13), finding("PT103", 22)],
-                                get_target(target), ctx)
+    return get_codemod("PT107")(
+        SOURCE, [finding("PT107", 7), finding("PT104", 13), finding("PT103", 22)], get_target(target), ctx
+    )
 
 
 def _amd_configs(text: str, kernel: str) -> str:
     """The body of the generated `<KERNEL>_AMD_CONFIGS = [...]` list."""
-    lists = {m.group(1): m.group(2) for m in re.finditer(r"^(\w+_AMD_CONFIGS) = \[\n(.*?)^\]", text, re.MULTILINE | re.DOTALL)}
+    lists = {
+        m.group(1): m.group(2)
+        for m in re.finditer(r"^(\w+_AMD_CONFIGS) = \[\n(.*?)^\]", text, re.MULTILINE | re.DOTALL)
+    }
     assert f"{kernel.upper()}_AMD_CONFIGS" in lists, lists.keys()
     return lists[f"{kernel.upper()}_AMD_CONFIGS"]
 
@@ -66,10 +70,12 @@ def test_amd_list_is_feasible_and_nvidia_list_untouched():
     target = get_target("mi300x")
     result = _rewrite("mi300x")
     text = result.text
-    assert "CONFIGS = [\n    triton.Config({\"BLOCK_M\": 128, \"BLOCK_N\": 256" in text  # NVIDIA list as written
+    assert 'CONFIGS = [\n    triton.Config({"BLOCK_M": 128, "BLOCK_N": 256' in text  # NVIDIA list as written
     assert "@triton.autotune(configs=MATMUL_KERNEL_AMD_CONFIGS if porter_shim.IS_HIP else CONFIGS" in text
-    assert ("@triton.autotune(configs=ADD_KERNEL_AMD_CONFIGS if porter_shim.IS_HIP else "
-            "[triton.Config({\"BLOCK\": 1024}, num_warps=32, num_stages=4)]") in text
+    assert (
+        "@triton.autotune(configs=ADD_KERNEL_AMD_CONFIGS if porter_shim.IS_HIP else "
+        '[triton.Config({"BLOCK": 1024}, num_warps=32, num_stages=4)]'
+    ) in text
     gemm = _configs_of(_amd_configs(text, "matmul_kernel"))
     assert gemm
     for meta, warps, stages in gemm:
@@ -98,15 +104,20 @@ def test_exclusive_replaces_the_list_and_rerun_declines():
     result = _rewrite("mi350x", exclusive=True)
     assert "@triton.autotune(configs=MATMUL_KERNEL_AMD_CONFIGS, key=" in result.text
     assert "porter_shim" not in result.text
-    again = get_codemod("PT107")(result.text, [finding("PT107", 1, result.text.count("\n"))], get_target("mi350x"),
-                                 CodemodContext(exclusive=True))
+    again = get_codemod("PT107")(
+        result.text,
+        [finding("PT107", 1, result.text.count("\n"))],
+        get_target("mi350x"),
+        CodemodContext(exclusive=True),
+    )
     assert again is None
 
 
 def test_portable_rerun_proposes_nothing():
     result = _rewrite("mi300x")
-    again = get_codemod("PT107")(result.text, [finding("PT107", 1, result.text.count("\n"))], get_target("mi300x"),
-                                 CodemodContext())
+    again = get_codemod("PT107")(
+        result.text, [finding("PT107", 1, result.text.count("\n"))], get_target("mi300x"), CodemodContext()
+    )
     assert again is None
 
 
@@ -117,7 +128,7 @@ def test_unfoldable_list_declines():
 
 
 def test_comprehension_list_with_pre_hook_keeps_the_hook_and_drops_nvidia_only_options():
-    source = textwrap.dedent('''\
+    source = textwrap.dedent("""\
         import triton
         import triton.language as tl
 
@@ -139,7 +150,7 @@ def test_comprehension_list_with_pre_hook_keeps_the_hook_and_drops_nvidia_only_o
         def k(a_ptr, M, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
             a = tl.load(a_ptr + tl.arange(0, BLOCK_M)[:, None] * BLOCK_K + tl.arange(0, BLOCK_K)[None, :])
             tl.store(a_ptr, tl.dot(a, a))
-        ''')
+        """)
     result = get_codemod("PT107")(source, [finding("PT107", 11)], get_target("mi300x"), CodemodContext())
     body = _amd_configs(result.text, "k")
     assert body.count("pre_hook=_hook") == body.count("triton.Config(") > 0

@@ -12,26 +12,58 @@ ext = CUDAExtension("ops", ["ops.cu"], extra_compile_args={"cxx": ["-O3"], "nvcc
 
 
 def test_nvcc_flags_guarded_by_hip():
-    check("PT215", SETUP, [7], expected=SETUP.replace(
-        "from torch.utils.cpp_extension import CUDAExtension\n",
-        "from torch.utils.cpp_extension import CUDAExtension\nfrom torch.utils.cpp_extension import IS_HIP_EXTENSION\n").replace(
-        '["-O3", "--use_fast_math", "-gencode", "arch=compute_90a,code=sm_90a"]',
-        '["-O3"] + (["-ffast-math", "-fno-finite-math-only"] if IS_HIP_EXTENSION else ["--use_fast_math", "-gencode", "arch=compute_90a,code=sm_90a"])'))
+    check(
+        "PT215",
+        SETUP,
+        [7],
+        expected=SETUP.replace(
+            "from torch.utils.cpp_extension import CUDAExtension\n",
+            "from torch.utils.cpp_extension import CUDAExtension\nfrom torch.utils.cpp_extension import IS_HIP_EXTENSION\n",
+        ).replace(
+            '["-O3", "--use_fast_math", "-gencode", "arch=compute_90a,code=sm_90a"]',
+            '["-O3"] + (["-ffast-math", "-fno-finite-math-only"] if IS_HIP_EXTENSION else ["--use_fast_math", "-gencode", "arch=compute_90a,code=sm_90a"])',
+        ),
+    )
 
 
 def test_nvcc_flags_exclusive():
-    check("PT215", SETUP, [7], exclusive=True, expected=SETUP.replace(
-        '["-O3", "--use_fast_math", "-gencode", "arch=compute_90a,code=sm_90a"]', '["-O3", "-ffast-math", "-fno-finite-math-only"]'))
+    check(
+        "PT215",
+        SETUP,
+        [7],
+        exclusive=True,
+        expected=SETUP.replace(
+            '["-O3", "--use_fast_math", "-gencode", "arch=compute_90a,code=sm_90a"]',
+            '["-O3", "-ffast-math", "-fno-finite-math-only"]',
+        ),
+    )
 
 
 def test_env_twins():
-    check("PT403", SETUP, [5], expected=SETUP.replace(
-        'os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n', 'os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\nos.environ["AMD_SERIALIZE_KERNEL"] = "3"\n'))
-    check("PT405", SETUP, [6], expected=SETUP.replace(
-        'os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "8.0;9.0")\n',
-        'os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "8.0;9.0")\nos.environ.setdefault("PYTORCH_ROCM_ARCH", "gfx942;gfx950")\n'))
-    check("PT403", 'run(cmd, env={"CUDA_LAUNCH_BLOCKING": "1"})\n', [1],
-          expected='run(cmd, env={"CUDA_LAUNCH_BLOCKING": "1", "AMD_SERIALIZE_KERNEL": "3"})\n')
+    check(
+        "PT403",
+        SETUP,
+        [5],
+        expected=SETUP.replace(
+            'os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
+            'os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\nos.environ["AMD_SERIALIZE_KERNEL"] = "3"\n',
+        ),
+    )
+    check(
+        "PT405",
+        SETUP,
+        [6],
+        expected=SETUP.replace(
+            'os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "8.0;9.0")\n',
+            'os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "8.0;9.0")\nos.environ.setdefault("PYTORCH_ROCM_ARCH", "gfx942;gfx950")\n',
+        ),
+    )
+    check(
+        "PT403",
+        'run(cmd, env={"CUDA_LAUNCH_BLOCKING": "1"})\n',
+        [1],
+        expected='run(cmd, env={"CUDA_LAUNCH_BLOCKING": "1", "AMD_SERIALIZE_KERNEL": "3"})\n',
+    )
 
 
 SDPA = """\
@@ -45,8 +77,13 @@ with torch.backends.cuda.sdp_kernel(enable_flash=True, enable_math=False, enable
 
 
 def test_sdpa_fallbacks():
-    check("PT210", SDPA, [3, 5], expected=SDPA.replace(
-        "sdpa_kernel(SDPBackend.FLASH_ATTENTION)",
-        "sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH])").replace(
-        "enable_math=False, enable_mem_efficient=False", "enable_math=True, enable_mem_efficient=True"))
+    check(
+        "PT210",
+        SDPA,
+        [3, 5],
+        expected=SDPA.replace(
+            "sdpa_kernel(SDPBackend.FLASH_ATTENTION)",
+            "sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH])",
+        ).replace("enable_math=False, enable_mem_efficient=False", "enable_math=True, enable_mem_efficient=True"),
+    )
     assert run("PT210", "with sdpa_kernel([SDPBackend.MATH]):\n    pass\n", [1]) is None

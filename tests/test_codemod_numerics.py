@@ -18,9 +18,14 @@ def quant(x_ptr, y_ptr, MAX: tl.constexpr):
 
 
 def test_torch_fp8_dtype_portable_and_exclusive():
-    check("PT206", FP8_SOURCE, [5], expected=FP8_SOURCE.replace(
-        "import triton.language as tl\n", "import triton.language as tl\nimport porter_shim\n").replace(
-        "torch.float8_e4m3fn", "porter_shim.FP8_E4M3"))
+    check(
+        "PT206",
+        FP8_SOURCE,
+        [5],
+        expected=FP8_SOURCE.replace(
+            "import triton.language as tl\n", "import triton.language as tl\nimport porter_shim\n"
+        ).replace("torch.float8_e4m3fn", "porter_shim.FP8_E4M3"),
+    )
     check("PT206", FP8_SOURCE, [5], exclusive=True, expected=FP8_SOURCE.replace("float8_e4m3fn", "float8_e4m3fnuz"))
 
 
@@ -29,9 +34,14 @@ def test_torch_fp8_dtype_is_already_right_on_gfx950_exclusive():
 
 
 def test_fp8_max_literal():
-    check("PT207", FP8_SOURCE, [6], expected=FP8_SOURCE.replace(
-        "import triton.language as tl\n", "import triton.language as tl\nimport porter_shim\n").replace(
-        "448.0", "porter_shim.FP8_E4M3_MAX"))
+    check(
+        "PT207",
+        FP8_SOURCE,
+        [6],
+        expected=FP8_SOURCE.replace(
+            "import triton.language as tl\n", "import triton.language as tl\nimport porter_shim\n"
+        ).replace("448.0", "porter_shim.FP8_E4M3_MAX"),
+    )
     check("PT207", FP8_SOURCE, [6], exclusive=True, expected=FP8_SOURCE.replace("448.0", "240.0"))
 
 
@@ -40,9 +50,14 @@ def test_fp8_max_negative_literal():
 
 
 def test_triton_fp8_dtype():
-    check("PT115", FP8_SOURCE, [12], expected=FP8_SOURCE.replace(
-        "import triton.language as tl\n", "import triton.language as tl\nimport porter_shim\n").replace(
-        "tl.float8e4nv", "porter_shim.TL_FP8_E4M3"))
+    check(
+        "PT115",
+        FP8_SOURCE,
+        [12],
+        expected=FP8_SOURCE.replace(
+            "import triton.language as tl\n", "import triton.language as tl\nimport porter_shim\n"
+        ).replace("tl.float8e4nv", "porter_shim.TL_FP8_E4M3"),
+    )
     check("PT115", FP8_SOURCE, [12], exclusive=True, expected=FP8_SOURCE.replace("float8e4nv", "float8e4b8"))
 
 
@@ -59,16 +74,29 @@ def k(a, b, acc):
 
 
 def test_tf32_dot_precision_portable():
-    result = check("PT114", DOT_SOURCE, [7, 8], target="mi350x", expected=DOT_SOURCE.replace(
-        "import triton.language as tl\n", "import triton.language as tl\nimport porter_shim\n").replace(
-        'input_precision="tf32"', "input_precision=porter_shim.DOT_PRECISION").replace(
-        "allow_tf32=True", "input_precision=porter_shim.DOT_PRECISION"))
+    result = check(
+        "PT114",
+        DOT_SOURCE,
+        [7, 8],
+        target="mi350x",
+        expected=DOT_SOURCE.replace(
+            "import triton.language as tl\n", "import triton.language as tl\nimport porter_shim\n"
+        )
+        .replace('input_precision="tf32"', "input_precision=porter_shim.DOT_PRECISION")
+        .replace("allow_tf32=True", "input_precision=porter_shim.DOT_PRECISION"),
+    )
     assert result.facts["best_fp32_dot_precision"] == "bf16x3"
 
 
 def test_tf32_dot_precision_exclusive_gfx950():
-    check("PT114", DOT_SOURCE, [7, 8], target="mi350x", exclusive=True, expected=DOT_SOURCE.replace(
-        '"tf32"', '"bf16x3"').replace("allow_tf32=True", 'input_precision="bf16x3"'))
+    check(
+        "PT114",
+        DOT_SOURCE,
+        [7, 8],
+        target="mi350x",
+        exclusive=True,
+        expected=DOT_SOURCE.replace('"tf32"', '"bf16x3"').replace("allow_tf32=True", 'input_precision="bf16x3"'),
+    )
 
 
 def test_tf32x3_kept_in_portable_mode_with_a_note():

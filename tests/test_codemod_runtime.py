@@ -60,23 +60,50 @@ def softmax_with_options(kernel, x, out):
 
 
 def runtime(rule: str, path: str, line: int, end_line: int | None = None, **data) -> Finding:
-    return Finding(rule=rule, name=rule.lower(), severity="error", path=path, line=line, column=1,
-                   end_line=end_line or line, end_column=1, message="seen on the target", fix="codemod",
-                   provenance="runtime", data=data)
+    return Finding(
+        rule=rule,
+        name=rule.lower(),
+        severity="error",
+        path=path,
+        line=line,
+        column=1,
+        end_line=end_line or line,
+        end_column=1,
+        message="seen on the target",
+        fix="codemod",
+        provenance="runtime",
+        data=data,
+    )
 
 
 def threads(line: int, end_line: int | None = None, origin=None) -> Finding:
-    return runtime("PT906", "pkg/ops.py", line, end_line, origin=origin,
-                   launch={"path": "pkg/ops.py", "line": line, "tests": ["tests/test_ops.py::test_softmax"]},
-                   kernel={"name": "_softmax_kernel", "path": "pkg/kernels.py", "line": 3, "end_line": 9,
-                           "config": {"BLOCK_SIZE": 65536, "num_warps": 32, "num_stages": 3}},
-                   value={"name": "num_warps", "value": 32, "limit": 16})
+    return runtime(
+        "PT906",
+        "pkg/ops.py",
+        line,
+        end_line,
+        origin=origin,
+        launch={"path": "pkg/ops.py", "line": line, "tests": ["tests/test_ops.py::test_softmax"]},
+        kernel={
+            "name": "_softmax_kernel",
+            "path": "pkg/kernels.py",
+            "line": 3,
+            "end_line": 9,
+            "config": {"BLOCK_SIZE": 65536, "num_warps": 32, "num_stages": 3},
+        },
+        value={"name": "num_warps", "value": 32, "limit": 16},
+    )
 
 
 def lds(value: int, config: dict, path: str = "pkg/ops.py", line: int = 13) -> Finding:
-    return runtime("PT907", path, line, launch={"path": path, "line": line, "tests": []},
-                   kernel={"name": "matmul_kernel", "path": "pkg/ops.py", "line": 12, "end_line": 15, "config": config},
-                   value={"name": "lds_bytes", "value": value, "limit": TARGET.lds_bytes})
+    return runtime(
+        "PT907",
+        path,
+        line,
+        launch={"path": path, "line": line, "tests": []},
+        kernel={"name": "matmul_kernel", "path": "pkg/ops.py", "line": 12, "end_line": 15, "config": config},
+        value={"name": "lds_bytes", "value": value, "limit": TARGET.lds_bytes},
+    )
 
 
 def test_threads_over_the_limit_are_capped_at_the_launch():
@@ -118,11 +145,31 @@ def test_a_confirmed_static_finding_is_fixed_at_the_launch_its_evidence_names(tm
     the launch is tried first, so a test of the helper's own values keeps passing."""
     root = write_repo(tmp_path)
     evidence = threads(20, 21)
-    static = Finding(rule="PT101", name="num-warps-over-wave64-limit", severity="error", path="pkg/settings.py",
-                     line=8, column=9, end_line=8, end_column=23, message="num_warps 32 > 16", fix="codemod",
-                     provenance="runtime", data={"value": 32, "runtime": [
-                         {"rule": "PT906", "message": evidence.message, "launch": evidence.data["launch"],
-                          "kernel": evidence.data["kernel"], "value": evidence.data["value"]}]})
+    static = Finding(
+        rule="PT101",
+        name="num-warps-over-wave64-limit",
+        severity="error",
+        path="pkg/settings.py",
+        line=8,
+        column=9,
+        end_line=8,
+        end_column=23,
+        message="num_warps 32 > 16",
+        fix="codemod",
+        provenance="runtime",
+        data={
+            "value": 32,
+            "runtime": [
+                {
+                    "rule": "PT906",
+                    "message": evidence.message,
+                    "launch": evidence.data["launch"],
+                    "kernel": evidence.data["kernel"],
+                    "value": evidence.data["value"],
+                }
+            ],
+        },
+    )
     plan = plan_patches(root, [static], TARGET)
     [patch] = [p for p in plan.patches if p.rules]
     assert patch.paths == ["pkg/ops.py"] and patch.rules == ["PT101"]
@@ -159,14 +206,21 @@ def test_lds_refits_the_amd_list_porter_wrote_before():
 
 
 def test_lds_of_a_kernel_without_an_autotune_list_declines():
-    finding = runtime("PT907", "pkg/ops.py", 20, kernel={"name": "_softmax_kernel", "config": {
-        "BLOCK_SIZE": 65536, "num_warps": 16, "num_stages": 1}}, value={"value": 300_000, "limit": TARGET.lds_bytes})
+    finding = runtime(
+        "PT907",
+        "pkg/ops.py",
+        20,
+        kernel={"name": "_softmax_kernel", "config": {"BLOCK_SIZE": 65536, "num_warps": 16, "num_stages": 1}},
+        value={"value": 300_000, "limit": TARGET.lds_bytes},
+    )
     assert get_codemod("PT907")(OPS, [finding], TARGET, CTX) is None
 
 
 def test_lds_launched_from_another_module_is_fixed_in_the_kernel_file(tmp_path):
     root = write_repo(tmp_path)
-    (root / "pkg" / "api.py").write_text("from pkg.ops import matmul_kernel\n\n\ndef mm(a, b, c):\n    matmul_kernel[(1,)](a, b, c)\n")
+    (root / "pkg" / "api.py").write_text(
+        "from pkg.ops import matmul_kernel\n\n\ndef mm(a, b, c):\n    matmul_kernel[(1,)](a, b, c)\n"
+    )
     config = {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 2}
     plan = plan_patches(root, [lds(200_000, config, path="pkg/api.py", line=5)], TARGET)
     [patch] = [p for p in plan.patches if p.rules]

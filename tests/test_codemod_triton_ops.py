@@ -30,9 +30,14 @@ def k(x_ptr, y_ptr):
 
 
 def test_libdevice_namespace_and_calls_with_tl_ops():
-    result = check("PT110", ACTIVATIONS, [3, 18], expected=ACTIVATIONS.replace(
-        "from triton.language.extra.cuda import libdevice", "from triton.language.extra import libdevice").replace(
-        "tl.extra.cuda.libdevice.rsqrt(x) + libdevice.tanh(x)", "tl.rsqrt(x) + (2 * tl.sigmoid(2 * x) - 1)"))
+    result = check(
+        "PT110",
+        ACTIVATIONS,
+        [3, 18],
+        expected=ACTIVATIONS.replace(
+            "from triton.language.extra.cuda import libdevice", "from triton.language.extra import libdevice"
+        ).replace("tl.extra.cuda.libdevice.rsqrt(x) + libdevice.tanh(x)", "tl.rsqrt(x) + (2 * tl.sigmoid(2 * x) - 1)"),
+    )
     assert result.safety == "unsafe"
 
 
@@ -42,21 +47,33 @@ def test_libdevice_function_without_tl_op_keeps_the_neutral_namespace():
 
 
 TANH_ASM = 'tl.inline_asm_elementwise(\n        "tanh.approx.f32 $0, $1;", "=f,f", [x], dtype=tl.float32, is_pure=True, pack=1\n    )'
-RCP_ASM = ('tl.inline_asm_elementwise(asm="rcp.approx.ftz.f32 $0, $1;", constraints="=f,f", args=[x + 1], '
-           'dtype=tl.float32, is_pure=True, pack=1)')
+RCP_ASM = (
+    'tl.inline_asm_elementwise(asm="rcp.approx.ftz.f32 $0, $1;", constraints="=f,f", args=[x + 1], '
+    "dtype=tl.float32, is_pure=True, pack=1)"
+)
 
 
 def test_inline_ptx_table_keeps_the_ptx_on_nvidia_under_a_compile_time_branch():
-    expected = ACTIVATIONS.replace(TANH_ASM, f"((2 * tl.sigmoid(2 * x) - 1) if porter_shim.IS_HIP else {TANH_ASM})").replace(
-        RCP_ASM, f"((1.0 / (x + 1)) if porter_shim.IS_HIP else {RCP_ASM})").replace(
-        "from triton.language.extra.cuda import libdevice\n", "from triton.language.extra.cuda import libdevice\nimport porter_shim\n")
+    expected = (
+        ACTIVATIONS.replace(TANH_ASM, f"((2 * tl.sigmoid(2 * x) - 1) if porter_shim.IS_HIP else {TANH_ASM})")
+        .replace(RCP_ASM, f"((1.0 / (x + 1)) if porter_shim.IS_HIP else {RCP_ASM})")
+        .replace(
+            "from triton.language.extra.cuda import libdevice\n",
+            "from triton.language.extra.cuda import libdevice\nimport porter_shim\n",
+        )
+    )
     result = check("PT109", ACTIVATIONS, [9, 17], expected=expected)
     assert result.safety == "unsafe" and result.uses_shim and "CUDA keeps the PTX" in result.rationale
 
 
 def test_inline_ptx_table_exclusive_drops_the_ptx():
-    result = check("PT109", ACTIVATIONS, [9, 17], exclusive=True, expected=ACTIVATIONS.replace(
-        TANH_ASM, "(2 * tl.sigmoid(2 * x) - 1)").replace(RCP_ASM, "(1.0 / (x + 1))"))
+    result = check(
+        "PT109",
+        ACTIVATIONS,
+        [9, 17],
+        exclusive=True,
+        expected=ACTIVATIONS.replace(TANH_ASM, "(2 * tl.sigmoid(2 * x) - 1)").replace(RCP_ASM, "(1.0 / (x + 1))"),
+    )
     assert not result.uses_shim
 
 

@@ -61,8 +61,22 @@ def test_anchored_gitignore_pattern_applies_only_at_its_level(tmp_path):
     assert paths(discover(tmp_path)) == ["sub/inner/top.py", "top.py"]
 
 
-@pytest.mark.parametrize("directory", [".git", ".venv", "venv", "node_modules", "__pycache__", "build", "dist",
-                                       "site-packages", ".tox", "pkg/__pycache__", "lib/site-packages"])
+@pytest.mark.parametrize(
+    "directory",
+    [
+        ".git",
+        ".venv",
+        "venv",
+        "node_modules",
+        "__pycache__",
+        "build",
+        "dist",
+        "site-packages",
+        ".tox",
+        "pkg/__pycache__",
+        "lib/site-packages",
+    ],
+)
 def test_default_excluded_directories(tmp_path, directory):
     write(tmp_path, f"{directory}/hidden.py")
     write(tmp_path, "src/seen.py")
@@ -162,7 +176,9 @@ def test_other_kinds_only_when_rules_read_them(tmp_path):
     assert paths(discover(tmp_path)) == ["x.py"]
     found = discover(tmp_path, DiscoverOptions(kinds=frozenset({"python", "shell", "dockerfile"})))
     assert {(s.path, s.kind) for s in found.files} == {
-        ("run.sh", "shell"), ("docker/Dockerfile", "dockerfile"), ("x.py", "python")
+        ("run.sh", "shell"),
+        ("docker/Dockerfile", "dockerfile"),
+        ("x.py", "python"),
     }
 
 

@@ -97,8 +97,9 @@ def reference_attention(q, k, v, causal):
 def test_attention_on_cpu(nvkernels, causal):
     torch.manual_seed(0)
     q, k, v = (torch.randn(2, 4, 64, 32) for _ in range(3))
-    torch.testing.assert_close(nvkernels.attention(q, k, v, causal=causal), reference_attention(q, k, v, causal),
-                               atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(
+        nvkernels.attention(q, k, v, causal=causal), reference_attention(q, k, v, causal), atol=1e-5, rtol=1e-5
+    )
     bshd = nvkernels.attention_bshd(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), causal=causal)
     torch.testing.assert_close(bshd.transpose(1, 2), reference_attention(q, k, v, causal), atol=1e-5, rtol=1e-5)
 
@@ -154,8 +155,9 @@ def test_fixture_kernels_run_under_the_interpreter(tmp_path):
     script.write_text(KERNELS_ON_CPU)
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("PORTER_EMULATE_TARGET", None)
-    result = subprocess.run([sys.executable, str(script), str(FIXTURE)], env=env, cwd=tmp_path,
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, str(script), str(FIXTURE)], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     errors = json.loads(result.stdout.strip().splitlines()[-1])
     assert errors["softmax_4096"] < 1e-6 and errors["softmax_100"] < 1e-6

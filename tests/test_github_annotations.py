@@ -29,15 +29,16 @@ def test_the_most_severe_are_annotated_and_the_summary_lists_all(tree, rules, tm
     summary = tmp_path / "summary.md"
     summary.write_text("earlier step\n", encoding="utf-8")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    assert main(["scan", str(tree), "--rules", rules, "--no-cache", "--format", "github", "--max-annotations", "4"]) == 1
+    assert (
+        main(["scan", str(tree), "--rules", rules, "--no-cache", "--format", "github", "--max-annotations", "4"]) == 1
+    )
     assert sorted(annotations(capsys.readouterr().out)) == ["::error"] * 3 + ["::warning"]  # in path order
     text = summary.read_text(encoding="utf-8")
     assert text.startswith("earlier step\nporter annotated 4 of 6 finding(s) (--max-annotations 4")  # appended
     assert text.count("**PT990**") == 3 and text.count("**PT991**") == 3
 
 
-def test_without_a_cap_every_finding_is_annotated_and_no_summary_without_the_runner(tree, rules, capsys,
-                                                                                     monkeypatch):
+def test_without_a_cap_every_finding_is_annotated_and_no_summary_without_the_runner(tree, rules, capsys, monkeypatch):
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     main(["scan", str(tree), "--rules", rules, "--no-cache", "--format", "github"])
     assert len(annotations(capsys.readouterr().out)) == 6
@@ -51,8 +52,21 @@ def test_max_annotations_needs_the_github_format(tree, rules, capsys):
 def test_one_scan_writes_sarif_and_json_beside_the_annotations(tree, rules, tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     sarif, report = tmp_path / "porter.sarif", tmp_path / "porter.json"
-    main(["scan", str(tree), "--rules", rules, "--no-cache", "--format", "github", "--sarif-output", str(sarif),
-          "--json-output", str(report)])
+    main(
+        [
+            "scan",
+            str(tree),
+            "--rules",
+            rules,
+            "--no-cache",
+            "--format",
+            "github",
+            "--sarif-output",
+            str(sarif),
+            "--json-output",
+            str(report),
+        ]
+    )
     assert len(annotations(capsys.readouterr().out)) == 6
     assert len(json.loads(sarif.read_text(encoding="utf-8"))["runs"][0]["results"]) == 6
     assert len(json.loads(report.read_text(encoding="utf-8"))["findings"]) == 6

@@ -45,7 +45,9 @@ def test_the_workflow_scans_once_without_the_gpu_extra_and_caches_the_scan_cache
     assert "[gpu]" not in install and "porter" in install
     cache = next(step for step in steps() if str(step.get("uses", "")).startswith("actions/cache@"))
     assert cache["with"]["path"] == "${{ matrix.package }}/.porter-cache"
-    assert "steps.porter.outputs.version" in cache["with"]["key"] and "steps.porter.outputs.rules" in cache["with"]["key"]
+    assert (
+        "steps.porter.outputs.version" in cache["with"]["key"] and "steps.porter.outputs.rules" in cache["with"]["key"]
+    )
     upload = next(step for step in steps() if str(step.get("uses", "")).startswith("github/codeql-action/upload-sarif"))
     scan = next(call for call in porter_calls() if call.startswith("porter scan"))
     assert f"--sarif-output {upload['with']['sarif_file']}" in scan and "--max-annotations" in scan

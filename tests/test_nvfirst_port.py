@@ -29,10 +29,13 @@ from porter.targets import get_target
 from tests.openai_stub_server import Step, StubServer
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "nvfirst"
-MERGED = importlib.util.find_spec("porter.pipeline") is not None and importlib.util.find_spec("porter.verify.runtime") is not None
+MERGED = (
+    importlib.util.find_spec("porter.pipeline") is not None
+    and importlib.util.find_spec("porter.verify.runtime") is not None
+)
 NEEDS_MERGE = "needs dev-loop (porter.pipeline) and dev-emul (porter.verify.runtime, src-layout compile imports) merged"
 
-PTX_ANSWER = '''\
+PTX_ANSWER = """\
 The fast sigmoid is PTX (ex2.approx + rcp.approx) the AMDGPU backend cannot assemble. On HIP it becomes
 tl.sigmoid; CUDA keeps the PTX under a compile-time branch on porter_shim.IS_HIP.
 src/nvfirst/activations.py
@@ -49,7 +52,7 @@ from nvfirst.settings import calculate_settings, interpreting
 from nvfirst import _porter_shim as porter_shim
 from nvfirst.settings import calculate_settings, interpreting
 >>>>>>> REPLACE
-'''
+"""
 
 
 class ScriptedModel(StubServer):
@@ -57,13 +60,17 @@ class ScriptedModel(StubServer):
 
     def _next_step(self) -> Step:
         asked = json.dumps(self.requests[-1].get("messages", [])[-1:])
-        return Step(text=PTX_ANSWER if "PT109" in asked and "activations.py" in asked
-                    else "No mechanical edit is safe here; a person should decide.")
+        return Step(
+            text=PTX_ANSWER
+            if "PT109" in asked and "activations.py" in asked
+            else "No mechanical edit is safe here; a person should decide."
+        )
 
 
 def git(tree: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(tree), "-c", "user.email=t@t", "-c", "user.name=t", *args], check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(tree), "-c", "user.email=t@t", "-c", "user.name=t", *args], check=True, capture_output=True
+    )
 
 
 @pytest.fixture(scope="module")
@@ -81,8 +88,19 @@ def ported(tmp_path_factory):
     with ScriptedModel([]) as model:
         os.environ.update(OPENAI_BASE_URL=model.base_url, OPENAI_API_KEY="test-key", PORTER_AGENT_MODEL="scripted")
         try:
-            code = main(["rewrite", str(tree), "--target", "mi350x", "--apply", "--agent", "openai",
-                         "--out", str(root / "report")])
+            code = main(
+                [
+                    "rewrite",
+                    str(tree),
+                    "--target",
+                    "mi350x",
+                    "--apply",
+                    "--agent",
+                    "openai",
+                    "--out",
+                    str(root / "report"),
+                ]
+            )
         finally:
             for key, value in saved.items():
                 os.environ.pop(key, None) if value is None else os.environ.__setitem__(key, value)
@@ -110,8 +128,14 @@ def test_rewrite_ports_the_fixture(ported):
     changed = changed_files(tree)
     assert "src/nvfirst/_porter_shim.py" in changed and not any(path.startswith("tests/") for path in changed)
     env = {k: v for k, v in os.environ.items() if k not in ("PORTER_EMULATE_TARGET", "TRITON_INTERPRET", "PYTHONPATH")}
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=tree, env=env,
-                          capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0 and "17 passed" in done.stdout, done.stdout[-3000:]
 
 

@@ -21,31 +21,39 @@ import pytest
 from porter.cli import main
 from tests.openai_stub_server import Step, StubServer
 
-ENV_MODULE = (
-    "import os\n\n\n"
-    "def debug_mode():\n"
-    '    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n'
-    "    return True\n"
-)
+ENV_MODULE = 'import os\n\n\ndef debug_mode():\n    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n    return True\n'
 IMPORTING_TEST = "from pkg.mod import debug_mode\n\n\ndef test_debug_mode():\n    assert debug_mode()\n"
 OTHER_TEST = "def test_arithmetic():\n    assert 1 + 1 == 2\n"
 PYPROJECT = '[tool.pytest.ini_options]\npythonpath = ["."]\n\n[tool.porter.verify]\njobs = 0\n'
 
 
 def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), "-c", "user.email=t@t", "-c", "user.name=t", *args],
-                   capture_output=True, text=True, check=True)
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.email=t@t", "-c", "user.name=t", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
 
 
 def _digest(root: Path) -> dict[str, str]:
-    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file() and ".git" not in p.parts and "__pycache__" not in p.parts
-            and ".porter-cache" not in p.parts}
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.parts and "__pycache__" not in p.parts and ".porter-cache" not in p.parts
+    }
 
 
-def make_repo(root: Path, tests: dict[str, str], pyproject: str = PYPROJECT, modules: dict[str, str] | None = None) -> Path:
-    for rel, text in {"pkg/__init__.py": "", "pkg/mod.py": ENV_MODULE, **(modules or {}), **tests,
-                      "pyproject.toml": pyproject}.items():
+def make_repo(
+    root: Path, tests: dict[str, str], pyproject: str = PYPROJECT, modules: dict[str, str] | None = None
+) -> Path:
+    for rel, text in {
+        "pkg/__init__.py": "",
+        "pkg/mod.py": ENV_MODULE,
+        **(modules or {}),
+        **tests,
+        "pyproject.toml": pyproject,
+    }.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
     _git(root, "init", "-q")
@@ -84,7 +92,7 @@ def test_an_import_error_planted_in_the_verifier_applies_nothing_and_exits_2(tmp
 
 def test_a_test_interpreter_without_pytest_stops_once_with_the_fix(tmp_path, capsys):
     bare = tmp_path / "python-bare"  # the project's interpreter, without site-packages: no pytest there
-    bare.write_text(f"#!/bin/sh\nexec {sys.executable} -S \"$@\"\n")
+    bare.write_text(f'#!/bin/sh\nexec {sys.executable} -S "$@"\n')
     bare.chmod(bare.stat().st_mode | stat.S_IXUSR)
     pyproject = PYPROJECT + f'test_cmd = "{bare} -m pytest"\n'
     repo = make_repo(tmp_path / "repo", {"tests/test_mod.py": IMPORTING_TEST}, pyproject)
@@ -100,7 +108,7 @@ def test_a_torch_repository_needs_the_gpu_extra(tmp_path):
     from porter.verify.preflight import VerifierUnavailable, check
 
     bare = tmp_path / "python-bare"
-    bare.write_text(f"#!/bin/sh\nexec {sys.executable} -S \"$@\"\n")
+    bare.write_text(f'#!/bin/sh\nexec {sys.executable} -S "$@"\n')
     bare.chmod(bare.stat().st_mode | stat.S_IXUSR)
     repo = tmp_path / "repo"
     (repo / "pkg").mkdir(parents=True)
@@ -111,10 +119,15 @@ def test_a_torch_repository_needs_the_gpu_extra(tmp_path):
 
 
 def test_a_test_that_deletes_its_tree_applies_nothing(tmp_path, capsys):
-    wrecker = ("import shutil\nfrom pathlib import Path\n\n\ndef test_wreck():\n"
-               "    shutil.rmtree(Path(__file__).resolve().parents[1])\n")
-    repo = make_repo(tmp_path / "repo", {"tests/test_mod.py": IMPORTING_TEST, "tests/test_wreck.py": wrecker},
-                     PYPROJECT + "select_tests = false\n")
+    wrecker = (
+        "import shutil\nfrom pathlib import Path\n\n\ndef test_wreck():\n"
+        "    shutil.rmtree(Path(__file__).resolve().parents[1])\n"
+    )
+    repo = make_repo(
+        tmp_path / "repo",
+        {"tests/test_mod.py": IMPORTING_TEST, "tests/test_wreck.py": wrecker},
+        PYPROJECT + "select_tests = false\n",
+    )
     before = _digest(repo)
     code = rewrite(repo, tmp_path / "out")
     assert code == 2
@@ -157,7 +170,7 @@ def test_no_verify_writes_only_with_apply_and_says_so(tmp_path):
 
 # ---------------------------------------------------------------- the loop on runtime evidence
 
-KERNEL_MODULE = '''import torch
+KERNEL_MODULE = """import torch
 import triton
 import triton.language as tl
 
@@ -177,9 +190,11 @@ def copy(x, block=2048):
     y = torch.empty_like(x)
     copy_kernel[(triton.cdiv(x.numel(), block),)](x, y, x.numel(), BLOCK=block, num_warps=_warps_for(block))
     return y
-'''
-KERNEL_TEST = ("import torch\nfrom pkg.kern import copy\n\n\ndef test_copy():\n"
-               "    x = torch.arange(4096, dtype=torch.float32)\n    assert torch.equal(copy(x), x)\n")
+"""
+KERNEL_TEST = (
+    "import torch\nfrom pkg.kern import copy\n\n\ndef test_copy():\n"
+    "    x = torch.arange(4096, dtype=torch.float32)\n    assert torch.equal(copy(x), x)\n"
+)
 
 
 @pytest.mark.slow
@@ -199,7 +214,7 @@ def test_the_loop_remedies_a_launch_only_the_replay_sees(tmp_path):
 
 # ---------------------------------------------------------------- the agent takes the leftovers
 
-PTX_MODULE = '''import triton
+PTX_MODULE = """import triton
 import triton.language as tl
 
 
@@ -209,10 +224,12 @@ def brev_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + offsets)
     y = tl.inline_asm_elementwise("brev.b32 $0, $1;", "=r,r", [x], dtype=tl.int32, is_pure=True, pack=1)
     tl.store(y_ptr + offsets, y)
-'''
-PTX_REPLY = ("Reverse the bits with portable integer ops.\npkg/ptx.py\n<<<<<<< SEARCH\n"
-             '    y = tl.inline_asm_elementwise("brev.b32 $0, $1;", "=r,r", [x], dtype=tl.int32, is_pure=True, pack=1)\n'
-             "=======\n    y = x  # placeholder the stub model proposes\n>>>>>>> REPLACE\n")
+"""
+PTX_REPLY = (
+    "Reverse the bits with portable integer ops.\npkg/ptx.py\n<<<<<<< SEARCH\n"
+    '    y = tl.inline_asm_elementwise("brev.b32 $0, $1;", "=r,r", [x], dtype=tl.int32, is_pure=True, pack=1)\n'
+    "=======\n    y = x  # placeholder the stub model proposes\n>>>>>>> REPLACE\n"
+)
 
 
 def test_a_ptx_op_no_codemod_knows_goes_to_the_agent(tmp_path, monkeypatch, capsys):
@@ -221,8 +238,23 @@ def test_a_ptx_op_no_codemod_knows_goes_to_the_agent(tmp_path, monkeypatch, caps
         monkeypatch.setenv("PORTER_AGENT_MODEL", "stub-model")
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-        main(["rewrite", str(repo), "--target", "mi350x", "--out", str(tmp_path / "out"), "--select", "PT109",
-              "--no-verify", "--agent", "openai", "--format", "json"])
+        main(
+            [
+                "rewrite",
+                str(repo),
+                "--target",
+                "mi350x",
+                "--out",
+                str(tmp_path / "out"),
+                "--select",
+                "PT109",
+                "--no-verify",
+                "--agent",
+                "openai",
+                "--format",
+                "json",
+            ]
+        )
     assert len(server.requests) == 1
     prompt = json.dumps(server.requests[0])
     # the planner hands a declined op to the model as soon as the codemod declines it (in the first round)
@@ -239,15 +271,19 @@ def test_porter_verify_shows_runtime_findings_in_every_format(tmp_path, capsys):
     payload = json.loads(capsys.readouterr().out)
     (finding,) = payload["runtime_findings"]
     launch = next(i for i, line in enumerate(KERNEL_MODULE.splitlines(), 1) if "copy_kernel[" in line)
-    assert (finding["rule"], finding["path"], finding["line"], finding["provenance"]) == \
-        ("PT906", "pkg/kern.py", launch, "runtime")
+    assert (finding["rule"], finding["path"], finding["line"], finding["provenance"]) == (
+        "PT906",
+        "pkg/kern.py",
+        launch,
+        "runtime",
+    )
     assert "2048 threads" in finding["message"]
     assert main(["verify", str(repo), "--target", "mi350x"]) == 1
     text = capsys.readouterr().out
     assert "runtime findings (1)" in text and f"pkg/kern.py:{launch} PT906" in text
 
 
-HARDWARE = '''\
+HARDWARE = """\
 import torch
 
 
@@ -258,7 +294,7 @@ def check_cuda_build():
 
 def describe():
     return f"built with CUDA {torch.version.cuda}"
-'''
+"""
 
 
 def test_an_opt_in_finding_on_the_line_that_failed_on_the_target_is_reported(tmp_path):
@@ -271,8 +307,10 @@ def test_an_opt_in_finding_on_the_line_that_failed_on_the_target_is_reported(tmp
 
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "hardware.py").write_text(HARDWARE, encoding="utf-8")
-    trace = ("pkg/__init__.py:3: in <module>\npkg/hardware.py:6: in check_cuda_build\n"
-             "E   RuntimeError: needs a CUDA build of PyTorch\n")
+    trace = (
+        "pkg/__init__.py:3: in <module>\npkg/hardware.py:6: in check_cuda_build\n"
+        "E   RuntimeError: needs a CUDA build of PyTorch\n"
+    )
     run = TestRun(command=["pytest"], errors=["tests/test_ops.py"], output_tail=trace)
     settings = RewriteSettings(target=get_target("mi350x"), config=PorterConfig())
     [finding] = confirmed_opt_in_findings(tmp_path, Verdict("baseline", False, tests=run), settings, [])
@@ -293,8 +331,17 @@ def test_an_lds_overflow_seen_only_under_an_unverified_patch_becomes_a_finding_a
     before = "import triton\n\n\ndef run():\n    kernel[grid](x)\n"
     after = "import triton\nfrom pkg import _porter_shim as porter_shim\n\n\ndef run():\n    kernel[grid](x)\n"
     patch = Patch("0002-PT114", "shim", ["PT114"], "t", "r", [FileEdit("pkg/mm.py", before, after)])
-    over = CompileRecord("kernel", {"BLOCK_K": 64, "num_stages": 3}, "gfx950", True, lds_bytes=196608,
-                         lds_limit=163840, source="pkg/mm.py", launch_site="pkg/mm.py:6", kernel_line=6)
+    over = CompileRecord(
+        "kernel",
+        {"BLOCK_K": 64, "num_stages": 3},
+        "gfx950",
+        True,
+        lds_bytes=196608,
+        lds_limit=163840,
+        source="pkg/mm.py",
+        launch_site="pkg/mm.py:6",
+        kernel_line=6,
+    )
     unverified = Verdict("0002-PT114", False, compiles=[over], state="unverified")
     plan = Plan(target=target, patches=[patch])
     [finding] = limits_seen_unverified(Path("/nonexistent"), plan, Verification([unverified]), target)

@@ -15,8 +15,23 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.mark.slow
 def test_plan_writes_md_json_png(tmp_path, capsys):
     out = tmp_path / "report"
-    assert main(["plan", str(ROOT / "fixtures" / "dlrm.yaml"), "--from", "b200", "--to", "mi350x",
-                 "--out", str(out), "--format", "json"]) == 0
+    assert (
+        main(
+            [
+                "plan",
+                str(ROOT / "fixtures" / "dlrm.yaml"),
+                "--from",
+                "b200",
+                "--to",
+                "mi350x",
+                "--out",
+                str(out),
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     printed = json.loads(capsys.readouterr().out)
     stored = json.loads((out / "plan.json").read_text())
     assert printed == stored
@@ -42,8 +57,10 @@ def test_extract_writes_model_yaml(tmp_path):
 
 def test_bad_input_exits_2_with_file_and_field(tmp_path, capsys):
     bad = tmp_path / "bad.yaml"
-    bad.write_text("gpus: 1\nbatch_size_per_gpu: 8\ndense: {num_dense_features: 1, bottom_mlp: [4], top_mlp: [1]}\n"
-                   "tables: [{name: a, rows: 10, dim: 4, sharding: diagonal}]\n")
+    bad.write_text(
+        "gpus: 1\nbatch_size_per_gpu: 8\ndense: {num_dense_features: 1, bottom_mlp: [4], top_mlp: [1]}\n"
+        "tables: [{name: a, rows: 10, dim: 4, sharding: diagonal}]\n"
+    )
     assert main(["plan", str(bad)]) == 2
     err = capsys.readouterr().err
     assert str(bad) in err and "tables[0] (a).sharding" in err
@@ -84,7 +101,7 @@ def test_chart_totals_and_labels_agree_with_the_tables():
 
     plan = co_design(load_model(ROOT / "fixtures" / "dlrm.yaml"), get_target("b200"), get_target("mi350x"))
     rows = chart_rows(plan)
-    recipes = [line.split(" | ") for line in to_markdown(plan).splitlines() if line.startswith("| ")][1:len(rows) + 2]
+    recipes = [line.split(" | ") for line in to_markdown(plan).splitlines() if line.startswith("| ")][1 : len(rows) + 2]
     tables = {cells[0].lstrip("| "): cells for cells in recipes}
     for e, memory, step in zip(rows, bar_totals(rows, "memory"), bar_totals(rows, "step")):
         assert step == f"{tables[e.label][4]} ms" and memory == f"{tables[e.label][6]} GB"  # the recipes table's

@@ -56,15 +56,17 @@ def test_linear_chains_fp8_and_argparse(tmp_path):
         "        self.top = nn.Sequential(nn.Linear(80, 32), nn.Linear(32, 1))\n"
         "SCALE_DTYPE = torch.float8_e4m3fn\n"
         "p = argparse.ArgumentParser()\n"
-        "p.add_argument('--batch_size', type=int, default=2048)\n")
+        "p.add_argument('--batch_size', type=int, default=2048)\n"
+    )
     text, data = draft_of(tmp_path)
     assert data["batch_size_per_gpu"] == 2048
     assert data["matmul_precision"] == "fp32"
     assert data["fp8"] is True and "float8_e4m3fn" in text
     assert data["dense"]["bottom_mlp"] == [256, 64] and data["dense"]["top_mlp"] == [32, 1]
     assert data["dense"]["num_dense_features"] == 16
-    assert data["tables"] == [{"name": "emb", "rows": None, "dim": 64, "pooling": None, "placement": "hbm",
-                               "sharding": "auto"}]
+    assert data["tables"] == [
+        {"name": "emb", "rows": None, "dim": 64, "pooling": None, "placement": "hbm", "sharding": "auto"}
+    ]
 
 
 def test_tf32_switch_through_a_from_import(tmp_path):

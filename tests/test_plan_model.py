@@ -16,7 +16,10 @@ from porter.targets import get_target
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 TINY = {
-    "name": "tiny", "gpus": 1, "batch_size_per_gpu": 100, "activation_dtype": "fp32",
+    "name": "tiny",
+    "gpus": 1,
+    "batch_size_per_gpu": 100,
+    "activation_dtype": "fp32",
     "optimizer": {"dense": "adam", "embedding": "rowwise_adagrad"},
     "dense": {"num_dense_features": 4, "bottom_mlp": [4], "top_mlp": [2, 1], "interaction": "dot"},
     "tables": [
@@ -68,8 +71,12 @@ def test_memory_breakdown_by_hand():
 
 
 def test_uvm_and_host_placement_leave_hbm():
-    model = tiny(tables=[{"name": "a", "rows": 1000, "dim": 4, "placement": "uvm", "cache_fraction": 0.25},
-                         {"name": "b", "rows": 10, "dim": 4, "placement": "host"}])
+    model = tiny(
+        tables=[
+            {"name": "a", "rows": 1000, "dim": 4, "placement": "uvm", "cache_fraction": 0.25},
+            {"name": "b", "rows": 10, "dim": 4, "placement": "host"},
+        ]
+    )
     e = evaluate(model, get_target("mi350x"))
     assert e.memory.embeddings == pytest.approx(0.25 * 20000)
     assert e.memory.host_embeddings == pytest.approx(0.75 * 20000 + 200)
@@ -80,8 +87,9 @@ def test_sharder_kinds_and_balance():
     big = {"name": "big", "rows": 200 * gb // 516, "dim": 128}  # ~200 GB with rowwise adagrad
     mids = [{"name": f"m{i}", "rows": 10 * gb // 516, "dim": 128} for i in range(4)]
     small = {"name": "small", "rows": 1000, "dim": 128}
-    model = tiny(gpus=4, tables=[big, *mids, small],
-                 dense={"num_dense_features": 4, "bottom_mlp": [128], "top_mlp": [2, 1]})
+    model = tiny(
+        gpus=4, tables=[big, *mids, small], dense={"num_dense_features": 4, "bottom_mlp": [128], "top_mlp": [2, 1]}
+    )
     plan = shard(model, 4, table_budget=1e12)
     kinds = {s.table.name: s.kind for s in plan.shards}
     assert kinds["big"] == "row_wise" and kinds["small"] == "data_parallel"
@@ -100,31 +108,63 @@ def test_sharder_spills_what_does_not_fit_to_uvm():
 
 
 def test_column_wise_splits_dims():
-    model = tiny(gpus=4, tables=[{"name": "a", "rows": 1000, "dim": 4, "sharding": "column_wise", "shards": 2},
-                                 {"name": "b", "rows": 10, "dim": 4}])
+    model = tiny(
+        gpus=4,
+        tables=[
+            {"name": "a", "rows": 1000, "dim": 4, "sharding": "column_wise", "shards": 2},
+            {"name": "b", "rows": 10, "dim": 4},
+        ],
+    )
     plan = shard(model, 4, table_budget=1e12)
     pieces = [s for s in plan.shards if s.table.name == "a"]
     assert [s.dim for s in pieces] == [2, 2] and len({s.gpu for s in pieces}) == 2
 
 
-@pytest.mark.parametrize("text, field", [
-    ("gpus: 1\nbatch_size_per_gpu: 8\ndense: {num_dense_features: 1, bottom_mlp: [4], top_mlp: [1]}\n"
-     "tables: [{name: a, rows: 10, dim: 4, placement: ssd}]", "tables[0] (a).placement"),
-    ("gpus: 1\nbatch_size_per_gpu: 8\ndense: {num_dense_features: 1, bottom_mlp: [4], top_mlp: [1]}\n"
-     "tables: [{name: a, dim: 4}]", "tables[0] (a).rows"),
-    ("gpus: 1\nbatch_size_per_gpu: 8\ndense: {num_dense_features: 1, bottom_mlp: [4], top_mlp: [1]}\n"
-     "tables: [{name: a, rows: 10, dim: 4, placement: uvm}]", "tables[0] (a).cache_fraction"),
-    ("gpus: 1\nbatch_size_per_gpu: 8\ndense: {num_dense_features: 1, bottom_mlp: [4], top_mlp: [1]}\n"
-     "tables: [{name: a, rows: 10, dim: 8}]", "tables[0] (a).dim"),
-    ("gpus: 1\nbatch_size_per_gpu: -8\ndense: {num_dense_features: 1, bottom_mlp: [4], top_mlp: [1]}\n"
-     "tables: [{name: a, rows: 10, dim: 4}]", "batch_size_per_gpu"),
-    ("gpus: 1\nbatch_size_per_gpu: 8\ndense: {num_dense_features: 1, bottom_mlp: [4, x], top_mlp: [1]}\n"
-     "tables: [{name: a, rows: 10, dim: 4}]", "dense.bottom_mlp"),
-    ("gpus: 1\nbatch_size_per_gpu: 8\nbatchsize: 3\ndense: {num_dense_features: 1, bottom_mlp: [4], top_mlp: [1]}\n"
-     "tables: [{name: a, rows: 10, dim: 4}]", "batchsize"),
-    ("gpus: 1\nbatch_size_per_gpu: 8\nmatmul_precision: tf64\ndense: {num_dense_features: 1, bottom_mlp: [4], top_mlp: [1]}\n"
-     "tables: [{name: a, rows: 10, dim: 4}]", "matmul_precision"),
-])
+@pytest.mark.parametrize(
+    "text, field",
+    [
+        (
+            "gpus: 1\nbatch_size_per_gpu: 8\ndense: {num_dense_features: 1, bottom_mlp: [4], top_mlp: [1]}\n"
+            "tables: [{name: a, rows: 10, dim: 4, placement: ssd}]",
+            "tables[0] (a).placement",
+        ),
+        (
+            "gpus: 1\nbatch_size_per_gpu: 8\ndense: {num_dense_features: 1, bottom_mlp: [4], top_mlp: [1]}\n"
+            "tables: [{name: a, dim: 4}]",
+            "tables[0] (a).rows",
+        ),
+        (
+            "gpus: 1\nbatch_size_per_gpu: 8\ndense: {num_dense_features: 1, bottom_mlp: [4], top_mlp: [1]}\n"
+            "tables: [{name: a, rows: 10, dim: 4, placement: uvm}]",
+            "tables[0] (a).cache_fraction",
+        ),
+        (
+            "gpus: 1\nbatch_size_per_gpu: 8\ndense: {num_dense_features: 1, bottom_mlp: [4], top_mlp: [1]}\n"
+            "tables: [{name: a, rows: 10, dim: 8}]",
+            "tables[0] (a).dim",
+        ),
+        (
+            "gpus: 1\nbatch_size_per_gpu: -8\ndense: {num_dense_features: 1, bottom_mlp: [4], top_mlp: [1]}\n"
+            "tables: [{name: a, rows: 10, dim: 4}]",
+            "batch_size_per_gpu",
+        ),
+        (
+            "gpus: 1\nbatch_size_per_gpu: 8\ndense: {num_dense_features: 1, bottom_mlp: [4, x], top_mlp: [1]}\n"
+            "tables: [{name: a, rows: 10, dim: 4}]",
+            "dense.bottom_mlp",
+        ),
+        (
+            "gpus: 1\nbatch_size_per_gpu: 8\nbatchsize: 3\ndense: {num_dense_features: 1, bottom_mlp: [4], top_mlp: [1]}\n"
+            "tables: [{name: a, rows: 10, dim: 4}]",
+            "batchsize",
+        ),
+        (
+            "gpus: 1\nbatch_size_per_gpu: 8\nmatmul_precision: tf64\ndense: {num_dense_features: 1, bottom_mlp: [4], top_mlp: [1]}\n"
+            "tables: [{name: a, rows: 10, dim: 4}]",
+            "matmul_precision",
+        ),
+    ],
+)
 def test_validation_errors_name_file_and_field(tmp_path, text, field):
     path = write(tmp_path, text)
     with pytest.raises(ConfigError) as error:

@@ -33,12 +33,16 @@ def test_bf16x3_costs_three_bf16_products_when_compute_bound():
 def test_memory_bound_gemm_priced_by_bytes():
     mi350x = get_target("mi350x")
     m, n, k = 65536, 1, 256
-    assert gemm_ms(mi350x, "bf16", m, n, k) == pytest.approx((m * k + k * n + m * n) * 2 / (mi350x.hbm_gbps * 1e9) * 1e3)
+    assert gemm_ms(mi350x, "bf16", m, n, k) == pytest.approx(
+        (m * k + k * n + m * n) * 2 / (mi350x.hbm_gbps * 1e9) * 1e3
+    )
 
 
 def test_direct_port_of_tf32_recipe_is_slower_on_mi350x_gemms():
-    model = tiny(batch_size_per_gpu=8192, dense={"num_dense_features": 16, "bottom_mlp": [512, 256, 4],
-                                                  "top_mlp": [1024, 1024, 1]})
+    model = tiny(
+        batch_size_per_gpu=8192,
+        dense={"num_dense_features": 16, "bottom_mlp": [512, 256, 4], "top_mlp": [1024, 1024, 1]},
+    )
     mi350x, b200 = get_target("mi350x"), get_target("b200")
     fp32 = dense_gemm_ms(model, mi350x, plan_constants(mi350x))[0]
     bf16x3 = dense_gemm_ms(model.replace(tf32_fallback="bf16x3"), mi350x, plan_constants(mi350x))[0]
@@ -58,9 +62,13 @@ def test_step_components_add_up_and_scale_with_batch():
 
 def test_uvm_misses_cost_host_link_time():
     base = tiny(batch_size_per_gpu=8192)
-    uvm = tiny(batch_size_per_gpu=8192, tables=[
-        {"name": "a", "rows": 1000, "dim": 4, "pooling": 2, "placement": "uvm", "cache_fraction": 0.5},
-        {"name": "b", "rows": 10, "dim": 4, "optimizer": "adam"}])
+    uvm = tiny(
+        batch_size_per_gpu=8192,
+        tables=[
+            {"name": "a", "rows": 1000, "dim": 4, "pooling": 2, "placement": "uvm", "cache_fraction": 0.5},
+            {"name": "b", "rows": 10, "dim": 4, "optimizer": "adam"},
+        ],
+    )
     target = get_target("b200")
     assert evaluate(base, target).step.embedding_uvm == 0
     assert evaluate(uvm, target).step.embedding_uvm > 0
@@ -77,10 +85,12 @@ def test_interconnect_bandwidth_from_specs():
 def test_all_to_all_grows_with_row_wise_shards():
     tables = [{"name": f"t{i}", "rows": 10**6, "dim": 4} for i in range(4)]
     dense = {"num_dense_features": 4, "bottom_mlp": [4], "top_mlp": [2, 1]}
-    table_wise = tiny(gpus=4, batch_size_per_gpu=8192, dense=dense,
-                      tables=[{**t, "sharding": "table_wise"} for t in tables])
-    row_wise = tiny(gpus=4, batch_size_per_gpu=8192, dense=dense,
-                    tables=[{**t, "sharding": "row_wise"} for t in tables])
+    table_wise = tiny(
+        gpus=4, batch_size_per_gpu=8192, dense=dense, tables=[{**t, "sharding": "table_wise"} for t in tables]
+    )
+    row_wise = tiny(
+        gpus=4, batch_size_per_gpu=8192, dense=dense, tables=[{**t, "sharding": "row_wise"} for t in tables]
+    )
     target = get_target("mi350x")
     assert evaluate(row_wise, target).step.all_to_all > 2 * evaluate(table_wise, target).step.all_to_all > 0
 
@@ -105,4 +115,5 @@ def test_narrow_output_gemms_are_priced_with_split_k():
     assert split > operand_bytes / (mi350x.hbm_gbps * 1e9) * 1e3  # still slower than reading the operands
     # an output that fills the device keeps the plain kernel's price
     assert gemm_ms(mi350x, "bf16", 8192, 8192, 1024, source="tune") == pytest.approx(
-        predict_gemm_ms(mi350x, "bf16", 8192, 8192, 1024))
+        predict_gemm_ms(mi350x, "bf16", 8192, 8192, 1024)
+    )

@@ -52,8 +52,19 @@ def maybe_skip():
 
 
 def finding(rule: str, path: str, line: int, fix: str = "codemod", **kwargs) -> Finding:
-    return Finding(rule=rule, name=rule.lower(), severity="error", path=path, line=line, column=1, end_line=line,
-                   end_column=80, message=f"{rule} here", fix=fix, **kwargs)
+    return Finding(
+        rule=rule,
+        name=rule.lower(),
+        severity="error",
+        path=path,
+        line=line,
+        column=1,
+        end_line=line,
+        end_column=80,
+        message=f"{rule} here",
+        fix=fix,
+        **kwargs,
+    )
 
 
 def write(root: Path, files: dict[str, str]) -> Path:
@@ -64,25 +75,41 @@ def write(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-@pytest.mark.parametrize("path, expected", [
-    ("tests/test_x.py", True), ("pkg/tests/helpers.py", True), ("conftest.py", True), ("src/pkg/x_test.py", True),
-    ("src/pkg/testing_utils.py", False), ("src/pkg/kernels.py", False), ("test_data.json", False),
-])
+@pytest.mark.parametrize(
+    "path, expected",
+    [
+        ("tests/test_x.py", True),
+        ("pkg/tests/helpers.py", True),
+        ("conftest.py", True),
+        ("src/pkg/x_test.py", True),
+        ("src/pkg/testing_utils.py", False),
+        ("src/pkg/kernels.py", False),
+        ("test_data.json", False),
+    ],
+)
 def test_test_paths(path, expected):
     assert is_test_path(path) is expected
 
 
 def test_findings_in_tests_are_reported_not_patched(tmp_path):
     root = write(tmp_path, {"tests/test_hw.py": TEST_MODULE, "pkg/__init__.py": "", "pkg/helpers.py": HELPERS})
-    findings = [finding("PT202", "tests/test_hw.py", 6), finding("PT116", "tests/test_hw.py", 13),
-                finding("PT202", "pkg/helpers.py", 5), finding("PT202", "pkg/helpers.py", 13),
-                finding("PT116", "pkg/helpers.py", 9)]
+    findings = [
+        finding("PT202", "tests/test_hw.py", 6),
+        finding("PT116", "tests/test_hw.py", 13),
+        finding("PT202", "pkg/helpers.py", 5),
+        finding("PT202", "pkg/helpers.py", 13),
+        finding("PT116", "pkg/helpers.py", 9),
+    ]
     plan = plan_patches(root, findings, TARGET)
     touched = {path for patch in plan.patches for path in patch.paths}
     assert "tests/test_hw.py" not in touched
     reviewed = {(item.finding.path, item.finding.line): item for item in plan.needs_review}
     assert {key for key, item in reviewed.items() if item.kind == "test"} == {
-        ("tests/test_hw.py", 6), ("tests/test_hw.py", 13), ("pkg/helpers.py", 5), ("pkg/helpers.py", 13)}
+        ("tests/test_hw.py", 6),
+        ("tests/test_hw.py", 13),
+        ("pkg/helpers.py", 5),
+        ("pkg/helpers.py", 13),
+    }
     assert "a mock (monkeypatch.setattr)" in reviewed[("pkg/helpers.py", 5)].reason
     assert "a skip condition" in reviewed[("pkg/helpers.py", 13)].reason
     assert "patch_tests = true" in reviewed[("tests/test_hw.py", 13)].reason
@@ -122,18 +149,29 @@ def launch(kernel, x):
 
 
 def test_one_shim_per_package_src_layout_and_namespace_packages(tmp_path):
-    root = write(tmp_path, {
-        "pyproject.toml": '[project]\nname = "alpha"\n[tool.setuptools.packages.find]\nwhere = ["src"]\n',
-        "src/alpha/__init__.py": "", "src/alpha/ops/__init__.py": "", "src/alpha/ops/k.py": LAUNCH,
-        "src/beta/__init__.py": "", "src/beta/k.py": LAUNCH,
-        "src/acme/kernels/__init__.py": "", "src/acme/kernels/k.py": LAUNCH,  # acme: a namespace package
-        "src/acme/loose/k.py": LAUNCH,  # a namespace package's own module
-    })
+    root = write(
+        tmp_path,
+        {
+            "pyproject.toml": '[project]\nname = "alpha"\n[tool.setuptools.packages.find]\nwhere = ["src"]\n',
+            "src/alpha/__init__.py": "",
+            "src/alpha/ops/__init__.py": "",
+            "src/alpha/ops/k.py": LAUNCH,
+            "src/beta/__init__.py": "",
+            "src/beta/k.py": LAUNCH,
+            "src/acme/kernels/__init__.py": "",
+            "src/acme/kernels/k.py": LAUNCH,  # acme: a namespace package
+            "src/acme/loose/k.py": LAUNCH,  # a namespace package's own module
+        },
+    )
     paths = ["src/alpha/ops/k.py", "src/beta/k.py", "src/acme/kernels/k.py", "src/acme/loose/k.py"]
     plan = plan_patches(root, [finding("PT101", path, 5) for path in paths], TARGET)
     shims = sorted(p.paths[0] for p in plan.patches if p.kind == "shim" and not p.rules)
-    assert shims == ["src/acme/kernels/_porter_shim.py", "src/acme/loose/_porter_shim.py",
-                     "src/alpha/_porter_shim.py", "src/beta/_porter_shim.py"]
+    assert shims == [
+        "src/acme/kernels/_porter_shim.py",
+        "src/acme/loose/_porter_shim.py",
+        "src/alpha/_porter_shim.py",
+        "src/beta/_porter_shim.py",
+    ]
     imports = {p.paths[0]: p.edits[0].after for p in plan.patches if p.rules}
     assert "from alpha import _porter_shim as porter_shim" in imports["src/alpha/ops/k.py"]
     assert "from beta import _porter_shim as porter_shim" in imports["src/beta/k.py"]
@@ -144,10 +182,22 @@ def test_one_shim_per_package_src_layout_and_namespace_packages(tmp_path):
 
 
 def test_a_configured_shim_module_is_shared(tmp_path):
-    root = write(tmp_path, {"src/alpha/__init__.py": "", "src/alpha/k.py": LAUNCH, "src/beta/__init__.py": "",
-                            "src/beta/k.py": LAUNCH, "src/common/__init__.py": ""})
-    plan = plan_patches(root, [finding("PT101", p, 5) for p in ("src/alpha/k.py", "src/beta/k.py")], TARGET,
-                        PlanOptions(shim_module="common.gpu"))
+    root = write(
+        tmp_path,
+        {
+            "src/alpha/__init__.py": "",
+            "src/alpha/k.py": LAUNCH,
+            "src/beta/__init__.py": "",
+            "src/beta/k.py": LAUNCH,
+            "src/common/__init__.py": "",
+        },
+    )
+    plan = plan_patches(
+        root,
+        [finding("PT101", p, 5) for p in ("src/alpha/k.py", "src/beta/k.py")],
+        TARGET,
+        PlanOptions(shim_module="common.gpu"),
+    )
     assert [p.paths for p in plan.patches if not p.rules] == [["src/common/gpu.py"]]
     assert all("from common import gpu as porter_shim" in p.edits[0].after for p in plan.patches if p.rules)
 
@@ -159,8 +209,14 @@ def test_an_agent_patch_that_imports_the_shim_depends_on_it(tmp_path):
     statement = "from alpha import _porter_shim as porter_shim"
 
     def agent(findings, text, target):
-        return Patch(id="", kind="agent", rules=[findings[0].rule], title="agent", rationale="",
-                     edits=[FileEdit("src/alpha/k.py", text, f"{statement}\nx = porter_shim.WARP_SIZE\n")])
+        return Patch(
+            id="",
+            kind="agent",
+            rules=[findings[0].rule],
+            title="agent",
+            rationale="",
+            edits=[FileEdit("src/alpha/k.py", text, f"{statement}\nx = porter_shim.WARP_SIZE\n")],
+        )
 
     plan = plan_patches(root, [finding("PT109", "src/alpha/k.py", 1)], TARGET, PlanOptions(agent=agent))
     shim, answer = plan.patches

@@ -28,7 +28,7 @@ def _load_ports():
 
 ports = _load_ports()
 
-BEFORE = '''import triton
+BEFORE = """import triton
 import triton.language as tl
 
 
@@ -43,9 +43,9 @@ def scale(x, n):
     scale_kernel[(triton.cdiv(n, block),)](x, n, BLOCK=block, num_warps=32)
     total = n * 2
     return total
-'''
+"""
 
-AFTER = '''import torch
+AFTER = """import torch
 import triton
 import triton.language as tl
 
@@ -65,7 +65,7 @@ def scale(x, n):
     scale_kernel[(triton.cdiv(n, block),)](x, n, BLOCK=block, num_warps=16)
     doubled = n * 2
     return doubled
-'''
+"""
 
 
 @pytest.fixture()
@@ -102,11 +102,26 @@ def test_real_scan_scores_the_launch_as_found_and_the_rename_as_missed(synthetic
 
 
 def test_a_finding_at_a_value_flow_origin_counts_on_that_line():
-    hit = ports.to_hit({"rule": "PT101", "severity": "error", "path": "a.py", "line": 40, "end_line": 40,
-                        "data": {"origins": [{"value": 32, "line": 12, "end_line": 12}]}})
+    hit = ports.to_hit(
+        {
+            "rule": "PT101",
+            "severity": "error",
+            "path": "a.py",
+            "line": 40,
+            "end_line": 40,
+            "data": {"origins": [{"value": 32, "line": 12, "end_line": 12}]},
+        }
+    )
     assert 12 in hit.lines and 40 in hit.lines
-    other_file = ports.to_hit({"rule": "PT101", "severity": "error", "path": "a.py", "line": 40,
-                              "data": {"origins": [{"path": "b.py", "line": 12}]}})
+    other_file = ports.to_hit(
+        {
+            "rule": "PT101",
+            "severity": "error",
+            "path": "a.py",
+            "line": 40,
+            "data": {"origins": [{"path": "b.py", "line": 12}]},
+        }
+    )
     assert 12 not in other_file.lines
 
 

@@ -102,16 +102,19 @@ def test_predicates_are_read_from_their_definitions_not_their_names():
     assert reach(files, "pkg/ops.py", "runs_on_rocm_too")[0] == "nvidia_only"
 
 
-@pytest.mark.parametrize("test, expected", [
-    ("IS_NVIDIA", "nvidia_only"),  # Triton's active backend
-    ("not IS_NVIDIA", "target"),
-    ("is_cdna()", "target"),  # derived from is_hip() and the target's arch
-    ("_is_hip", "target"),
-    ('DEVICE_TYPE in ("hip", "xpu")', "target"),
-    ('DEVICE_TYPE == "cuda"', "nvidia_only"),
-    ("use_tma", "nvidia_only"),  # use_tma = _check_tma_support() = IS_NVIDIA and cap >= 9
-    ("IS_TF32_SUPPORTED", "nvidia_only"),
-])
+@pytest.mark.parametrize(
+    "test, expected",
+    [
+        ("IS_NVIDIA", "nvidia_only"),  # Triton's active backend
+        ("not IS_NVIDIA", "target"),
+        ("is_cdna()", "target"),  # derived from is_hip() and the target's arch
+        ("_is_hip", "target"),
+        ('DEVICE_TYPE in ("hip", "xpu")', "target"),
+        ('DEVICE_TYPE == "cuda"', "nvidia_only"),
+        ("use_tma", "nvidia_only"),  # use_tma = _check_tma_support() = IS_NVIDIA and cap >= 9
+        ("IS_TF32_SUPPORTED", "nvidia_only"),
+    ],
+)
 def test_derived_flags_and_predicates(test, expected):
     files = ops(f"""
         from pkg.utils import IS_NVIDIA, is_cdna, _is_hip, DEVICE_TYPE, use_tma, IS_TF32_SUPPORTED
@@ -134,7 +137,8 @@ def test_device_properties_decide_per_target():
 
 
 def test_platform_objects_of_an_uninstalled_layer():
-    files = {"pkg/ops.py": textwrap.dedent("""
+    files = {
+        "pkg/ops.py": textwrap.dedent("""
         from vllm.platforms import current_platform
         def f():
             if current_platform.is_rocm():
@@ -145,7 +149,8 @@ def test_platform_objects_of_an_uninstalled_layer():
                 alike = 1
             x = 1 if current_platform.has_device_capability(90) else 2
             y = hopper_only() if current_platform.is_device_capability(90) else 3
-    """)}
+    """)
+    }
     assert reach(files, "pkg/ops.py", "rocm")[0] == "target"
     assert reach(files, "pkg/ops.py", "cuda = 1")[0] == "nvidia_only"
     assert reach(files, "pkg/ops.py", "alike")[0] == "target"  # CUDA or ROCm
@@ -178,7 +183,8 @@ def test_early_return_and_assert_leave_the_rest_of_the_block():
 
 
 def test_capability_is_bound_per_function():
-    files = {"pkg/ops.py": textwrap.dedent("""
+    files = {
+        "pkg/ops.py": textwrap.dedent("""
         import torch
         def from_arch(arch: str):
             major = int(arch[3])
@@ -189,18 +195,21 @@ def test_capability_is_bound_per_function():
             major, minor = torch.cuda.get_device_capability()
             if major >= 10:
                 blackwell = 1
-    """)}
+    """)
+    }
     assert reach(files, "pkg/ops.py", "parsed")[0] == "target"  # runtime data, not the CUDA capability
     assert reach(files, "pkg/ops.py", "blackwell")[0] == "nvidia_only"  # 9 >= 10 is false on gfx942
 
 
 def test_undecided_platform_test_is_unknown():
-    files = {"pkg/ops.py": textwrap.dedent("""
+    files = {
+        "pkg/ops.py": textwrap.dedent("""
         import torch
         def f():
             if torch.cuda.get_device_name().startswith("NVIDIA H100"):
                 by_name = 1
-    """)}
+    """)
+    }
     verdict, why = reach(files, "pkg/ops.py", "by_name")
     assert verdict == "unknown" and "get_device_name" in why
 
@@ -301,7 +310,10 @@ def test_module_written_in_gluons_hopper_dialect_is_nvidia_only():
 
 
 def test_user_statements():
-    files = {"mypkg/__init__.py": "", "mypkg/utils.py": "def is_cuda():\n    return read_env()\n", "mypkg/ops.py": textwrap.dedent("""
+    files = {
+        "mypkg/__init__.py": "",
+        "mypkg/utils.py": "def is_cuda():\n    return read_env()\n",
+        "mypkg/ops.py": textwrap.dedent("""
         from mypkg.utils import is_cuda
         from mypkg.flags import FAST_PATH
         def f():
@@ -309,13 +321,15 @@ def test_user_statements():
                 stated = 1
             if FAST_PATH:
                 rocm_stated = 1
-    """)}
+    """),
+    }
     assert reach(files, "mypkg/ops.py", "stated")[0] == "nvidia_only"  # undecided by its body: read by name
     files["mypkg/ops.py"] = files["mypkg/ops.py"].replace("is_cuda", "fancy_check")
     files["mypkg/utils.py"] = "def fancy_check():\n    return read_env()\n"
     assert reach(files, "mypkg/ops.py", "stated")[0] == "target"  # nothing says it is about the platform
-    stated = ReachStatements(nvidia_only=("mypkg.utils.fancy_check",), rocm_only=("FAST_PATH",),
-                             nvidia_only_paths=("mypkg/cuda_kernels/*",))
+    stated = ReachStatements(
+        nvidia_only=("mypkg.utils.fancy_check",), rocm_only=("FAST_PATH",), nvidia_only_paths=("mypkg/cuda_kernels/*",)
+    )
     assert reach(files, "mypkg/ops.py", "stated", statements=stated)[0] == "nvidia_only"
     assert reach(files, "mypkg/ops.py", "rocm_stated", statements=stated)[0] == "target"
     files["mypkg/cuda_kernels/k.py"] = "def f():\n    in_path = 1\n"
@@ -326,7 +340,8 @@ def test_user_statements():
 def test_config_keys(tmp_path):
     (tmp_path / "pyproject.toml").write_text(
         '[tool.porter]\nnvidia_only = ["mypkg.utils.is_cuda", "IS_NVIDIA"]\nrocm_only = "mypkg.utils.on_amd"\n'
-        'nvidia_only_paths = ["mypkg/_nvidia/*"]\n')
+        'nvidia_only_paths = ["mypkg/_nvidia/*"]\n'
+    )
     config = load_config(tmp_path)
     assert config.nvidia_only == ("mypkg.utils.is_cuda", "IS_NVIDIA")
     assert config.rocm_only == ("mypkg.utils.on_amd",)
@@ -340,14 +355,20 @@ def test_config_keys(tmp_path):
 
 
 def test_reexports_resolve_through_the_project():
-    built, _ = project({
-        "pkg/__init__.py": "",
-        "pkg/triton_utils/__init__.py": "from pkg.triton_utils.importing import HAS_TRITON\nif HAS_TRITON:\n    import triton\n    import triton.language as tl\n",
-        "pkg/triton_utils/importing.py": "HAS_TRITON = True\n",
-        "pkg/layers/ops.py": "from pkg.triton_utils import tl, triton\nfrom ..triton_utils import tl as tl2\nfrom pkg.triton_utils.importing import HAS_TRITON\n",
-        "pkg/other.py": "from .triton_utils import triton as tr\n",
-    })
-    assert built.aliases_for("pkg/layers/ops.py") == {"tl": "triton.language", "triton": "triton", "tl2": "triton.language"}
+    built, _ = project(
+        {
+            "pkg/__init__.py": "",
+            "pkg/triton_utils/__init__.py": "from pkg.triton_utils.importing import HAS_TRITON\nif HAS_TRITON:\n    import triton\n    import triton.language as tl\n",
+            "pkg/triton_utils/importing.py": "HAS_TRITON = True\n",
+            "pkg/layers/ops.py": "from pkg.triton_utils import tl, triton\nfrom ..triton_utils import tl as tl2\nfrom pkg.triton_utils.importing import HAS_TRITON\n",
+            "pkg/other.py": "from .triton_utils import triton as tr\n",
+        }
+    )
+    assert built.aliases_for("pkg/layers/ops.py") == {
+        "tl": "triton.language",
+        "triton": "triton",
+        "tl2": "triton.language",
+    }
     assert built.aliases_for("pkg/other.py") == {"tr": "triton"}
 
 
@@ -391,8 +412,14 @@ def write(root: Path, files: dict[str, str]) -> None:
 
 
 def test_triton_rules_see_kernels_through_a_reexport(tmp_path):
-    write(tmp_path, {"pkg/__init__.py": "", "pkg/triton_utils.py": "import triton\nimport triton.language as tl\n",
-                     "pkg/ops.py": MM_KERNEL})
+    write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/triton_utils.py": "import triton\nimport triton.language as tl\n",
+            "pkg/ops.py": MM_KERNEL,
+        },
+    )
     ruleset = load_rules()
     found = scan_tree(tmp_path, "mi300x", ruleset, jobs=1, config=PorterConfig())
     assert {"PT109", "PT103"} <= {f.rule for f in found.findings if f.path == "pkg/ops.py"}  # inline asm, LDS
@@ -403,10 +430,12 @@ def test_triton_rules_see_kernels_through_a_reexport(tmp_path):
 
 
 def test_scan_drops_nvidia_only_findings_and_recomputes_reach_from_cached_facts(tmp_path):
-    write(tmp_path, {
-        "pkg/__init__.py": "",
-        "pkg/utils.py": "import torch\ndef amd_build():\n    return torch.version.hip is not None\n",
-        "pkg/ops.py": """
+    write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/utils.py": "import torch\ndef amd_build():\n    return torch.version.hip is not None\n",
+            "pkg/ops.py": """
             import torch
             from pkg.utils import amd_build
 
@@ -415,7 +444,8 @@ def test_scan_drops_nvidia_only_findings_and_recomputes_reach_from_cached_facts(
                     return torch.cuda.get_device_capability() >= (9, 0)
                 return False
         """,
-    })
+        },
+    )
     ruleset = load_rules()
     first = scan_tree(tmp_path, "mi300x", ruleset, jobs=1, config=PorterConfig())
     assert not [f for f in first.findings if f.path == "pkg/ops.py"]
@@ -431,8 +461,14 @@ def test_scan_drops_nvidia_only_findings_and_recomputes_reach_from_cached_facts(
 def test_cli_exit_code_ignores_unreachable_and_the_flag_shows_them(tmp_path, capsys):
     from porter.cli import main
 
-    write(tmp_path, {"pkg/__init__.py": "", "pkg/backend/_ascend/k.py": KERNEL.replace("pkg.triton_utils", "triton_shim"),
-                     "triton_shim.py": "import triton\nimport triton.language as tl\n"})
+    write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/backend/_ascend/k.py": KERNEL.replace("pkg.triton_utils", "triton_shim"),
+            "triton_shim.py": "import triton\nimport triton.language as tl\n",
+        },
+    )
     args = ["scan", str(tmp_path), "--target", "mi300x", "--format", "json", "--no-cache", "--fail-on", "info"]
     assert main(args) == 0
     assert json.loads(capsys.readouterr().out)["findings"] == []
@@ -444,8 +480,15 @@ def test_cli_exit_code_ignores_unreachable_and_the_flag_shows_them(tmp_path, cap
 def test_kernel_inventory_lists_kernels_defined_through_a_reexport(tmp_path):
     from porter.analyze.scan import kernel_inventory
 
-    write(tmp_path, {"pkg/__init__.py": "", "pkg/triton_utils.py": "import triton\nimport triton.language as tl\n",
-                     "pkg/ops.py": MM_KERNEL})
+    write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/triton_utils.py": "import triton\nimport triton.language as tl\n",
+            "pkg/ops.py": MM_KERNEL,
+        },
+    )
+
     def kernels() -> list[str]:
         inventory = kernel_inventory(tmp_path, "mi300x", config=PorterConfig(), jobs=1)
         return [kernel["name"] for found in inventory.files for kernel in found["kernels"]]
@@ -456,7 +499,8 @@ def test_kernel_inventory_lists_kernels_defined_through_a_reexport(tmp_path):
 
 
 def test_seen_on_real_code_tensor_flags_and_positional_parameters_stay_undecided():
-    files = {"pkg/ops.py": textwrap.dedent("""
+    files = {
+        "pkg/ops.py": textwrap.dedent("""
         def dequant(x, quant_state=None, store_preact=True):
             if x.is_cuda and quant_state is None:
                 tensor_flag = 1
@@ -472,7 +516,8 @@ def test_seen_on_real_code_tensor_flags_and_positional_parameters_stay_undecided
                     method_by_name = 1
                 else:
                     method_else = 1
-    """)}
+    """)
+    }
     assert reach(files, "pkg/ops.py", "tensor_flag")[0] == "target"  # x.is_cuda is true on ROCm as well
     assert reach(files, "pkg/ops.py", "by_position")[0] == "target"  # passed positionally: not its default
     assert reach(files, "pkg/ops.py", "method_by_name")[0] == "target"
@@ -483,7 +528,8 @@ def test_code_after_an_import_probe_of_an_nvidia_only_library_needs_it():
     # lmdeploy 0.18.0 blockedf8_modules.py: `try: import deep_gemm / except ImportError: return False`, then a
     # capability gate that only NVIDIA reaches; a probe of a portable library, or a handler that falls through,
     # leaves the rest on the target
-    files = {"pkg/probe.py": textwrap.dedent("""
+    files = {
+        "pkg/probe.py": textwrap.dedent("""
         def has_deep_gemm():
             try:
                 import deep_gemm
@@ -504,7 +550,8 @@ def test_code_after_an_import_probe_of_an_nvidia_only_library_needs_it():
             except ImportError:
                 deep_gemm = None
             return fallback_gate()
-        """)}
+        """)
+    }
     verdict, why = reach(files, "pkg/probe.py", "hopper_gate")
     assert verdict == "nvidia_only" and "import deep_gemm" in why
     assert reach(files, "pkg/probe.py", "portable_gate")[0] == "target"

@@ -28,7 +28,9 @@ EXCERPT = BENCH / "excerpt"
 # PT102/103/105/107/108/116/202/315), stored 2026-12-03 from `python bench/real_code/score.py --no-ports --dump DIR`:
 # mi300x 25 true / 1 false / 22 debatable (0.96), mi350x 23 / 1 / 19 (0.958).
 FLOORS = {"mi300x": (0.96, 48), "mi350x": (0.95, 43)}
-LABEL_CAP_PER_RULE = 36  # ~20 per rule; more where a rule changed (PT107: its gone labels stay, new findings got their own)
+LABEL_CAP_PER_RULE = (
+    36  # ~20 per rule; more where a rule changed (PT107: its gone labels stay, new findings got their own)
+)
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +106,9 @@ def test_nvidia_only_findings_are_not_scored(excerpt, labels):
 
 def test_occurrences_number_equal_lines_in_source_order():
     base = corpus.CorpusFinding("p", "mi300x", "a.py", 0, 1, "PT202", "error", "target", "x = cap >= 9", "m")
-    found = corpus.number_occurrences([replace(base, line=30), replace(base, line=10), replace(base, line=20, rule="PT201")])
+    found = corpus.number_occurrences(
+        [replace(base, line=30), replace(base, line=10), replace(base, line=20, rule="PT201")]
+    )
     assert [(f.line, f.rule, f.occurrence) for f in found] == [(10, "PT202", 0), (20, "PT201", 0), (30, "PT202", 1)]
 
 
@@ -135,8 +139,9 @@ def test_a_package_that_cannot_be_downloaded_is_named_and_fails_the_run(tmp_path
     monkeypatch.setenv("PIP_NO_INDEX", "1")
     monkeypatch.setenv("PORTER_REAL_CODE_CACHE", str(tmp_path / "cache"))
     packages = tmp_path / "packages.yaml"
-    packages.write_text("targets: [mi300x]\npackages:\n"
-                        "  - {name: no-such-porter-pkg, version: 0.0.1, source: pypi, split: dev}\n")
+    packages.write_text(
+        "targets: [mi300x]\npackages:\n  - {name: no-such-porter-pkg, version: 0.0.1, source: pypi, split: dev}\n"
+    )
     assert score.main(["--packages-file", str(packages), "--no-ports"]) == 1
     out = capsys.readouterr().out
     assert "not scored: no-such-porter-pkg: cannot download no-such-porter-pkg==0.0.1" in out

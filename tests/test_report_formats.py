@@ -32,21 +32,52 @@ torch.backends.cuda.matmul.allow_tf32 = True
 """
 
 RULES = {
-    "PT101": RuleInfo("PT101", "num-warps-32", "num_warps above the target's limit", "error", "triton",
-                      "codemod", "safe", {"what": "Flags num_warps > 16.", "why": "64-lane waves.",
-                                          "example": "triton.Config({}, num_warps=32)",
-                                          "references": ["https://rocm.docs.amd.com/triton"]}),
-    "PT204": RuleInfo("PT204", "tf32-switches", "TF32 switches do nothing on gfx950", "warning", "pytorch",
-                      "advice", "", {"what": "Flags allow_tf32."}),
+    "PT101": RuleInfo(
+        "PT101",
+        "num-warps-32",
+        "num_warps above the target's limit",
+        "error",
+        "triton",
+        "codemod",
+        "safe",
+        {
+            "what": "Flags num_warps > 16.",
+            "why": "64-lane waves.",
+            "example": "triton.Config({}, num_warps=32)",
+            "references": ["https://rocm.docs.amd.com/triton"],
+        },
+    ),
+    "PT204": RuleInfo(
+        "PT204",
+        "tf32-switches",
+        "TF32 switches do nothing on gfx950",
+        "warning",
+        "pytorch",
+        "advice",
+        "",
+        {"what": "Flags allow_tf32."},
+    ),
     "PT999": RuleInfo("PT999", "unused-rule", "a rule with no finding", "info", "pytorch"),
 }
 
 
 def finding(rule="PT101", line=4, column=63, end_column=75, severity="error", message=None, path="pkg/k.py", **kw):
     name = RULES[rule].name if rule in RULES else "other"
-    return Finding(rule=rule, name=name, severity=severity, path=path, line=line, column=column, end_line=line,
-                   end_column=end_column, message=message or f"{rule} message", fix=kw.pop("fix", "codemod"),
-                   category="triton", target="mi350x", **kw)
+    return Finding(
+        rule=rule,
+        name=name,
+        severity=severity,
+        path=path,
+        line=line,
+        column=column,
+        end_line=line,
+        end_column=end_column,
+        message=message or f"{rule} message",
+        fix=kw.pop("fix", "codemod"),
+        category="triton",
+        target="mi350x",
+        **kw,
+    )
 
 
 @pytest.fixture
@@ -94,7 +125,11 @@ def test_sarif_is_structurally_valid_for_code_scanning(result):
     jsonschema.Draft4Validator(official_sarif_schema(), format_checker=jsonschema.FormatChecker()).validate(document)
     run = document["runs"][0]
     driver = run["tool"]["driver"]
-    assert driver["name"] == "porter" and driver["version"] and driver.get("informationUri", "https://").startswith("https://")
+    assert (
+        driver["name"] == "porter"
+        and driver["version"]
+        and driver.get("informationUri", "https://").startswith("https://")
+    )
     rules = driver["rules"]
     for rule in rules:
         for key in ("id", "name", "shortDescription", "fullDescription", "help", "defaultConfiguration"):
@@ -112,7 +147,11 @@ def test_sarif_is_structurally_valid_for_code_scanning(result):
     first = run["results"][0]
     assert first["level"] == "error" and first["message"]["text"].startswith("num_warps=32")
     assert first["locations"][0]["physicalLocation"]["region"] == {
-        "startLine": 4, "startColumn": 63, "endLine": 4, "endColumn": 75}
+        "startLine": 4,
+        "startColumn": 63,
+        "endLine": 4,
+        "endColumn": 75,
+    }
     notification = run["invocations"][0]["toolExecutionNotifications"][0]
     assert "larger than max_file_bytes" in notification["message"]["text"]
 
@@ -130,8 +169,10 @@ def test_sarif_fingerprints_follow_the_line_text_not_the_line_number(result, tmp
 
 def test_sarif_repeated_identical_lines_get_numbered_fingerprints(tmp_path):
     (tmp_path / "a.py").write_text("x = 1\nx = 1\n", encoding="utf-8")
-    findings = [finding("PT204", line=1, column=1, end_column=6, path="a.py"),
-                finding("PT204", line=2, column=1, end_column=6, path="a.py")]
+    findings = [
+        finding("PT204", line=1, column=1, end_column=6, path="a.py"),
+        finding("PT204", line=2, column=1, end_column=6, path="a.py"),
+    ]
     result = ScanResult(str(tmp_path), "mi350x", findings, [], ScanStats(), dict(RULES))
     prints = [item["partialFingerprints"][FINGERPRINT_KEY] for item in build_sarif(result)["runs"][0]["results"]]
     assert prints[0].split(":")[0] == prints[1].split(":")[0] and prints[0] != prints[1]
@@ -150,8 +191,10 @@ def test_github_escaping():
     assert escape_property("a,b:c%\n") == "a%2Cb%3Ac%25%0A"
     tricky = finding(message="uses 50% more\nthreads, see: docs", path="dir,x/a:b.py")
     line = annotation(tricky)
-    assert line == ("::error file=dir%2Cx/a%3Ab.py,line=4,col=63,endLine=4,endColumn=75,"
-                    "title=PT101 num-warps-32::uses 50%25 more%0Athreads, see: docs")
+    assert line == (
+        "::error file=dir%2Cx/a%3Ab.py,line=4,col=63,endLine=4,endColumn=75,"
+        "title=PT101 num-warps-32::uses 50%25 more%0Athreads, see: docs"
+    )
     assert "\n" not in line
     assert annotation(finding("PT204", severity="info")).startswith("::notice ")
     assert annotation(finding("PT204", severity="warning")).startswith("::warning ")
@@ -243,12 +286,15 @@ def test_sarif_uris_resolve_from_the_repository_root(subdirectory_scan, tmp_path
     result = run["results"][0]
     assert result["partialFingerprints"][GITHUB_FINGERPRINT_KEY] == result["partialFingerprints"][FINGERPRINT_KEY]
     jsonschema.Draft4Validator(official_sarif_schema(), format_checker=jsonschema.FormatChecker()).validate(
-        build_sarif(subdirectory_scan))
+        build_sarif(subdirectory_scan)
+    )
 
 
 def test_project_root_overrides_the_git_top_level(subdirectory_scan, tmp_path):
     run = build_sarif(subdirectory_scan, project_root=tmp_path / "packages")["runs"][0]
-    assert run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "my%20kernels/pkg/k%231.py"
+    assert (
+        run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "my%20kernels/pkg/k%231.py"
+    )
     with pytest.raises(Exception, match="does not contain"):
         build_sarif(subdirectory_scan, project_root=tmp_path / "elsewhere")
 

@@ -16,8 +16,9 @@ from porter.errors import UsageError
 
 
 def _git(repo: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", "-C", str(repo), "-c", "user.email=t@t", "-c", "user.name=t", *args],
-                          capture_output=True, text=True)
+    return subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.email=t@t", "-c", "user.name=t", *args], capture_output=True, text=True
+    )
 
 
 def _commit(repo: Path) -> Path:
@@ -28,9 +29,11 @@ def _commit(repo: Path) -> Path:
 
 
 def _digest(root: Path) -> dict[str, str]:
-    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file() and ".git" not in p.parts and "__pycache__" not in p.parts
-            and ".porter-cache" not in p.parts}
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.parts and "__pycache__" not in p.parts and ".porter-cache" not in p.parts
+    }
 
 
 def _quiet(*_args, **_kwargs) -> None:
@@ -43,12 +46,18 @@ def repo(example_repo: Path) -> Path:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("target, expected_rules", [
-    # no PT107: the example's GEMM operands are not visible to the scan, and gfx942's (stages - 1) buffers fit
-    # even at 2 bytes; an overflow the cross-compile measures comes back as PT907 (tests/test_pipeline.py)
-    ("mi300x", {"PT101", "PT102", "PT109", "PT110", "PT115", "PT116", "PT103"}),
-    ("mi350x", {"PT101", "PT102", "PT109", "PT110", "PT114", "PT116", "PT103"}),  # PT201 is opt-in (bench/real_code)
-])
+@pytest.mark.parametrize(
+    "target, expected_rules",
+    [
+        # no PT107: the example's GEMM operands are not visible to the scan, and gfx942's (stages - 1) buffers fit
+        # even at 2 bytes; an overflow the cross-compile measures comes back as PT907 (tests/test_pipeline.py)
+        ("mi300x", {"PT101", "PT102", "PT109", "PT110", "PT115", "PT116", "PT103"}),
+        (
+            "mi350x",
+            {"PT101", "PT102", "PT109", "PT110", "PT114", "PT116", "PT103"},
+        ),  # PT201 is opt-in (bench/real_code)
+    ],
+)
 def test_report_dir_and_patches_apply_in_order_on_the_original_tree(repo, tmp_path, target, expected_rules):
     before = _digest(repo)
     out = tmp_path / "report"
@@ -81,9 +90,16 @@ def test_apply_then_rerun_proposes_nothing(repo, tmp_path):
     first = json.loads((tmp_path / "one" / "report.json").read_text())
     assert all("applied" in p["status"] for p in first["patches"])
     assert (repo / "nvkernels" / "_porter_shim.py").is_file()
-    assert "porter_shim.cap_num_warps(32 if BLOCK_SIZE >= 4096 else 8)" in (repo / "nvkernels/normalization.py").read_text()
-    assert run_rewrite(repo, target="mi300x", out=tmp_path / "two", verify=False, apply=True, allow_dirty=True,
-                       echo=_quiet) == 0
+    assert (
+        "porter_shim.cap_num_warps(32 if BLOCK_SIZE >= 4096 else 8)"
+        in (repo / "nvkernels/normalization.py").read_text()
+    )
+    assert (
+        run_rewrite(
+            repo, target="mi300x", out=tmp_path / "two", verify=False, apply=True, allow_dirty=True, echo=_quiet
+        )
+        == 0
+    )
     second = json.loads((tmp_path / "two" / "report.json").read_text())
     assert second["patches"] == []
     fixed = {p["rules"][0] for p in first["patches"] if p["rules"]}
@@ -97,8 +113,10 @@ def test_apply_refuses_a_dirty_tree(repo, tmp_path):
     with pytest.raises(UsageError, match="uncommitted changes"):
         run_rewrite(repo, target="mi300x", out=tmp_path / "r", verify=False, apply=True, echo=_quiet)
     assert _digest(repo) == before
-    assert run_rewrite(repo, target="mi300x", out=tmp_path / "r", verify=False, apply=True, allow_dirty=True,
-                       echo=_quiet) == 1
+    assert (
+        run_rewrite(repo, target="mi300x", out=tmp_path / "r", verify=False, apply=True, allow_dirty=True, echo=_quiet)
+        == 1
+    )
     assert (repo / "nvkernels" / "gemm.py").read_text().endswith("# local edit\n")
 
 
@@ -137,9 +155,11 @@ def test_verifier_rejection_is_reported_and_not_applied(tmp_path):
     (repo / "pkg" / "__init__.py").write_text("")
     (repo / "pkg" / "mod.py").write_text('import torch\n\n\ndef device_name():\n    return torch.device("hip").type\n')
     (repo / "tests" / "test_mod.py").write_text(
-        "from pkg.mod import device_name\n\n\ndef test_device_name():\n    assert device_name() == 'hip'\n")
+        "from pkg.mod import device_name\n\n\ndef test_device_name():\n    assert device_name() == 'hip'\n"
+    )
     (repo / "pyproject.toml").write_text(
-        '[tool.pytest.ini_options]\npythonpath = ["."]\n\n[tool.porter.verify]\ncross_compile = false\njobs = 0\n')
+        '[tool.pytest.ini_options]\npythonpath = ["."]\n\n[tool.porter.verify]\ncross_compile = false\njobs = 0\n'
+    )
     _commit(repo)
     before = _digest(repo)
     code = run_rewrite(repo, target="mi300x", out=tmp_path / "out", apply=True, echo=_quiet)

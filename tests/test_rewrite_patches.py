@@ -44,8 +44,18 @@ def _repo(tmp_path: Path, files: dict[str, str]) -> Path:
 
 
 def _finding(rule: str, path: str, line: int) -> Finding:
-    return Finding(rule=rule, name=rule.lower(), severity="error", path=path, line=line, column=1, end_line=line,
-                   end_column=1, message=f"{rule} here", fix="codemod")
+    return Finding(
+        rule=rule,
+        name=rule.lower(),
+        severity="error",
+        path=path,
+        line=line,
+        column=1,
+        end_line=line,
+        end_column=1,
+        message=f"{rule} here",
+        fix="codemod",
+    )
 
 
 def _git_apply(repo: Path, diff: str, tmp_path: Path, check_only: bool = False) -> subprocess.CompletedProcess:
@@ -70,7 +80,11 @@ def test_unchanged_file_has_no_diff():
 
 def test_plan_patches_apply_with_git_alone_and_in_series(tmp_path):
     repo = _repo(tmp_path, {"pkg/__init__.py": "", "pkg/hw.py": HARDWARE})
-    findings = [_finding("PT201", "pkg/hw.py", 6), _finding("PT220", "pkg/hw.py", 12), _finding("PT999", "pkg/hw.py", 2)]
+    findings = [
+        _finding("PT201", "pkg/hw.py", 6),
+        _finding("PT220", "pkg/hw.py", 12),
+        _finding("PT999", "pkg/hw.py", 2),
+    ]
     plan = plan_patches(repo, findings, get_target("mi300x"))
     assert [p.id for p in plan.patches] == ["0001-PT201", "0002-PT220"]
     assert [item.kind for item in plan.needs_review] == ["no-codemod"]
@@ -81,11 +95,13 @@ def test_plan_patches_apply_with_git_alone_and_in_series(tmp_path):
         assert _git_apply(repo, patch.diff, tmp_path).returncode == 0
     text = (repo / "pkg/hw.py").read_text()
     assert "torch.version.hip is None" in text and 'torch.device("cuda")' in text
-    assert (repo / "pkg/hw.py").read_text() == compose(plan.patches, plan.originals, {p.id for p in plan.patches})[0]["pkg/hw.py"]
+    assert (repo / "pkg/hw.py").read_text() == compose(plan.patches, plan.originals, {p.id for p in plan.patches})[0][
+        "pkg/hw.py"
+    ]
 
 
 def test_overlapping_patches_chain_with_depends_on(tmp_path):
-    source = "import triton\nkernel[(1,)](x, num_warps=32, input_precision=\"tf32\")\n"
+    source = 'import triton\nkernel[(1,)](x, num_warps=32, input_precision="tf32")\n'
     repo = _repo(tmp_path, {"k.py": source})
     findings = [_finding("PT101", "k.py", 2), _finding("PT114", "k.py", 2)]
     options = PlanOptions(exclusive=True)  # no shim: the two patches touch the same line
@@ -104,7 +120,10 @@ def test_apply_hunks_skips_an_import_already_added():
     before = "import a\n\n" + middle + "x = 1\n" + middle + "w = 4\n"
     one = "import a\nimport shim\n\n" + middle + "x = shim.f(1)\n" + middle + "w = 4\n"
     two = "import a\nimport shim\n\n" + middle + "x = 1\n" + middle + "w = shim.g(4)\n"
-    assert apply_hunks(one, before, two) == "import a\nimport shim\n\n" + middle + "x = shim.f(1)\n" + middle + "w = shim.g(4)\n"
+    assert (
+        apply_hunks(one, before, two)
+        == "import a\nimport shim\n\n" + middle + "x = shim.f(1)\n" + middle + "w = shim.g(4)\n"
+    )
     assert apply_hunks("something else\n", before, two) is None
 
 
@@ -151,8 +170,13 @@ def test_shim_patch_comes_first_and_codemods_depend_on_it(tmp_path):
     for patch in plan.patches:
         assert _git_apply(repo, patch.diff, tmp_path).returncode == 0
     env = dict(os.environ, PORTER_EMULATE_TARGET="mi300x", PYTHONPATH=str(repo))
-    done = subprocess.run([sys.executable, "-c", "from pkg import _porter_shim as s; print(s.cap_num_warps(32))"],
-                          capture_output=True, text=True, env=env, cwd=repo)
+    done = subprocess.run(
+        [sys.executable, "-c", "from pkg import _porter_shim as s; print(s.cap_num_warps(32))"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=repo,
+    )
     assert done.stdout.strip() == "16", done.stderr
     again = plan_patches(repo, [_finding("PT101", "pkg/k.py", 6)], get_target("mi300x"))
     assert again.patches == []  # rewriting the output proposes nothing

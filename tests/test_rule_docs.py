@@ -16,7 +16,8 @@ DOCS = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
 
 def test_docs_rules_md_is_generated_from_the_catalog():
     assert DOCS.read_text(encoding="utf-8") == rules_markdown(_catalog()), (
-        "docs/rules.md is stale: regenerate it with `porter rules --format markdown > docs/rules.md`")
+        "docs/rules.md is stale: regenerate it with `porter rules --format markdown > docs/rules.md`"
+    )
 
 
 def test_rule_explains_one_rule_by_id_or_name():

@@ -56,7 +56,9 @@ def test_rule_example(path, kind, index):
     if expected is None:
         assert found, f"{path.name}: invalid example not flagged on {target}:\n{code}"
     elif isinstance(expected, int):
-        assert len(found) == expected, f"{path.name}: expected {expected} on {target}, got {[(f.line, f.message) for f in found]}:\n{code}"
+        assert len(found) == expected, (
+            f"{path.name}: expected {expected} on {target}, got {[(f.line, f.message) for f in found]}:\n{code}"
+        )
     else:
         assert [f.line for f in found] == expected, f"{path.name}: expected lines {expected} on {target}:\n{code}"
     for finding in found:

@@ -12,7 +12,9 @@ from porter.analyze.rules import OPT_IN
 from porter.cli.scan import run_scan
 from porter.errors import ConfigError
 
-RULE = "id: {id}\nname: {name}\ncategory: pytorch\nsummary: s\nseverity: warning\nmessage: m\nmatch: [{{call: {call}}}]\n"
+RULE = (
+    "id: {id}\nname: {name}\ncategory: pytorch\nsummary: s\nseverity: warning\nmessage: m\nmatch: [{{call: {call}}}]\n"
+)
 
 
 @pytest.fixture()
@@ -21,7 +23,8 @@ def catalog(tmp_path: Path) -> Path:
     folder.mkdir()
     (folder / "PT291-loud.yaml").write_text(RULE.format(id="PT291", name="loud", call="torch.foo"))
     (folder / "PT292-quiet.yaml").write_text(
-        RULE.format(id="PT292", name="quiet", call="torch.bar") + "enabled_by_default: false\n")
+        RULE.format(id="PT292", name="quiet", call="torch.bar") + "enabled_by_default: false\n"
+    )
     return folder
 
 

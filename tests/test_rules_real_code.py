@@ -27,7 +27,7 @@ def findings(code: str, target: str) -> list[tuple[str, int]]:
 
 # ---- ROCm-fine code: no finding ---------------------------------------------------------------
 
-OP_BUILDER = '''
+OP_BUILDER = """
 import os
 import sys
 import torch
@@ -72,9 +72,9 @@ class FusedOptimizerBuilder(CUDAOpBuilder):
         finally:
             if saved is not None:
                 os.environ["TORCH_CUDA_ARCH_LIST"] = saved
-'''
+"""
 
-ATTENTION_DISPATCH = '''
+ATTENTION_DISPATCH = """
 import torch
 
 FORWARD_OPS = [
@@ -103,9 +103,9 @@ def skip_known_regression():
     if torch.version.cuda is None or not torch.version.cuda.startswith("12.9"):
         return
     disable_fused_path()
-'''
+"""
 
-CAPABILITY_CHECKS = '''
+CAPABILITY_CHECKS = """
 import torch
 
 
@@ -152,19 +152,22 @@ def sm100_only():
     major, minor = torch.cuda.get_device_capability()
     if major * 10 + minor >= 90:
         return "tma"
-'''
+"""
 
 
 @pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("code", [OP_BUILDER, ATTENTION_DISPATCH, CAPABILITY_CHECKS],
-                         ids=["op-builder", "attention-dispatch", "capability-checks"])
+@pytest.mark.parametrize(
+    "code",
+    [OP_BUILDER, ATTENTION_DISPATCH, CAPABILITY_CHECKS],
+    ids=["op-builder", "attention-dispatch", "capability-checks"],
+)
 def test_rocm_aware_code_is_silent(code, target):
     assert findings(code, target) == []
 
 
 # ---- real hazards: still found --------------------------------------------------------------
 
-SETUP_SCRIPT = '''
+SETUP_SCRIPT = """
 import os
 import subprocess
 from torch.utils.cpp_extension import CUDA_HOME, CUDAExtension
@@ -173,7 +176,7 @@ os.environ["TORCH_CUDA_ARCH_LIST"] = "8.0;9.0"
 nvcc_version = subprocess.check_output([os.path.join(CUDA_HOME, "bin", "nvcc"), "-V"])
 ext = CUDAExtension("fused_ops", ["fused.cu"],
                     extra_compile_args={"cxx": ["-O3"], "nvcc": ["-O3", "--use_fast_math", "-lineinfo"]})
-'''
+"""
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -182,7 +185,7 @@ def test_nvidia_only_setup_script_is_found(target):
     assert {"PT405", "PT404", "PT215"} <= rules
 
 
-HOPPER_GATES = '''
+HOPPER_GATES = """
 import torch
 
 major, minor = torch.cuda.get_device_capability()
@@ -192,7 +195,7 @@ sm = major * 10 + minor
 USE_TMA = sm >= 90
 if torch.version.cuda and Version(torch.version.cuda) >= Version("12.1"):
     enable_fast_path()
-'''
+"""
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -202,7 +205,7 @@ def test_hopper_gates_and_cuda_version_checks_are_found(target):
     assert ("PT201", 9) in found
 
 
-FP8_QUANT = '''
+FP8_QUANT = """
 import torch
 
 FP8_DTYPE = torch.float8_e4m3fn
@@ -212,7 +215,7 @@ FP8_MAX = 448.0
 def quantize(x):
     scale = x.abs().amax() / FP8_MAX
     return (x / scale).to(FP8_DTYPE), scale
-'''
+"""
 
 
 def test_ocp_fp8_constants_are_found_on_gfx942_only():
@@ -221,10 +224,10 @@ def test_ocp_fp8_constants_are_found_on_gfx942_only():
     assert findings(FP8_QUANT, "mi350x") == []
 
 
-SELF_IMPORTS = '''
+SELF_IMPORTS = """
 from xformers.ops import memory_efficient_attention
 import bitsandbytes.functional as F
-'''
+"""
 
 
 def test_a_library_importing_itself_is_not_a_dependency():
@@ -234,7 +237,7 @@ def test_a_library_importing_itself_is_not_a_dependency():
     assert [f.rule for f in found] == ["PT302"]
 
 
-FA3_PROBE = '''
+FA3_PROBE = """
 import torch
 
 
@@ -242,7 +245,7 @@ def fa3_available():
     has_cuda = torch.version.cuda is not None
     is_sm90 = has_cuda and (8, 0) <= torch.cuda.get_device_capability() <= (9, 0)
     return is_sm90 and flash3_extension is not None
-'''
+"""
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -250,14 +253,14 @@ def test_platform_flag_variables_guard_like_the_test_itself(target):
     assert findings(FA3_PROBE, target) == []
 
 
-CUTE_BACKEND = '''
+CUTE_BACKEND = """
 import cutlass
 import cutlass.cute as cute
 from cutlass import Int32, const_expr
 from cutlass.cute.runtime import from_dlpack
 from flash_attn import flash_attn_func
 from flash_attn.bert_padding import pad_input
-'''
+"""
 
 
 def test_advice_only_libraries_are_reported_once_per_file_and_shimmed_ones_per_import():
@@ -267,7 +270,7 @@ def test_advice_only_libraries_are_reported_once_per_file_and_shimmed_ones_per_i
     assert [f.line for f in found if f.rule == "PT301"] == [6, 7]  # the shim rewrites each import
 
 
-FNUZ_AWARE_LOADER = '''
+FNUZ_AWARE_LOADER = """
 import torch
 
 
@@ -278,7 +281,7 @@ def create_weights(layer, shape):
 def process_weights_after_loading(layer):
     if is_fp8_fnuz():
         layer.weight, layer.scale = normalize_e4m3fn_to_e4m3fnuz(layer.weight, layer.scale)
-'''
+"""
 
 
 def test_fp8_modules_that_convert_to_fnuz_get_info_not_errors():
@@ -286,10 +289,11 @@ def test_fp8_modules_that_convert_to_fnuz_get_info_not_errors():
     assert [(f.rule, f.severity) for f in found] == [("PT206", "info")]
     plain = FNUZ_AWARE_LOADER.split("def process_weights_after_loading")[0]
     assert [(f.rule, f.severity) for f in analyze_source(plain, "quant/fp8.py", get_target("mi300x"), RULES)] == [
-        ("PT206", "error")]
+        ("PT206", "error")
+    ]
 
 
-ROCM_AWARE_BUILDER = '''
+ROCM_AWARE_BUILDER = """
 class OpBuilder:
     def compute_capability_args(self):
         return [f"-gencode=arch=compute_{n},code=sm_{n}" for n in self.archs()]
@@ -298,7 +302,7 @@ class OpBuilder:
         if self.is_rocm_pytorch():
             return ["-O3", "-ffast-math"]
         return ["-O3"] + self.compute_capability_args()
-'''
+"""
 
 
 def test_nvcc_flags_in_a_rocm_aware_builder_are_info():

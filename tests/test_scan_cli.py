@@ -44,15 +44,20 @@ def test_json_payload_alone_on_stdout(tree, rules, capsys):
     document = json.loads(out)
     assert document["target"] == "mi300x"
     assert [(f["rule"], f["path"], f["line"], f["column"]) for f in document["findings"]] == [
-        ("PT991", "pkg/sub0/smi.py", 3, 17), ("PT990", "pkg/sub0/sync.py", 5, 5)]
+        ("PT991", "pkg/sub0/smi.py", 3, 17),
+        ("PT990", "pkg/sub0/sync.py", 5, 5),
+    ]
 
 
-@pytest.mark.parametrize("fmt, check", [
-    ("sarif", lambda text: json.loads(text)["version"] == "2.1.0"),
-    ("github", lambda text: text.startswith("::warning file=pkg/sub0/smi.py,line=3,")),
-    ("markdown", lambda text: text.startswith("# porter scan: mi350x")),
-    ("terminal", lambda text: "pkg/sub0/sync.py:5:5 error PT990" in text),
-])
+@pytest.mark.parametrize(
+    "fmt, check",
+    [
+        ("sarif", lambda text: json.loads(text)["version"] == "2.1.0"),
+        ("github", lambda text: text.startswith("::warning file=pkg/sub0/smi.py,line=3,")),
+        ("markdown", lambda text: text.startswith("# porter scan: mi350x")),
+        ("terminal", lambda text: "pkg/sub0/sync.py:5:5 error PT990" in text),
+    ],
+)
 def test_output_file_is_written_and_stdout_stays_empty(tree, rules, capsys, tmp_path, fmt, check):
     target = tmp_path / "reports" / f"out.{fmt}"
     assert scan(tree, "--rules", rules, "--format", fmt, "--output", target) == 1
@@ -125,8 +130,9 @@ def test_several_paths_report_paths_from_the_git_top_level(tree, rules, capsys, 
     subprocess.run(["git", "init", "-q", str(tree)], check=True)
     sub = tree / "pkg" / "sub0"
     # a file named twice (alone and inside a named directory) is reported once
-    assert scan(sub / "sync.py", sub, tree / "pkg" / "plain.py", "--rules", rules, "--format", "json",
-                "--no-cache") == 1
+    assert (
+        scan(sub / "sync.py", sub, tree / "pkg" / "plain.py", "--rules", rules, "--format", "json", "--no-cache") == 1
+    )
     _, findings = _json_findings(capsys)
     assert findings == [("PT991", "pkg/sub0/smi.py"), ("PT990", "pkg/sub0/sync.py")]
     monkeypatch.chdir(tree)  # pre-commit's way: relative names from the repository root
@@ -137,8 +143,10 @@ def test_several_paths_report_paths_from_the_git_top_level(tree, rules, capsys, 
 def test_several_paths_outside_git_start_from_their_common_directory(tmp_path, rules, capsys, monkeypatch):
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))  # even if the temporary folder lies in a repo
     tree = write_tree(tmp_path / "plain-dir")
-    assert scan(tree / "pkg" / "sub0" / "sync.py", tree / "pkg" / "sub0" / "smi.py", "--rules", rules,
-                "--format", "json") == 1
+    assert (
+        scan(tree / "pkg" / "sub0" / "sync.py", tree / "pkg" / "sub0" / "smi.py", "--rules", rules, "--format", "json")
+        == 1
+    )
     assert _json_findings(capsys)[1] == [("PT991", "smi.py"), ("PT990", "sync.py")]
     config_dir = tree / "pkg" / "sub0"
     (config_dir / "pyproject.toml").write_text('[tool.porter]\ntarget = "mi355x"\n', encoding="utf-8")

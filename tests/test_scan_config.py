@@ -22,7 +22,9 @@ def test_defaults_without_pyproject_or_table(tmp_path):
 
 
 def test_all_keys_and_sub_tables(tmp_path):
-    pyproject(tmp_path, """
+    pyproject(
+        tmp_path,
+        """
 [tool.porter]
 target = "gfx942"
 select = ["PT1", "PT201"]
@@ -41,7 +43,8 @@ max_rounds = 3
 
 [tool.porter.verify]
 timeout = 60
-""")
+""",
+    )
     config = load_config(tmp_path)
     assert config.target == "gfx942" and config.select == ("PT1", "PT201") and config.ignore == ("PT116",)
     assert config.fail_on == "warning" and config.exclude == ("legacy/",) and config.include == ("src/**",)
@@ -76,17 +79,20 @@ def test_malformed_toml_names_the_file(tmp_path):
         load_config(tmp_path)
 
 
-@pytest.mark.parametrize("line, key, expected", [
-    ("jobs = 'four'", "jobs", "a positive integer"),
-    ("jobs = 0", "jobs", "a positive integer"),
-    ("jobs = true", "jobs", "a positive integer"),
-    ("max_file_bytes = -5", "max_file_bytes", "a positive integer"),
-    ("select = [1, 2]", "select", "a list of strings"),
-    ("exclude = 3", "exclude", "a list of strings"),
-    ("fail_on = 'fatal'", "fail_on", "one of error, warning, info, never"),
-    ("cache_dir = 7", "cache_dir", "a non-empty string"),
-    ("target = 5", "target", "a target name"),
-])
+@pytest.mark.parametrize(
+    "line, key, expected",
+    [
+        ("jobs = 'four'", "jobs", "a positive integer"),
+        ("jobs = 0", "jobs", "a positive integer"),
+        ("jobs = true", "jobs", "a positive integer"),
+        ("max_file_bytes = -5", "max_file_bytes", "a positive integer"),
+        ("select = [1, 2]", "select", "a list of strings"),
+        ("exclude = 3", "exclude", "a list of strings"),
+        ("fail_on = 'fatal'", "fail_on", "one of error, warning, info, never"),
+        ("cache_dir = 7", "cache_dir", "a non-empty string"),
+        ("target = 5", "target", "a target name"),
+    ],
+)
 def test_wrong_types_name_file_and_key(tmp_path, line, key, expected):
     pyproject(tmp_path, f"[tool.porter]\n{line}\n")
     with pytest.raises(ConfigError) as error:
@@ -107,8 +113,18 @@ def test_unknown_key_lists_the_valid_ones(tmp_path):
         load_config(tmp_path)
     message = str(error.value)
     assert "unknown key 'targte'" in message
-    for key in ("target", "select", "ignore", "fail_on", "exclude", "include", "jobs", "cache_dir",
-                "shim_module", "max_file_bytes"):
+    for key in (
+        "target",
+        "select",
+        "ignore",
+        "fail_on",
+        "exclude",
+        "include",
+        "jobs",
+        "cache_dir",
+        "shim_module",
+        "max_file_bytes",
+    ):
         assert key in message
 
 
@@ -118,12 +134,18 @@ def test_config_errors_are_usage_errors():
 
 def test_misspelled_sub_table_and_sub_table_key_name_file_and_key(tmp_path):
     pyproject(tmp_path, "[tool.porter.verfy]\ntimeout = 60\n")
-    with pytest.raises(ConfigError, match=r"pyproject.toml: unknown sub-table \[tool.porter.verfy\]; valid sub-tables: "
-                                          r"\[tool.porter.verify\]"):
+    with pytest.raises(
+        ConfigError,
+        match=r"pyproject.toml: unknown sub-table \[tool.porter.verfy\]; valid sub-tables: "
+        r"\[tool.porter.verify\]",
+    ):
         load_config(tmp_path)
     pyproject(tmp_path, "[tool.porter.verify]\ntimout = 60\n")
-    with pytest.raises(ConfigError, match=r"pyproject.toml: \[tool.porter.verify\] unknown key\(s\) timout; valid keys: "
-                                          r"test_cmd, timeout"):
+    with pytest.raises(
+        ConfigError,
+        match=r"pyproject.toml: \[tool.porter.verify\] unknown key\(s\) timout; valid keys: "
+        r"test_cmd, timeout",
+    ):
         load_config(tmp_path)
 
 

@@ -16,8 +16,12 @@ SMI_TWICE = SMI_FILE + "\n\ndef again():\n    subprocess.run(['nvidia-smi', '-L'
 
 
 def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(repo), "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return done.stdout
 
 

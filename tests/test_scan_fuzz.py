@@ -17,12 +17,32 @@ from porter.targets import get_target
 
 # Fragments of the code the rules look for, so generated text reaches the matchers, not only the parser.
 FRAGMENTS = [
-    "import torch", "import triton", "import triton.language as tl", "from torch.backends import cuda",
-    "@triton.jit", "@triton.autotune(configs=[triton.Config({'BLOCK': 128}, num_warps=32, num_stages=4)], key=[])",
-    "def kernel(x_ptr, BLOCK: tl.constexpr):", "    pass", "torch.backends.cuda.matmul.allow_tf32 = True",
-    "os.environ['CUDA_VISIBLE_DEVICES'] = '0'", "x = torch.float8_e4m3fn", "y = 448.0", "kernel[(1,)](x, num_warps=8)",
-    "subprocess.run(['nvidia-smi'])", "from flash_attn import flash_attn_func", "(", ")", "]", "'''", "\\", "\t",
-    "# noqa: PT101", "# porter: ignore[PT101]", "lambda: (yield)", "x: int = 1", "async def f(): await g()",
+    "import torch",
+    "import triton",
+    "import triton.language as tl",
+    "from torch.backends import cuda",
+    "@triton.jit",
+    "@triton.autotune(configs=[triton.Config({'BLOCK': 128}, num_warps=32, num_stages=4)], key=[])",
+    "def kernel(x_ptr, BLOCK: tl.constexpr):",
+    "    pass",
+    "torch.backends.cuda.matmul.allow_tf32 = True",
+    "os.environ['CUDA_VISIBLE_DEVICES'] = '0'",
+    "x = torch.float8_e4m3fn",
+    "y = 448.0",
+    "kernel[(1,)](x, num_warps=8)",
+    "subprocess.run(['nvidia-smi'])",
+    "from flash_attn import flash_attn_func",
+    "(",
+    ")",
+    "]",
+    "'''",
+    "\\",
+    "\t",
+    "# noqa: PT101",
+    "# porter: ignore[PT101]",
+    "lambda: (yield)",
+    "x: int = 1",
+    "async def f(): await g()",
 ]
 python_ish = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=30), max_size=25).map("\n".join)
 FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -27,8 +27,16 @@ def json_scan(capsys, *args, stdin: str | None = None, monkeypatch=None) -> tupl
 
 
 def test_stdin_source_reported_under_stdin_filename(tmp_path, rules, capsys, monkeypatch):
-    code, report = json_scan(capsys, "-", "--stdin-filename", tmp_path / "pkg" / "wait.py", "--rules", rules,
-                             stdin=SYNC_FILE, monkeypatch=monkeypatch)
+    code, report = json_scan(
+        capsys,
+        "-",
+        "--stdin-filename",
+        tmp_path / "pkg" / "wait.py",
+        "--rules",
+        rules,
+        stdin=SYNC_FILE,
+        monkeypatch=monkeypatch,
+    )
     assert code == 1  # PT990 is an error
     assert [(f["rule"], f["path"], f["line"]) for f in report["findings"]] == [("PT990", "wait.py", 5)]
     assert not (tmp_path / "pkg" / "wait.py").exists()  # the text came from stdin; nothing was written
@@ -41,16 +49,32 @@ def test_stdin_without_filename_is_named_dash(rules, capsys, monkeypatch):
 
 def test_stdin_text_wins_over_the_file_on_disk(tmp_path, rules, capsys, monkeypatch):
     (tmp_path / "wait.py").write_text("def nothing():\n    pass\n", encoding="utf-8")
-    _, report = json_scan(capsys, "-", "--stdin-filename", tmp_path / "wait.py", "--rules", rules,
-                          stdin=SYNC_FILE, monkeypatch=monkeypatch)
+    _, report = json_scan(
+        capsys,
+        "-",
+        "--stdin-filename",
+        tmp_path / "wait.py",
+        "--rules",
+        rules,
+        stdin=SYNC_FILE,
+        monkeypatch=monkeypatch,
+    )
     assert [f["rule"] for f in report["findings"]] == ["PT990"]
 
 
 def test_stdin_filename_finds_the_config(tmp_path, rules, capsys, monkeypatch):
     (tmp_path / "pyproject.toml").write_text('[tool.porter]\nignore = ["PT990"]\n', encoding="utf-8")
     (tmp_path / "src").mkdir()
-    code, report = json_scan(capsys, "-", "--stdin-filename", tmp_path / "src" / "wait.py", "--rules", rules,
-                             stdin=SYNC_FILE, monkeypatch=monkeypatch)
+    code, report = json_scan(
+        capsys,
+        "-",
+        "--stdin-filename",
+        tmp_path / "src" / "wait.py",
+        "--rules",
+        rules,
+        stdin=SYNC_FILE,
+        monkeypatch=monkeypatch,
+    )
     assert code == 0 and report["findings"] == []
 
 
@@ -60,8 +84,15 @@ def test_files_from_a_file_and_from_stdin(tmp_path, rules, capsys, monkeypatch):
     listing.write_text(f"{tree / 'pkg' / 'sub0' / 'sync.py'}\n\n  {tree / 'pkg' / 'plain.py'}  \n", encoding="utf-8")
     _, report = json_scan(capsys, "--files-from", listing, "--rules", rules)
     assert {f["rule"] for f in report["findings"]} == {"PT990"}
-    _, piped = json_scan(capsys, "--files-from", "-", "--rules", rules,
-                         stdin=f"{tree / 'pkg' / 'sub0' / 'smi.py'}\n", monkeypatch=monkeypatch)
+    _, piped = json_scan(
+        capsys,
+        "--files-from",
+        "-",
+        "--rules",
+        rules,
+        stdin=f"{tree / 'pkg' / 'sub0' / 'smi.py'}\n",
+        monkeypatch=monkeypatch,
+    )
     assert [f["rule"] for f in piped["findings"]] == ["PT991"]
 
 
@@ -73,13 +104,16 @@ def test_files_from_adds_to_the_positional_paths(tmp_path, rules, capsys):
     assert sorted(f["rule"] for f in report["findings"]) == ["PT990", "PT991"]
 
 
-@pytest.mark.parametrize(("paths", "options", "message"), [
-    (["-", "x.py"], {}, "stdin holds one source"),
-    (["-"], {"files_from": "-"}, "stdin holds one source"),
-    (["pkg"], {"stdin_filename": "a.py"}, "--stdin-filename is for"),
-    ([], {}, "no path to scan"),
-    (["-"], {"kernels": True}, "--kernels and --diff-base read files on disk"),
-])
+@pytest.mark.parametrize(
+    ("paths", "options", "message"),
+    [
+        (["-", "x.py"], {}, "stdin holds one source"),
+        (["-"], {"files_from": "-"}, "stdin holds one source"),
+        (["pkg"], {"stdin_filename": "a.py"}, "--stdin-filename is for"),
+        ([], {}, "no path to scan"),
+        (["-"], {"kernels": True}, "--kernels and --diff-base read files on disk"),
+    ],
+)
 def test_input_errors_are_one_line_usage_errors(tmp_path, paths, options, message):
     (tmp_path / "pkg").mkdir()
     with pytest.raises(UsageError, match=message):

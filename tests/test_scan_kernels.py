@@ -10,7 +10,7 @@ from porter.analyze.scan import kernel_inventory
 from porter.cli import main
 from porter.targets import get_target
 
-KERNEL = '''import triton
+KERNEL = """import triton
 import triton.language as tl
 
 
@@ -26,7 +26,7 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: 
     a = tl.load(a_ptr).to(tl.float16)
     b = tl.load(b_ptr).to(tl.float16)
     tl.store(c_ptr, tl.dot(a, b))
-'''
+"""
 
 
 @pytest.fixture

@@ -26,8 +26,10 @@ def test_findings_sorted_with_stats(tmp_path, ruleset):
     write_tree(tmp_path, copies=2)
     result = scan_tree(tmp_path, "mi300x", ruleset, jobs=1, use_cache=False)
     assert [(f.path, f.line, f.rule) for f in result.findings] == [
-        ("pkg/sub0/smi.py", 3, "PT991"), ("pkg/sub0/sync.py", 5, "PT990"),
-        ("pkg/sub1/smi.py", 3, "PT991"), ("pkg/sub1/sync.py", 5, "PT990"),
+        ("pkg/sub0/smi.py", 3, "PT991"),
+        ("pkg/sub0/sync.py", 5, "PT990"),
+        ("pkg/sub1/smi.py", 3, "PT991"),
+        ("pkg/sub1/sync.py", 5, "PT990"),
     ]
     sync = result.findings[1]
     assert (sync.column, sync.severity, sync.message) == (5, "error", "torch.cuda.synchronize() on mi300x")
@@ -113,8 +115,12 @@ def test_config_excludes_and_size_limit_apply(tmp_path, ruleset):
     assert {f.path for f in result.findings} == {"pkg/sub0/sync.py", "pkg/sub0/smi.py"}
     config = PorterConfig(max_file_bytes=40)
     result = scan_tree(tmp_path, "mi350x", ruleset, jobs=1, use_cache=False, config=config)
-    assert {note.path for note in result.skipped} == {"pkg/sub0/sync.py", "pkg/sub0/smi.py",
-                                                     "pkg/sub1/sync.py", "pkg/sub1/smi.py"}
+    assert {note.path for note in result.skipped} == {
+        "pkg/sub0/sync.py",
+        "pkg/sub0/smi.py",
+        "pkg/sub1/sync.py",
+        "pkg/sub1/smi.py",
+    }
 
 
 def test_single_file_scan(tmp_path, ruleset):
@@ -163,14 +169,14 @@ def test_porter_generated_modules_are_skipped_with_a_note(tmp_path):
     assert [note.path for note in result.skipped] == ["_porter_shim.py"]
 
 
-SETTINGS_HELPER = '''\
+SETTINGS_HELPER = """\
 def calculate_settings(n):
     num_warps = 4
     if n >= 32768:
         num_warps = {warps}
     return n, num_warps
-'''
-LAUNCH = '''\
+"""
+LAUNCH = """\
 import triton
 import triton.language as tl
 
@@ -185,7 +191,7 @@ def copy_kernel(x_ptr, BLOCK: tl.constexpr):
 def copy(x):
     block, num_warps = calculate_settings(x.numel())
     copy_kernel[(1,)](x, BLOCK=block, num_warps=num_warps)
-'''
+"""
 
 
 def test_an_edit_to_an_imported_helper_reanalyses_the_launches_it_feeds(tmp_path):

@@ -41,7 +41,9 @@ def fresh_shim(emulate):
     return module
 """
 
-PROBE = LOADER + r"""
+PROBE = (
+    LOADER
+    + r"""
 def answers(s):
     names = ["BACKEND", "ARCH", "TARGET", "IS_HIP", "WARP_SIZE", "MAX_THREADS_PER_BLOCK", "MAX_NUM_WARPS",
              "LDS_BYTES", "NUM_SMS", "FP8_E4M3_MAX"]
@@ -64,6 +66,7 @@ for emulate in json.loads(sys.argv[1]):
         results[str(emulate)] = {"error": str(error)}
 print(json.dumps(results))
 """
+)
 
 EMULATED = list(dict.fromkeys(["mi300x", "gfx942", "gfx950", "MI350X", "sm_90", *all_targets()]))
 
@@ -81,8 +84,9 @@ def run_in(shim_dir: Path, code: str, *args: str) -> str:
     script.write_text(code)
     env = {key: value for key, value in os.environ.items() if key not in ("PORTER_EMULATE_TARGET", "TRITON_INTERPRET")}
     env["PYTHONPATH"] = str(shim_dir)
-    result = subprocess.run([sys.executable, str(script), *args], cwd=shim_dir, env=env, capture_output=True,
-                            text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, str(script), *args], cwd=shim_dir, env=env, capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return result.stdout.strip().splitlines()[-1]
 
@@ -98,10 +102,14 @@ def expected_answers(emulate: str | None) -> dict:
     on_gpu = emulate is not None
     is_hip = on_gpu and target.is_amd
     features = {
-        "tma": target.features["tma"], "wgmma": target.features["wgmma"],
-        "fp8": "fp8" in target.matrix_flops_per_unit_clk, "bf16": "bf16" in target.matrix_flops_per_unit_clk,
-        "tf32": target.tf32 == "native", "clusters": target.features["clusters"],
-        "warp_specialization": target.features["warp_specialization"], "mxfp4": target.features["mxfp4"],
+        "tma": target.features["tma"],
+        "wgmma": target.features["wgmma"],
+        "fp8": "fp8" in target.matrix_flops_per_unit_clk,
+        "bf16": "bf16" in target.matrix_flops_per_unit_clk,
+        "tf32": target.tf32 == "native",
+        "clusters": target.features["clusters"],
+        "warp_specialization": target.features["warp_specialization"],
+        "mxfp4": target.features["mxfp4"],
     }
     stages = [target.triton["gemm_num_stages"], target.triton["fused_num_stages"]]
     knobs = {"waves_per_eu": 2, "matrix_instr_nonkdim": 16, "kpack": 2}
@@ -162,7 +170,9 @@ def test_imports_and_answers_without_torch_or_triton(shim_dir):
     assert run_in(shim_dir, emulated) == expected
 
 
-DOT_KERNEL = LOADER + r"""
+DOT_KERNEL = (
+    LOADER
+    + r"""
 os.environ["TRITON_INTERPRET"] = "1"
 import torch, triton, triton.language as tl
 
@@ -186,6 +196,7 @@ for emulate in json.loads(sys.argv[1]):
     results[str(emulate)] = [porter_shim.DOT_PRECISION.value, float((c - a @ b).abs().max())]
 print(json.dumps(results))
 """
+)
 
 
 @pytest.mark.slow
@@ -198,7 +209,9 @@ def test_dot_precision_runs_in_a_kernel_under_the_interpreter(shim_dir):
     assert all(error < 1e-3 for _, error in results.values())
 
 
-COMPILE = LOADER + r"""
+COMPILE = (
+    LOADER
+    + r"""
 import triton, triton.language as tl
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
@@ -226,6 +239,7 @@ for name, backend, arch in json.loads(sys.argv[1]):
         results[name] = f"error: {str(error)[:300]}"
 print(json.dumps(results))
 """
+)
 
 
 @pytest.mark.slow
@@ -238,6 +252,7 @@ def test_dot_precision_and_fp8_dtype_compile_for_each_target(shim_dir):
 
 
 # ---- in-process checks on a fresh copy of the module (no GPU on this machine) ----------------------
+
 
 @pytest.fixture
 def load_shim(shim_dir, monkeypatch):
@@ -333,8 +348,14 @@ def test_detects_a_known_rocm_gpu_and_reads_its_cu_count(load_shim, monkeypatch)
 
 
 def test_unknown_gpu_gets_the_conservative_target_corrected_by_the_device(load_shim, monkeypatch):
-    fake_gpu(monkeypatch, hip="6.4", gcnArchName="gfx90a:sramecc+:xnack-", multi_processor_count=104,
-             warp_size=64, shared_memory_per_block=65536)
+    fake_gpu(
+        monkeypatch,
+        hip="6.4",
+        gcnArchName="gfx90a:sramecc+:xnack-",
+        multi_processor_count=104,
+        warp_size=64,
+        shared_memory_per_block=65536,
+    )
     shim = load_shim()
     assert (shim.BACKEND, shim.ARCH, shim.TARGET) == ("hip", "gfx90a", None)
     assert shim.NUM_SMS == 104 and shim.DOT_PRECISION.value == "ieee"
@@ -363,8 +384,13 @@ def reference_attention(q, k, v, causal, scale=None):
 
 @pytest.mark.parametrize(
     "seqlen_q, seqlen_k, heads_q, heads_kv, causal, scale",
-    [(64, 64, 4, 4, False, None), (64, 64, 4, 4, True, None), (16, 48, 4, 4, True, None),
-     (32, 32, 8, 2, True, 0.3), (40, 24, 2, 2, False, None)],
+    [
+        (64, 64, 4, 4, False, None),
+        (64, 64, 4, 4, True, None),
+        (16, 48, 4, 4, True, None),
+        (32, 32, 8, 2, True, 0.3),
+        (40, 24, 2, 2, False, None),
+    ],
 )
 def test_flash_attn_func_matches_reference(load_shim, seqlen_q, seqlen_k, heads_q, heads_kv, causal, scale):
     shim = load_shim()
@@ -376,15 +402,32 @@ def test_flash_attn_func_matches_reference(load_shim, seqlen_q, seqlen_k, heads_
     torch.testing.assert_close(out, reference_attention(q, k, v, causal, scale), atol=1e-5, rtol=1e-5)
 
 
-@pytest.mark.parametrize("capability, on, off", [
-    ((8, 9), {"fp8", "bf16", "tf32"}, {"tma", "wgmma", "clusters", "warp_specialization", "mxfp4"}),  # L40S, RTX 4090
-    ((10, 3), {"fp8", "bf16", "tf32", "tma", "clusters", "warp_specialization", "mxfp4"}, {"wgmma"}),  # B300
-    ((12, 0), {"fp8", "bf16", "tf32", "tma", "clusters", "warp_specialization", "mxfp4"}, {"wgmma"}),  # RTX PRO 6000
-    ((7, 0), set(), {"fp8", "bf16", "tf32", "tma", "wgmma"}),  # V100
-])
+@pytest.mark.parametrize(
+    "capability, on, off",
+    [
+        (
+            (8, 9),
+            {"fp8", "bf16", "tf32"},
+            {"tma", "wgmma", "clusters", "warp_specialization", "mxfp4"},
+        ),  # L40S, RTX 4090
+        ((10, 3), {"fp8", "bf16", "tf32", "tma", "clusters", "warp_specialization", "mxfp4"}, {"wgmma"}),  # B300
+        (
+            (12, 0),
+            {"fp8", "bf16", "tf32", "tma", "clusters", "warp_specialization", "mxfp4"},
+            {"wgmma"},
+        ),  # RTX PRO 6000
+        ((7, 0), set(), {"fp8", "bf16", "tf32", "tma", "wgmma"}),  # V100
+    ],
+)
 def test_unknown_nvidia_part_keeps_what_its_capability_gives_it(load_shim, monkeypatch, capability, on, off):
-    fake_gpu(monkeypatch, hip=None, capability=capability, multi_processor_count=148, warp_size=32,
-             shared_memory_per_block_optin=101376)
+    fake_gpu(
+        monkeypatch,
+        hip=None,
+        capability=capability,
+        multi_processor_count=148,
+        warp_size=32,
+        shared_memory_per_block_optin=101376,
+    )
     shim = load_shim()
     assert (shim.BACKEND, shim.TARGET, shim.IS_HIP) == ("cuda", None, False)
     assert {name for name in on if shim.has_feature(name)} == on
@@ -399,6 +442,8 @@ def test_the_capability_table_reproduces_every_known_nvidia_target(load_shim):
     for name, target in all_targets().items():
         if target.vendor != "nvidia":
             continue
-        derived = {feature: shim._capability_has(tuple(target.capability), shim._NVIDIA_FEATURE_CAPABILITY.get(feature))
-                   for feature in shim.FEATURES}
+        derived = {
+            feature: shim._capability_has(tuple(target.capability), shim._NVIDIA_FEATURE_CAPABILITY.get(feature))
+            for feature in shim.FEATURES
+        }
         assert derived == shim._TARGETS[name]["features"], name

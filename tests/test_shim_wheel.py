@@ -56,16 +56,35 @@ def test_a_wheel_of_the_ported_src_layout_ships_and_imports_the_shim(tmp_path):
     assert "from nvfirst import _porter_shim as porter_shim" in (tree / "src" / "nvfirst" / "matmul.py").read_text()
 
     dist = tmp_path / "dist"
-    run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--no-index", "-q",
-         "-w", str(dist), str(tree)], cwd=tmp_path)
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-build-isolation",
+            "--no-deps",
+            "--no-index",
+            "-q",
+            "-w",
+            str(dist),
+            str(tree),
+        ],
+        cwd=tmp_path,
+    )
     [wheel] = dist.glob("nvfirst-*.whl")
     assert "nvfirst/_porter_shim.py" in zipfile.ZipFile(wheel).namelist()
 
     site = tmp_path / "site"
-    run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "-q", "--target", str(site), str(wheel)],
-        cwd=tmp_path)
+    run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "-q", "--target", str(site), str(wheel)],
+        cwd=tmp_path,
+    )
     shutil.rmtree(tree)  # nothing may come from the source tree
-    seen = json.loads(run([sys.executable, "-c", PROBE], cwd=tmp_path, PYTHONPATH=str(site),
-                          PORTER_EMULATE_TARGET="mi350x").strip().splitlines()[-1])
+    seen = json.loads(
+        run([sys.executable, "-c", PROBE], cwd=tmp_path, PYTHONPATH=str(site), PORTER_EMULATE_TARGET="mi350x")
+        .strip()
+        .splitlines()[-1]
+    )
     assert Path(seen["shim"]).parent == Path(seen["package"]).parent == site / "nvfirst"
     assert seen["bound"] and seen["target"] == "mi350x" and seen["max_num_warps"] == 16

@@ -24,16 +24,20 @@ def only_config(source: str):
     return kernel.autotune.configs[0], kernel
 
 
-@pytest.mark.parametrize("target, stages, lds_ok", [
-    ("mi300x", 4, False),   # 128 KiB > 64 KiB
-    ("mi300x", 2, True),    # 64 KiB fits exactly
-    ("mi350x", 3, True),    # 96 KiB < 160 KiB
-    ("mi350x", 4, True),    # 128 KiB < 160 KiB
-    ("h100", 4, True),
-])
+@pytest.mark.parametrize(
+    "target, stages, lds_ok",
+    [
+        ("mi300x", 4, False),  # 128 KiB > 64 KiB
+        ("mi300x", 2, True),  # 64 KiB fits exactly
+        ("mi350x", 3, True),  # 96 KiB < 160 KiB
+        ("mi350x", 4, True),  # 128 KiB < 160 KiB
+        ("h100", 4, True),
+    ],
+)
 def test_lds_estimate_128x128x64(target, stages, lds_ok):
-    config, kernel = only_config(gemm("'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64", f"num_warps=8, num_stages={stages}",
-                                      ".to(tl.bfloat16)"))
+    config, kernel = only_config(
+        gemm("'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64", f"num_warps=8, num_stages={stages}", ".to(tl.bfloat16)")
+    )
     est = estimate_config(config, kernel, get_target(target))
     assert est.lds_bytes == stages * (128 * 64 + 64 * 128) * 2
     assert est.lds_bytes_low == max(stages - 1, 1) * (128 * 64 + 64 * 128) * 2
@@ -43,11 +47,14 @@ def test_lds_estimate_128x128x64(target, stages, lds_ok):
     assert est.formula == f"{stages} x (128x64 + 64x128) x 2 B"
 
 
-@pytest.mark.parametrize("target, stages, lds_ok", [
-    ("mi300x", 4, None),   # 2-byte guess over, but 1-byte operands (fp8/int8) would fit: unknown
-    ("mi300x", 8, False),  # even 1-byte operands need 112 KiB for 7 stages: over whatever the dtype
-    ("mi350x", 2, True),   # 128 KiB at 4 bytes fits 160 KiB: fine whatever the dtype
-])
+@pytest.mark.parametrize(
+    "target, stages, lds_ok",
+    [
+        ("mi300x", 4, None),  # 2-byte guess over, but 1-byte operands (fp8/int8) would fit: unknown
+        ("mi300x", 8, False),  # even 1-byte operands need 112 KiB for 7 stages: over whatever the dtype
+        ("mi350x", 2, True),  # 128 KiB at 4 bytes fits 160 KiB: fine whatever the dtype
+    ],
+)
 def test_lds_estimate_with_operand_dtype_unknown(target, stages, lds_ok):
     config, kernel = only_config(gemm("'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64", f"num_stages={stages}"))
     est = estimate_config(config, kernel, get_target(target))
@@ -57,42 +64,64 @@ def test_lds_estimate_with_operand_dtype_unknown(target, stages, lds_ok):
 
 
 def _dot_kernel(body: str, params: str = "a_ptr, b_ptr") -> str:
-    return ("import triton\nimport triton.language as tl\n@triton.jit\n"
-            f"def k({params}):\n" + "".join(f"    {line}\n" for line in body.splitlines()))
+    return f"import triton\nimport triton.language as tl\n@triton.jit\ndef k({params}):\n" + "".join(
+        f"    {line}\n" for line in body.splitlines()
+    )
 
 
-@pytest.mark.parametrize("body, params, size, dtype", [
-    # a TF32 knob says nothing about the operands: bf16 loads with allow_tf32=False are 2 bytes
-    ("a = tl.load(a_ptr).to(tl.bfloat16)\nb = tl.load(b_ptr).to(tl.bfloat16)\nc = tl.dot(a, b, allow_tf32=False)",
-     "a_ptr, b_ptr", 2, "bfloat16"),
-    # one side's cast tells both (tl.dot takes equal dtypes); shape ops keep the dtype
-    ("a = tl.load(a_ptr)\nb = tl.trans(tl.load(b_ptr).to(tl.int8))\nc = tl.dot(a, b, input_precision='ieee')",
-     "a_ptr, b_ptr", 1, "int8"),
-    ("a = tl.load(a_ptr).to(tl.float32)\nc = tl.dot(a, a.T, input_precision='tf32')", "a_ptr", 4, "float32"),
-    # a constexpr dtype parameter: its default
-    ("a = tl.load(a_ptr).to(DT)\nc = tl.dot(a, a)", "a_ptr, DT: tl.constexpr = tl.float16", 2, "float16"),
-    # scalar arithmetic keeps the tensor's dtype
-    ("a = tl.load(a_ptr).to(tl.float8e4nv) * 2\nc = tl.dot(a, a)", "a_ptr", 1, "float8e4nv"),
-    ("c = tl.dot_scaled(tl.load(a_ptr), sa, 'e2m1', tl.load(b_ptr), sb, 'e2m1')", "a_ptr, b_ptr, sa, sb", 1, "e2m1"),
-])
+@pytest.mark.parametrize(
+    "body, params, size, dtype",
+    [
+        # a TF32 knob says nothing about the operands: bf16 loads with allow_tf32=False are 2 bytes
+        (
+            "a = tl.load(a_ptr).to(tl.bfloat16)\nb = tl.load(b_ptr).to(tl.bfloat16)\nc = tl.dot(a, b, allow_tf32=False)",
+            "a_ptr, b_ptr",
+            2,
+            "bfloat16",
+        ),
+        # one side's cast tells both (tl.dot takes equal dtypes); shape ops keep the dtype
+        (
+            "a = tl.load(a_ptr)\nb = tl.trans(tl.load(b_ptr).to(tl.int8))\nc = tl.dot(a, b, input_precision='ieee')",
+            "a_ptr, b_ptr",
+            1,
+            "int8",
+        ),
+        ("a = tl.load(a_ptr).to(tl.float32)\nc = tl.dot(a, a.T, input_precision='tf32')", "a_ptr", 4, "float32"),
+        # a constexpr dtype parameter: its default
+        ("a = tl.load(a_ptr).to(DT)\nc = tl.dot(a, a)", "a_ptr, DT: tl.constexpr = tl.float16", 2, "float16"),
+        # scalar arithmetic keeps the tensor's dtype
+        ("a = tl.load(a_ptr).to(tl.float8e4nv) * 2\nc = tl.dot(a, a)", "a_ptr", 1, "float8e4nv"),
+        (
+            "c = tl.dot_scaled(tl.load(a_ptr), sa, 'e2m1', tl.load(b_ptr), sb, 'e2m1')",
+            "a_ptr, b_ptr, sa, sb",
+            1,
+            "e2m1",
+        ),
+    ],
+)
 def test_operand_size_from_the_source(body, params, size, dtype):
     kernel = inventory_for_source(_dot_kernel(body, params)).kernels[0]
     assert kernel.elem_bytes == size and dtype in kernel.elem_bytes_source
 
 
-@pytest.mark.parametrize("body", [
-    "c = tl.dot(tl.load(a_ptr), tl.load(b_ptr), allow_tf32=True)",       # TF32 knob, pointer dtypes unknown
-    "c = tl.dot(tl.load(a_ptr), tl.load(b_ptr), input_precision='tf32')",
-    "c = tl.dot(tl.load(a_ptr), tl.load(b_ptr))",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "c = tl.dot(tl.load(a_ptr), tl.load(b_ptr), allow_tf32=True)",  # TF32 knob, pointer dtypes unknown
+        "c = tl.dot(tl.load(a_ptr), tl.load(b_ptr), input_precision='tf32')",
+        "c = tl.dot(tl.load(a_ptr), tl.load(b_ptr))",
+    ],
+)
 def test_operand_size_unknown_is_not_guessed(body):
     kernel = inventory_for_source(_dot_kernel(body)).kernels[0]
     assert kernel.elem_bytes is None and kernel.elem_bytes_source.startswith("unknown")
 
 
 def test_constexpr_dtype_from_the_launch():
-    source = _dot_kernel("a = tl.load(a_ptr).to(DT)\nc = tl.dot(a, a)", "a_ptr, DT: tl.constexpr") + \
-        "def run(x):\n    k[(1,)](x, DT=tl.bfloat16)\n"
+    source = (
+        _dot_kernel("a = tl.load(a_ptr).to(DT)\nc = tl.dot(a, a)", "a_ptr, DT: tl.constexpr")
+        + "def run(x):\n    k[(1,)](x, DT=tl.bfloat16)\n"
+    )
     kernel = inventory_for_source(source).kernels[0]
     assert kernel.elem_bytes == 2 and "bfloat16" in kernel.elem_bytes_source
 
@@ -114,8 +143,9 @@ def test_default_num_warps_and_kernel_default_block():
 
 
 def test_element_size_from_operand_casts():
-    config, kernel = only_config(gemm("'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64", "num_stages=2",
-                                      ".to(tl.float8e4b8)"))
+    config, kernel = only_config(
+        gemm("'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64", "num_stages=2", ".to(tl.float8e4b8)")
+    )
     est = estimate_config(config, kernel, get_target("mi300x"))
     assert est.elem_bytes == 1 and "float8e4b8" in est.elem_bytes_source
     assert est.lds_bytes == 2 * (128 * 64 + 64 * 128)
@@ -128,16 +158,29 @@ def test_unknown_values_give_no_lds_estimate():
 
 
 def test_no_lds_estimate_for_non_gemm_kernel():
-    source = ("import triton\n@triton.autotune(configs=[triton.Config({'BLOCK': 1024}, num_stages=4)], key=['n'])\n"
-              "@triton.jit\ndef k(x):\n    pass\n")
+    source = (
+        "import triton\n@triton.autotune(configs=[triton.Config({'BLOCK': 1024}, num_stages=4)], key=['n'])\n"
+        "@triton.jit\ndef k(x):\n    pass\n"
+    )
     config, kernel = only_config(source)
     assert estimate_config(config, kernel, get_target("mi300x")).lds_bytes is None
 
 
-@pytest.mark.parametrize("key, dim", [
-    ("BLOCK_M", "M"), ("BLOCK_SIZE_N", "N"), ("BK", "K"), ("TILE_M", "M"), ("BLOCK_K_SIZE", "K"),
-    ("block_n", "N"), ("M_BLOCK", "M"), ("BLOCK_MN", None), ("GROUP_SIZE_M", None), ("BLOCK", None),
-    ("num_warps", None),
-])
+@pytest.mark.parametrize(
+    "key, dim",
+    [
+        ("BLOCK_M", "M"),
+        ("BLOCK_SIZE_N", "N"),
+        ("BK", "K"),
+        ("TILE_M", "M"),
+        ("BLOCK_K_SIZE", "K"),
+        ("block_n", "N"),
+        ("M_BLOCK", "M"),
+        ("BLOCK_MN", None),
+        ("GROUP_SIZE_M", None),
+        ("BLOCK", None),
+        ("num_warps", None),
+    ],
+)
 def test_block_key_names(key, dim):
     assert block_dim(key) == dim

@@ -44,7 +44,9 @@ def clamp_warps(block):
     return max(4, min(32, block // 512))
 """
 
-CALLERS = KERNEL + """
+CALLERS = (
+    KERNEL
+    + """
 from .utils import calculate_settings, clamp_warps
 
 def rms_norm(x, n_cols):
@@ -54,6 +56,7 @@ def rms_norm(x, n_cols):
 def layer_norm(x, block):
     k[(1,)](x, BLOCK=block, num_warps=clamp_warps(block))
 """
+)
 
 
 @pytest.fixture(autouse=True)
@@ -94,16 +97,22 @@ def last_launch_val(source: str, key: str = "num_warps"):
 
 
 def test_helper_branches_every_return_with_conditions():
-    source = SETTINGS + KERNEL + """
+    source = (
+        SETTINGS
+        + KERNEL
+        + """
 def f(x, n):
     BLOCK_SIZE, num_warps = calculate_settings(n)
     k[(1,)](x, BLOCK=BLOCK_SIZE, num_warps=num_warps)
 """
+    )
     inv, val = last_launch_val(source)
     assert sorted(val.values) == [4, 8, 16, 32]
     thirty_two = next(p for p in val.possibles if p.value == 32)
     assert thirty_two.when == "BLOCK_SIZE >= 32768" and thirty_two.via == "calculate_settings(n)"
-    assert inv.span(thirty_two.node).line == line_of(source, "num_warps = 32") + 1  # the helper's line: what a port changes
+    assert (
+        inv.span(thirty_two.node).line == line_of(source, "num_warps = 32") + 1
+    )  # the helper's line: what a port changes
 
 
 def test_clamp_of_an_unknown_is_an_interval_at_its_cap():
@@ -114,21 +123,27 @@ def test_clamp_of_an_unknown_is_an_interval_at_its_cap():
     assert flow.describe(possible, val) == "4..32 from `clamp_warps(b)`; 32 for block >= 16384"
 
 
-@pytest.mark.parametrize("expr, expected", [
-    ("min(16, n // 64)", Range(None, 16)),
-    ("max(2, n)", None),  # bounded below only: no upper end to check
-    ("min(8, max(1, n // 256)) * 2", Range(2, 16)),
-    ("triton.next_power_of_2(min(n, 4096))", Range(None, 4096)),
-])
+@pytest.mark.parametrize(
+    "expr, expected",
+    [
+        ("min(16, n // 64)", Range(None, 16)),
+        ("max(2, n)", None),  # bounded below only: no upper end to check
+        ("min(8, max(1, n // 256)) * 2", Range(2, 16)),
+        ("triton.next_power_of_2(min(n, 4096))", Range(None, 4096)),
+    ],
+)
 def test_interval_arithmetic(expr, expected):
     inv, val = last_launch_val(KERNEL + f"def f(x, n):\n    k[(1,)](x, BLOCK=64, num_warps={expr})\n")
     values = [p.value for p in val.possibles or ()]
-    assert values == ([expected] if expected is not None else []) or \
-        (expected is None and all(isinstance(v, Range) and v.hi is None for v in values))
+    assert values == ([expected] if expected is not None else []) or (
+        expected is None and all(isinstance(v, Range) and v.hi is None for v in values)
+    )
 
 
 def test_tuples_module_constants_and_loops():
-    source = KERNEL + """
+    source = (
+        KERNEL
+        + """
 DEFAULTS = (128, 32)
 def f(x):
     block, warps = DEFAULTS
@@ -136,6 +151,7 @@ def f(x):
     for w in [4, 8, 32]:
         k[(1,)](x, BLOCK=64, num_warps=w)
 """
+    )
     inv = inventory_for_source(textwrap.dedent(source))
     first, second = inv.launches
     assert first.options["num_warps"].values == [32] and first.meta["BLOCK"].values == [128]
@@ -143,12 +159,15 @@ def f(x):
 
 
 def test_comprehension_filters_drop_what_they_prune():
-    source = KERNEL + """
+    source = (
+        KERNEL
+        + """
 WARPS = [w for w in [1, 2, 4, 8, 16, 32] if w * 64 <= 1024]
 def f(x):
     for nw in WARPS:
         k[(1,)](x, BLOCK=64, num_warps=nw)
 """
+    )
     _, val = last_launch_val(source)
     assert val.values == [1, 2, 4, 8, 16]
 
@@ -157,8 +176,10 @@ def test_unknown_stays_unknown():
     _, val = last_launch_val(KERNEL + "def f(x, n):\n    k[(1,)](x, BLOCK=64, num_warps=n // 2)\n")
     assert not val.known
     # a helper with one return the folder cannot follow: 32 is possible, but the value is not "only 32"
-    source = KERNEL + "def pick(n):\n    if n:\n        return 32\n    return n * 2\n" \
+    source = (
+        KERNEL + "def pick(n):\n    if n:\n        return 32\n    return n * 2\n"
         "def f(x, n):\n    k[(1,)](x, BLOCK=64, num_warps=pick(n))\n"
+    )
     _, val = last_launch_val(source)
     assert val.partial and val.values == [32] and not val.is_single and val.single is None
     assert flow.value_range(val) is None
@@ -166,13 +187,18 @@ def test_unknown_stays_unknown():
 
 def test_vendor_guarded_helper_value_is_not_a_finding_on_amd(rules):
     """Liger's form: `num_warps = 32 if not is_hip() else 16` in the settings helper."""
-    source = SETTINGS.replace("num_warps = 32", "num_warps = 32 if not is_hip() else 16") + KERNEL + \
-        "def f(x, n):\n    b, w = calculate_settings(n)\n    k[(1,)](x, BLOCK=b, num_warps=w)\n"
+    source = (
+        SETTINGS.replace("num_warps = 32", "num_warps = 32 if not is_hip() else 16")
+        + KERNEL
+        + "def f(x, n):\n    b, w = calculate_settings(n)\n    k[(1,)](x, BLOCK=b, num_warps=w)\n"
+    )
     assert [f for f in analyze_source(source, "m.py", "mi300x", rules) if f.rule == "PT101"] == []
 
 
 def test_same_module_helper_reported_at_the_origin(rules):
-    source = (SETTINGS + KERNEL).lstrip("\n") + "def f(x, n):\n    b, w = calculate_settings(n)\n    k[(1,)](x, BLOCK=b, num_warps=w)\n"
+    source = (SETTINGS + KERNEL).lstrip(
+        "\n"
+    ) + "def f(x, n):\n    b, w = calculate_settings(n)\n    k[(1,)](x, BLOCK=b, num_warps=w)\n"
     (finding,) = [f for f in analyze_source(source, "m.py", "mi300x", rules) if f.rule == "PT101"]
     assert (finding.line, finding.data["value"]) == (U32, 32)
     assert finding.data["launches"] == [f"m.py:{line_of(source, 'num_warps=w')}"]
@@ -197,24 +223,40 @@ def test_helper_outside_the_scan_is_reported_at_the_launch(tmp_path, rules):
     lines = sorted(f.line for f in result.findings if f.rule == "PT101")
     assert lines == [L1, L2]  # the keyword values at the launches
     origin = next(f for f in result.findings if f.line == L1).data["origin"]
-    assert (origin["path"].endswith("pkg/utils.py"), origin["line"], origin["when"]) == (True, U32, "BLOCK_SIZE >= 32768")
+    assert (origin["path"].endswith("pkg/utils.py"), origin["line"], origin["when"]) == (
+        True,
+        U32,
+        "BLOCK_SIZE >= 32768",
+    )
 
 
 def test_reexported_and_absolute_imports_resolve(tmp_path, rules):
     caller = CALLERS.replace("from .utils import", "from pkg import")
-    root = write_tree(tmp_path, {"pkg/__init__.py": "from .utils import calculate_settings, clamp_warps\n",
-                                 "pkg/utils.py": SETTINGS, "pkg/ops/__init__.py": "", "pkg/ops/norm.py": caller})
+    root = write_tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "from .utils import calculate_settings, clamp_warps\n",
+            "pkg/utils.py": SETTINGS,
+            "pkg/ops/__init__.py": "",
+            "pkg/ops/norm.py": caller,
+        },
+    )
     result = scan_tree(root, "mi300x", rules, jobs=1, use_cache=False)
-    assert sorted((f.path, f.line) for f in result.findings if f.rule == "PT101") == \
-        [("pkg/utils.py", U32), ("pkg/utils.py", UCLAMP)]
+    assert sorted((f.path, f.line) for f in result.findings if f.rule == "PT101") == [
+        ("pkg/utils.py", U32),
+        ("pkg/utils.py", UCLAMP),
+    ]
 
 
 def test_origin_of_maps_a_launch_to_where_its_value_is_set(tmp_path):
     root = write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/utils.py": SETTINGS, "pkg/norm.py": CALLERS})
     origins = flow.origin_of(root, "pkg/norm.py", L1, "num_warps")
     assert [(o["path"], o["line"], o["value"]) for o in origins] == [
-        ("pkg/utils.py", U32 - 2, 4), ("pkg/utils.py", U32, 32), ("pkg/utils.py", U32 + 2, 16),
-        ("pkg/utils.py", U32 + 4, 8)]
+        ("pkg/utils.py", U32 - 2, 4),
+        ("pkg/utils.py", U32, 32),
+        ("pkg/utils.py", U32 + 2, 16),
+        ("pkg/utils.py", U32 + 4, 8),
+    ]
     assert origins[1]["via"] == "calculate_settings(n_cols)"
     (clamped,) = flow.origin_of(root, "pkg/norm.py", L2, "num_warps")
     assert (clamped["line"], clamped["value"], clamped["when"]) == (UCLAMP, "4..32", "block >= 16384")
@@ -240,15 +282,22 @@ def test_origin_of_reads_autotune_configs_when_the_launch_passes_nothing(tmp_pat
 
 
 def test_value_overwritten_in_a_vendor_branch_is_dead_there(rules):
-    source = KERNEL + "def f(x):\n    nw = 32\n    if is_hip():\n        nw = 16\n    k[(1,)](x, BLOCK=64, num_warps=nw)\n"
+    source = (
+        KERNEL + "def f(x):\n    nw = 32\n    if is_hip():\n        nw = 16\n    k[(1,)](x, BLOCK=64, num_warps=nw)\n"
+    )
     assert [f for f in analyze_source(source, "m.py", "mi300x", rules) if f.rule == "PT101"] == []
-    assert [f.line for f in analyze_source(source.replace("is_hip()", "is_cuda()"), "m.py", "mi300x", rules)
-            if f.rule == "PT101"] == [9]
+    assert [
+        f.line
+        for f in analyze_source(source.replace("is_hip()", "is_cuda()"), "m.py", "mi300x", rules)
+        if f.rule == "PT101"
+    ] == [9]
 
 
 def test_helper_with_an_unfollowable_return_still_shows_the_value_that_fails(rules):
     """unsloth's form: a table lookup may override the settings helper's value; 32 is still possible."""
-    source = (SETTINGS + KERNEL).lstrip("\n") + """
+    source = (
+        (SETTINGS + KERNEL).lstrip("\n")
+        + """
 def pick(table, n, num_warps):
     if torch.version.hip:
         return num_warps
@@ -261,6 +310,7 @@ def f(x, n):
     BLOCK_SIZE, num_warps = calculate_settings(n)
     launch(k, (1,), x, BLOCK=BLOCK_SIZE, num_warps=pick(TABLE, n, num_warps))
 """
+    )
     inv = inventory_for_source(source)
     val = inv.launches[-1].options["num_warps"]
     assert val.partial and 32 in val.values and val.single is None
@@ -270,13 +320,18 @@ def f(x, n):
 
 @pytest.mark.parametrize("warps, severity", [("[4, 8, 32]", "warning"), ("[32]", "error")])
 def test_autotune_entry_over_the_limit_is_skipped_when_the_list_has_others(rules, warps, severity):
-    source = KERNEL.replace("@triton.jit", "@triton.autotune(configs=[triton.Config({'BLOCK': 64}, num_warps=w) "
-                                           f"for w in {warps}], key=['x'])\n@triton.jit")
+    source = KERNEL.replace(
+        "@triton.jit",
+        "@triton.autotune(configs=[triton.Config({'BLOCK': 64}, num_warps=w) "
+        f"for w in {warps}], key=['x'])\n@triton.jit",
+    )
     (finding,) = [f for f in analyze_source(source, "m.py", "mi300x", rules) if f.rule == "PT101"]
     assert finding.severity == severity and finding.data["skipped_by_autotuner"] is (severity == "warning")
 
 
 def test_config_builders_are_not_launch_sites():
-    source = KERNEL + "def _config(bm, num_warps):\n    return triton.Config({'BLOCK': bm}, num_warps=num_warps)\n" \
+    source = (
+        KERNEL + "def _config(bm, num_warps):\n    return triton.Config({'BLOCK': bm}, num_warps=num_warps)\n"
         "CONFIGS = [_config(64, num_warps=8)]\n"
+    )
     assert inventory_for_source(source).launches == []

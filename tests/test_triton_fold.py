@@ -15,44 +15,50 @@ def fold_last(source: str):
     return inv, inv.fold(last.value)
 
 
-@pytest.mark.parametrize("source, expected", [
-    ("x = 128", [128]),
-    ("x = -4", [-4]),
-    ("x = 'tf32'", ["tf32"]),
-    ("x = 'tf' '32'", ["tf32"]),
-    ("BLOCK = 128\nx = BLOCK * 2 + 1", [257]),
-    ("x = 227 * 1024", [232448]),
-    ("x = 1 << 5", [32]),
-    ("x = 32 if big else 8", [32, 8]),
-    ("BIG = False\nx = 32 if BIG else 8", [8]),
-    ("import triton\nx = triton.next_power_of_2(1000)", [1024]),
-    ("import triton\nx = triton.cdiv(1000, 128)", [8]),
-    ("x = min(16, 32)", [16]),
-    ("x = [4, 8]", [[4, 8]]),
-    ("A = [1, 2]\nx = [*A, 3]", [[1, 2, 3]]),
-    ("x = {'BLOCK_M': 64}", [{"BLOCK_M": 64}]),
-    ("T = (64, 128)\nx = T[1]", [128]),
-    ("W = 4 if a else 8\nx = W * 2", [8, 16]),
-    ("x = list(range(2, 5))", []),  # list() is not folded: unknown
-    ("x = range(2, 5)", [[2, 3, 4]]),
-    ("import itertools\nx = itertools.product([1, 2], [3])", [[(1, 3), (2, 3)]]),
-    ("for N in range(3):\n    pass\nx = N", [0, 1, 2]),  # a loop target: any element of the iterable
-])
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("x = 128", [128]),
+        ("x = -4", [-4]),
+        ("x = 'tf32'", ["tf32"]),
+        ("x = 'tf' '32'", ["tf32"]),
+        ("BLOCK = 128\nx = BLOCK * 2 + 1", [257]),
+        ("x = 227 * 1024", [232448]),
+        ("x = 1 << 5", [32]),
+        ("x = 32 if big else 8", [32, 8]),
+        ("BIG = False\nx = 32 if BIG else 8", [8]),
+        ("import triton\nx = triton.next_power_of_2(1000)", [1024]),
+        ("import triton\nx = triton.cdiv(1000, 128)", [8]),
+        ("x = min(16, 32)", [16]),
+        ("x = [4, 8]", [[4, 8]]),
+        ("A = [1, 2]\nx = [*A, 3]", [[1, 2, 3]]),
+        ("x = {'BLOCK_M': 64}", [{"BLOCK_M": 64}]),
+        ("T = (64, 128)\nx = T[1]", [128]),
+        ("W = 4 if a else 8\nx = W * 2", [8, 16]),
+        ("x = list(range(2, 5))", []),  # list() is not folded: unknown
+        ("x = range(2, 5)", [[2, 3, 4]]),
+        ("import itertools\nx = itertools.product([1, 2], [3])", [[(1, 3), (2, 3)]]),
+        ("for N in range(3):\n    pass\nx = N", [0, 1, 2]),  # a loop target: any element of the iterable
+    ],
+)
 def test_fold_values(source, expected):
     _, val = fold_last(source)
     assert val.values == expected
     assert val.known == bool(expected)
 
 
-@pytest.mark.parametrize("source", [
-    "x = y",                       # unbound
-    "import os\nx = os.environ['N']",  # runtime value
-    "def f(n):\n    pass\nx = f(3)",     # arbitrary call
-    "N = 4\nN += 1\nx = N",        # augmented: not followed
-    "x = 1 / 0",                   # error while folding
-    "x = f'{a}'",                  # f-string
-    "x = 32 if big else y",        # one unknown branch: whole expression unknown
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "x = y",  # unbound
+        "import os\nx = os.environ['N']",  # runtime value
+        "def f(n):\n    pass\nx = f(3)",  # arbitrary call
+        "N = 4\nN += 1\nx = N",  # augmented: not followed
+        "x = 1 / 0",  # error while folding
+        "x = f'{a}'",  # f-string
+        "x = 32 if big else y",  # one unknown branch: whole expression unknown
+    ],
+)
 def test_unknown_is_never_guessed(source):
     _, val = fold_last(source)
     assert not val.known and val.values == []

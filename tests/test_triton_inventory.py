@@ -12,7 +12,7 @@ from porter.targets import get_target
 
 # An autotuned GEMM module in the style of Triton's matmul tutorial: per-vendor config functions,
 # a comprehension-built list, `from triton import jit`, constexpr params with defaults, a launcher.
-GEMM_MODULE = '''\
+GEMM_MODULE = """\
 import torch
 import triton
 import triton.language as tl
@@ -87,7 +87,7 @@ def softmax(x, big):
     softmax_kernel[(x.shape[0],)](x, y, x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1]),
                                   num_warps=32 if big else 8, num_stages=1)
     return y
-'''
+"""
 
 
 def line_of(text: str) -> int:
@@ -223,19 +223,27 @@ def test_config_helper_function_arguments_are_bound():
     assert data["line"] == 8 and data["call"]["line"] == 5
 
 
-@pytest.mark.parametrize("test, branch, guard", [
-    ("is_hip()", True, "amd"), ("is_hip()", False, "nvidia"), ("not is_hip()", True, "nvidia"),
-    ("torch.version.hip is not None", True, "amd"), ("torch.version.hip is None", True, "nvidia"),
-    ("torch.version.cuda", True, "nvidia"), ("is_cuda() and cap >= (9, 0)", True, "nvidia"),
-    ("torch.cuda.is_available()", True, None),  # true on ROCm too: not a vendor test
-    ("device_type == 'xpu'", True, "other"), ("device_type == 'xpu'", False, None),
-    ("big", True, None),
-])
+@pytest.mark.parametrize(
+    "test, branch, guard",
+    [
+        ("is_hip()", True, "amd"),
+        ("is_hip()", False, "nvidia"),
+        ("not is_hip()", True, "nvidia"),
+        ("torch.version.hip is not None", True, "amd"),
+        ("torch.version.hip is None", True, "nvidia"),
+        ("torch.version.cuda", True, "nvidia"),
+        ("is_cuda() and cap >= (9, 0)", True, "nvidia"),
+        ("torch.cuda.is_available()", True, None),  # true on ROCm too: not a vendor test
+        ("device_type == 'xpu'", True, "other"),
+        ("device_type == 'xpu'", False, None),
+        ("big", True, None),
+    ],
+)
 def test_vendor_guards(test, branch, guard):
     assert guard_of_test(test, branch) == guard
 
 
-SCOPES_MODULE = '''\
+SCOPES_MODULE = """\
 import triton
 import triton.language as tl
 NW = 4
@@ -255,7 +263,7 @@ def host(x, cb=lambda y: y.append(1)):
 @triton.jit
 def kern(X, BLOCK: tl.constexpr):
     pass
-'''
+"""
 
 
 def test_scope_tables_follow_statement_structure():

@@ -40,8 +40,10 @@ def test_noisy_triton_rules_are_opt_in():
 
 
 def test_num_warps_from_comprehension_points_at_the_literal(triton_rules):
-    text = H + "CONFIGS = [triton.Config({'BLOCK': 64}, num_warps=w, num_stages=s)\n" \
-               "           for w in [4, 8, 32] for s in [1, 2]]\n"
+    text = (
+        H + "CONFIGS = [triton.Config({'BLOCK': 64}, num_warps=w, num_stages=s)\n"
+        "           for w in [4, 8, 32] for s in [1, 2]]\n"
+    )
     (finding,) = scan(triton_rules, text, "mi300x", "PT101")
     assert (finding.line, finding.column) == (4, 28)  # the `32` in the list, 1-based column
     assert finding.data["value"] == 32 and finding.data["threads"] == 2048
@@ -65,8 +67,10 @@ def test_vendor_guarded_nvidia_configs_are_not_findings_on_amd(triton_rules):
 
 
 def test_same_config_error_on_mi300x_fine_on_mi350x(triton_rules):
-    text = H + "@triton.autotune(configs=[triton.Config({'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64}, " \
-               "num_warps=8, num_stages=S)], key=['M'])\n@triton.jit\ndef mm(a, b):\n    c = tl.dot(a.to(tl.float16), b.to(tl.float16))\n"
+    text = (
+        H + "@triton.autotune(configs=[triton.Config({'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64}, "
+        "num_warps=8, num_stages=S)], key=['M'])\n@triton.jit\ndef mm(a, b):\n    c = tl.dot(a.to(tl.float16), b.to(tl.float16))\n"
+    )
     four, three = text.replace("S)", "4)"), text.replace("S)", "3)")
     (error,) = scan(triton_rules, four, "mi300x", "PT107")
     assert error.severity == "error"
@@ -80,8 +84,10 @@ def test_same_config_error_on_mi300x_fine_on_mi350x(triton_rules):
 
 
 def test_nvidia_tuned_list_is_error_when_every_config_fails(triton_rules):
-    text = H + "@triton.autotune(configs=[triton.Config({'BLOCK_M': 256, 'BLOCK_N': 128, 'BLOCK_K': 64}, " \
-               "num_warps=8, num_stages=4)], key=['M'])\n@triton.jit\ndef mm(a, b):\n    c = tl.dot(a.to(tl.float16), b.to(tl.float16))\n"
+    text = (
+        H + "@triton.autotune(configs=[triton.Config({'BLOCK_M': 256, 'BLOCK_N': 128, 'BLOCK_K': 64}, "
+        "num_warps=8, num_stages=4)], key=['M'])\n@triton.jit\ndef mm(a, b):\n    c = tl.dot(a.to(tl.float16), b.to(tl.float16))\n"
+    )
     (finding,) = scan(triton_rules, text, "mi300x", "PT106")
     assert finding.severity == "error" and finding.data["over_lds"] == 1
     (mi350,) = scan(triton_rules, text, "mi350x", "PT106")
@@ -94,9 +100,11 @@ def test_nvidia_tuned_list_is_error_when_every_config_fails(triton_rules):
 
 
 def test_inline_ptx_records_the_instruction(triton_rules):
-    text = H + "@triton.jit\ndef k(x):\n" \
-               "    a = tl.inline_asm_elementwise('rsqrt.approx.ftz.f32 $0, $1;', '=f,f', [x], dtype=tl.float32, is_pure=True, pack=1)\n" \
-               "    b = tl.inline_asm_elementwise('prmt.b32 $0, $1, 0, 0x0123;', '=r,r', [x], dtype=tl.int32, is_pure=True, pack=1)\n"
+    text = (
+        H + "@triton.jit\ndef k(x):\n"
+        "    a = tl.inline_asm_elementwise('rsqrt.approx.ftz.f32 $0, $1;', '=f,f', [x], dtype=tl.float32, is_pure=True, pack=1)\n"
+        "    b = tl.inline_asm_elementwise('prmt.b32 $0, $1, 0, 0x0123;', '=r,r', [x], dtype=tl.int32, is_pure=True, pack=1)\n"
+    )
     first, second = scan(triton_rules, text, "mi300x", "PT109")
     assert first.data["ptx_op"] == "rsqrt.approx.ftz.f32" and first.data["portable"] == "tl.rsqrt"
     assert first.data["constraints"] == "=f,f" and first.data["fix_hint"] == "codemod"
@@ -120,29 +128,39 @@ def test_fp8_family_per_target(triton_rules):
     text = H + "@triton.jit\ndef k(x):\n    q = x.to(tl.float8e4nv)\n    r = x.to(tl.float8e5b16)\n"
     on_942 = scan(triton_rules, text, "mi300x", "PT115")
     assert [(f.data["dtype"], f.data["suggested"], f.severity) for f in on_942] == [
-        ("float8e4nv", "tl.float8e4b8", "error")]
+        ("float8e4nv", "tl.float8e4b8", "error")
+    ]
     on_950 = scan(triton_rules, text, "mi350x", "PT115")
     assert [(f.data["dtype"], f.data["suggested"], f.severity) for f in on_950] == [
-        ("float8e5b16", "tl.float8e5", "warning")]
+        ("float8e5b16", "tl.float8e5", "warning")
+    ]
 
 
 def test_nvidia_only_options_point_at_the_keyword(triton_rules):
     text = H + "@triton.jit\ndef k(x): pass\ndef f(x):\n    k[(1,)](x, num_warps=4, maxnreg=128, num_ctas=2)\n"
     findings = scan(triton_rules, text, "mi300x", "PT105")
     assert [(f.data["option"], f.data["value"], f.column) for f in findings] == [
-        ("maxnreg", 128, 29), ("num_ctas", 2, 42)]
+        ("maxnreg", 128, 29),
+        ("num_ctas", 2, 42),
+    ]
 
 
 def test_libdevice_alias_use_is_reported_once_at_the_import(triton_rules):
-    text = "from triton.language.extra.cuda import libdevice\nimport triton\n" \
-           "@triton.jit\ndef k(x):\n    y = libdevice.rsqrt(x)\n    z = libdevice.exp(y)\n"
+    text = (
+        "from triton.language.extra.cuda import libdevice\nimport triton\n"
+        "@triton.jit\ndef k(x):\n    y = libdevice.rsqrt(x)\n    z = libdevice.exp(y)\n"
+    )
     findings = scan(triton_rules, text, "mi300x", "PT110")
     assert [(f.line, f.data["member"], f.data["portable"]) for f in findings] == [(1, "libdevice", True)]
-    text = "from triton.language.extra import cuda\nimport triton\n" \
-           "@triton.jit\ndef k(x):\n    y = cuda.libdevice.rsqrt(x)\n    t = cuda.globaltimer()\n"
+    text = (
+        "from triton.language.extra import cuda\nimport triton\n"
+        "@triton.jit\ndef k(x):\n    y = cuda.libdevice.rsqrt(x)\n    t = cuda.globaltimer()\n"
+    )
     findings = scan(triton_rules, text, "mi300x", "PT110")
     assert [(f.line, f.data["member"], f.data["portable"]) for f in findings] == [
-        (1, "cuda", False), (6, "globaltimer", False)]
+        (1, "cuda", False),
+        (6, "globaltimer", False),
+    ]
 
 
 def test_sm_count_and_warp_size_are_amd_only(triton_rules):
@@ -176,33 +194,40 @@ def test_rule_files_document_and_cross_target_examples(path):
     assert valid and invalid
     # the same code is invalid on one target and valid on another
     flagged = {(e["code"], e.get("target", default)) for e in invalid}
-    assert any(code == e["code"] and e.get("target", default) != target
-               for e in valid for code, target in flagged), "no cross-target example pair"
+    assert any(code == e["code"] and e.get("target", default) != target for e in valid for code, target in flagged), (
+        "no cross-target example pair"
+    )
 
 
 def test_thirty_two_hard_coded_in_prose_and_unrelated_math_is_not_reported(triton_rules):
     """Conservative rules: plain numbers without warp/SM/smem names stay silent."""
-    text = H + "BATCH = 32\nN = 132\nsize = 232448\nx = rows // 32\n@triton.jit\ndef k(x, BLOCK: tl.constexpr):\n" \
-               "    offs = tl.arange(0, 32)\n    y = tl.load(x + offs)\n"
+    text = (
+        H + "BATCH = 32\nN = 132\nsize = 232448\nx = rows // 32\n@triton.jit\ndef k(x, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, 32)\n    y = tl.load(x + offs)\n"
+    )
     assert scan(triton_rules, text, "mi300x") == []
 
 
 def test_values_behind_vendor_tests_count_only_for_their_vendor(triton_rules):
-    text = H + "@triton.jit\ndef k(a, b, BK: tl.constexpr):\n    c = tl.dot(a, b)\n" \
-               "def f(x, big):\n" \
-               "    if is_hip():\n        nw = 16\n    else:\n        nw = 8 if big else 32\n" \
-               "    k[(1,)](x, x, num_warps=nw, num_stages=4 if torch.version.cuda else 2)\n" \
-               "    k[(1,)](x, x, num_warps=32 if not is_hip() else 16)\n"
+    text = (
+        H + "@triton.jit\ndef k(a, b, BK: tl.constexpr):\n    c = tl.dot(a, b)\n"
+        "def f(x, big):\n"
+        "    if is_hip():\n        nw = 16\n    else:\n        nw = 8 if big else 32\n"
+        "    k[(1,)](x, x, num_warps=nw, num_stages=4 if torch.version.cuda else 2)\n"
+        "    k[(1,)](x, x, num_warps=32 if not is_hip() else 16)\n"
+    )
     assert [f.rule for f in scan(triton_rules, text, "mi300x") if f.rule in ("PT101", "PT103")] == []
     nvidia_only = text.replace("if is_hip():\n        nw = 16\n    else:\n        nw = 8 if big else 32", "nw = 32")
     assert [f.line for f in scan(triton_rules, nvidia_only, "mi300x", "PT101")] == [7]
 
 
 def test_probed_or_other_device_code_is_not_reported(triton_rules):
-    text = "import torch\np = torch.cuda.get_device_properties(0)\n" \
-           "if hasattr(p, 'shared_memory_per_block_optin'):\n    smem = p.shared_memory_per_block_optin\n" \
-           "try:\n    smem = p.shared_memory_per_block_optin\nexcept AttributeError:\n    smem = p.shared_memory_per_block\n" \
-           "if device_type == 'mtia':\n    multi_processor_count = 64\nelse:\n    NUM_SMS = 132\n"
+    text = (
+        "import torch\np = torch.cuda.get_device_properties(0)\n"
+        "if hasattr(p, 'shared_memory_per_block_optin'):\n    smem = p.shared_memory_per_block_optin\n"
+        "try:\n    smem = p.shared_memory_per_block_optin\nexcept AttributeError:\n    smem = p.shared_memory_per_block\n"
+        "if device_type == 'mtia':\n    multi_processor_count = 64\nelse:\n    NUM_SMS = 132\n"
+    )
     assert [(f.rule, f.line) for f in scan(triton_rules, text, "mi300x")] == [("PT116", 12)]
 
 

@@ -39,11 +39,22 @@ def _edit(raw: bytes) -> tuple[str, str]:
 
 
 CASES = {
-    "crlf.py": (b"import triton\r\nnum_warps = 32\r\nx = 1\r\n", b"import triton\r\nnum_warps = 8  # porter\r\nx = 1\r\nadded = True\r\n"),
-    "cr.py": (b"import triton\rnum_warps = 32\rx = 1\r", b"import triton\rnum_warps = 8  # porter\rx = 1\radded = True\r"),
-    "mixed.py": (b"import triton\r\nnum_warps = 32\nx = 1\r\ny = 2\r\n",
-                 b"import triton\r\nnum_warps = 8  # porter\r\nx = 1\r\ny = 2\r\nadded = True\r\n"),
-    "bom.py": ("\ufeffimport triton\nnum_warps = 32\n".encode(), "\ufeffimport triton\nnum_warps = 8  # porter\nadded = True\n".encode()),
+    "crlf.py": (
+        b"import triton\r\nnum_warps = 32\r\nx = 1\r\n",
+        b"import triton\r\nnum_warps = 8  # porter\r\nx = 1\r\nadded = True\r\n",
+    ),
+    "cr.py": (
+        b"import triton\rnum_warps = 32\rx = 1\r",
+        b"import triton\rnum_warps = 8  # porter\rx = 1\radded = True\r",
+    ),
+    "mixed.py": (
+        b"import triton\r\nnum_warps = 32\nx = 1\r\ny = 2\r\n",
+        b"import triton\r\nnum_warps = 8  # porter\r\nx = 1\r\ny = 2\r\nadded = True\r\n",
+    ),
+    "bom.py": (
+        "\ufeffimport triton\nnum_warps = 32\n".encode(),
+        "\ufeffimport triton\nnum_warps = 8  # porter\nadded = True\n".encode(),
+    ),
     "run.sh": (b"#!/bin/sh\nnum_warps=32\n", b"#!/bin/sh\nnum_warps = 8  # porter\nadded = True\n"),
 }
 
@@ -60,8 +71,14 @@ def test_endings_bom_and_mode_round_trip_byte_for_byte(tmp_path):
     assert os.stat(tmp_path / "run.sh").st_mode & 0o777 == 0o755
     assert os.stat(tmp_path / "crlf.py").st_mode & 0o777 == 0o640
     assert not (tmp_path / WORK_DIR).exists()
-    assert apply_transaction(tmp_path, {n: normalize(e.decode()) for n, (_, e) in CASES.items()},
-                             {n: normalize(e.decode()) for n, (_, e) in CASES.items()}) == []  # idempotent
+    assert (
+        apply_transaction(
+            tmp_path,
+            {n: normalize(e.decode()) for n, (_, e) in CASES.items()},
+            {n: normalize(e.decode()) for n, (_, e) in CASES.items()},
+        )
+        == []
+    )  # idempotent
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git apply checks the patch file")
@@ -73,8 +90,15 @@ def test_patch_files_git_apply_on_crlf_and_mixed_trees(tmp_path):
         _write(tree / name, raw)
         before, after = _edit(raw)
         edits.append(FileEdit(path=name, before=before, after=after))
-    patch = Patch(id="0001-PT1", kind="codemod", rules=["PT1"], title="t", rationale="r", edits=edits,
-                  diff="".join(unified_diff(e) for e in edits))
+    patch = Patch(
+        id="0001-PT1",
+        kind="codemod",
+        rules=["PT1"],
+        title="t",
+        rationale="r",
+        edits=edits,
+        diff="".join(unified_diff(e) for e in edits),
+    )
     shutil.copytree(tree, check)
     (tmp_path / "p.patch").write_text(tree_patch_text(tree, patch), encoding="utf-8", newline="")
     done = subprocess.run(["git", "apply", str(tmp_path / "p.patch")], cwd=check, capture_output=True, text=True)
@@ -123,8 +147,9 @@ def test_a_failing_rename_rolls_every_file_back_with_its_mode(tmp_path, monkeypa
 
     monkeypatch.setattr(transaction.os, "replace", failing_replace)
     with pytest.raises(ApplyError, match="rolled back, nothing changed.*No space left on device"):
-        apply_transaction(tmp_path, {"a.py": "a = 2\n", "new/b.py": "b\n", "c.py": "c = 2\n"},
-                          {"a.py": "a = 1\n", "c.py": "c = 1\n"})
+        apply_transaction(
+            tmp_path, {"a.py": "a = 2\n", "new/b.py": "b\n", "c.py": "c = 2\n"}, {"a.py": "a = 1\n", "c.py": "c = 1\n"}
+        )
     assert (tmp_path / "a.py").read_bytes() == b"a = 1\r\n" and os.stat(tmp_path / "a.py").st_mode & 0o777 == 0o755
     assert not (tmp_path / "new").exists() and (tmp_path / "c.py").read_bytes() == b"c = 1\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.py", "c.py"]

@@ -88,10 +88,12 @@ def test_a_hostile_test_command_reaches_nothing_and_leaves_nothing_running(tmp_p
 
 def test_a_timed_out_command_and_its_daemons_are_killed(tmp_path):
     script = tmp_path / "hang.py"
-    script.write_text("import os, subprocess, sys, time\n"
-                      "subprocess.Popen([sys.executable, '-c', 'import os, time; os.setsid(); "
-                      "open(\"daemon.pid\", \"w\").write(str(os.getpid())); time.sleep(60)'])\n"
-                      "time.sleep(60)\n")
+    script.write_text(
+        "import os, subprocess, sys, time\n"
+        "subprocess.Popen([sys.executable, '-c', 'import os, time; os.setsid(); "
+        'open("daemon.pid", "w").write(str(os.getpid())); time.sleep(60)\'])\n'
+        "time.sleep(60)\n"
+    )
     start = time.monotonic()
     result = run_tests(tmp_path, VerifyOptions(test_cmd=(sys.executable, str(script)), timeout_s=1.5), "mi350x", None)
     assert result.run.timed_out and time.monotonic() - start < 10

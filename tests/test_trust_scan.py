@@ -41,8 +41,13 @@ def test_parser_crashing_or_endless_chains_are_one_pt000_finding(chain):
 
 def test_a_deep_chain_does_not_crash_the_scan_process(tmp_path):
     (tmp_path / "deep.py").write_text(SOURCE + "x = " + "not " * 40000 + "1\n")
-    done = subprocess.run([sys.executable, "-m", "porter", "scan", str(tmp_path), "--format", "json", "--no-cache"],
-                          capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[1])
+    done = subprocess.run(
+        [sys.executable, "-m", "porter", "scan", str(tmp_path), "--format", "json", "--no-cache"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     assert done.returncode == 1, done.stderr  # findings, not a segfault (139)
     assert "PT000" in done.stdout
 

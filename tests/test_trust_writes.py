@@ -70,8 +70,13 @@ def test_a_replaced_file_keeps_its_mode_and_a_new_one_gets_the_umask(tmp_path):
 def test_secrets_and_terminal_codes_never_reach_a_report(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     monkeypatch.setenv("CI_DEPLOY_TOKEN", "tok-9876543210")
-    out = publish(tmp_path / "r", {"report.md": strip_terminal_codes(f"key {KEY} \x1b[31mred\x1b[0m \x1b]0;title\x07 ok"),
-                                   "report.json": json.dumps({"token": "tok-9876543210"})})
+    out = publish(
+        tmp_path / "r",
+        {
+            "report.md": strip_terminal_codes(f"key {KEY} \x1b[31mred\x1b[0m \x1b]0;title\x07 ok"),
+            "report.json": json.dumps({"token": "tok-9876543210"}),
+        },
+    )
     text = (out / "report.md").read_text()
     assert text == "key [redacted] red  ok"
     assert "tok-9876543210" not in (out / "report.json").read_text()
@@ -81,8 +86,12 @@ def test_out_is_refused_on_the_tree_a_file_or_a_foreign_directory(tmp_path):
     tree = tmp_path / "repo"
     (tree / "src").mkdir(parents=True)
     (tree / "src" / "a.py").write_text("x = 1\n")
-    for bad, reason in ((tree, "the scanned tree"), (tmp_path, "the scanned tree or holds it"),
-                        (tree / "src" / "a.py", "not a directory"), (tree / "src", "not a porter report")):
+    for bad, reason in (
+        (tree, "the scanned tree"),
+        (tmp_path, "the scanned tree or holds it"),
+        (tree / "src" / "a.py", "not a directory"),
+        (tree / "src", "not a porter report"),
+    ):
         with pytest.raises(OutputError, match=reason):
             check_out_dir(bad, tree)
     assert check_out_dir(tree / "porter-report", tree) == tree / "porter-report"  # a new path is fine
@@ -151,8 +160,9 @@ def test_a_refused_apply_leaves_the_tree_and_a_report_that_says_so(example_repo,
 
     monkeypatch.setattr(patches, "write_files_atomically", refuse)
     with pytest.raises(ApplyError):
-        run_rewrite(example_repo, target="mi300x", out=tmp_path / "r", verify=False, apply=True,
-                    echo=lambda *a, **k: None)
+        run_rewrite(
+            example_repo, target="mi300x", out=tmp_path / "r", verify=False, apply=True, echo=lambda *a, **k: None
+        )
     assert order == [("apply", True)]  # the report existed before the tree was touched
     report = json.loads((tmp_path / "r" / "report.json").read_text())
     assert report["patches"] and all(p["status"] != "applied" for p in report["patches"])

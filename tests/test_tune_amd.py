@@ -27,12 +27,15 @@ def _machine(name: str) -> Machine:
 def test_tiles_amd_tunes_with_are_feasible():
     # 128 accumulators per lane: 256x256 on 8 waves and 128x256 on 4, in AMD's MI300X/MI350X tables
     for target in ("mi300x", "mi350x"):
-        for cfg in ({"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 32, "num_warps": 8, "num_stages": 2},
-                    {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 32, "num_warps": 4, "num_stages": 2},
-                    {"BLOCK_M": 8, "BLOCK_N": 16, "BLOCK_K": 256, "num_warps": 4, "num_stages": 2}):
+        for cfg in (
+            {"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 32, "num_warps": 8, "num_stages": 2},
+            {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 32, "num_warps": 4, "num_stages": 2},
+            {"BLOCK_M": 8, "BLOCK_N": 16, "BLOCK_K": 256, "num_warps": 4, "num_stages": 2},
+        ):
             assert explain_infeasible(target, "bf16", cfg) is None, (target, cfg)
     assert "accumulator" in explain_infeasible(
-        "mi350x", "bf16", {"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 32, "num_warps": 4, "num_stages": 2})
+        "mi350x", "bf16", {"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 32, "num_warps": 4, "num_stages": 2}
+    )
 
 
 def test_registers_follow_the_compile_records():

@@ -27,17 +27,33 @@ class Result:
 @pytest.fixture
 def tune(capsys):
     """Run `porter tune gemm ARGS` through the real entry point (exit-code mapping included)."""
+
     def run(*args: str) -> Result:
         capsys.readouterr()
         code = main(["tune", "gemm", *args])
         captured = capsys.readouterr()
         return Result(code, captured.out, captured.err)
+
     return run
 
 
 def test_json_shape_best_first(tune):
-    result = tune("--target", "mi350x", "--dtype", "bf16", "--m", "4096", "--n", "4096", "--k", "4096",
-                  "--top", "5", "--format", "json")
+    result = tune(
+        "--target",
+        "mi350x",
+        "--dtype",
+        "bf16",
+        "--m",
+        "4096",
+        "--n",
+        "4096",
+        "--k",
+        "4096",
+        "--top",
+        "5",
+        "--format",
+        "json",
+    )
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert list(doc) == ["ranked", "library"] and len(doc["ranked"]) == 5
@@ -51,14 +67,17 @@ def test_json_shape_best_first(tune):
 
 
 def test_nvidia_output_has_no_amd_knobs(tune):
-    doc = json.loads(tune("--target", "h200", "--dtype", "fp8", "--m", "16", "--n", "4096", "--k", "4096",
-                          "--format", "json").stdout)
+    doc = json.loads(
+        tune("--target", "h200", "--dtype", "fp8", "--m", "16", "--n", "4096", "--k", "4096", "--format", "json").stdout
+    )
     assert doc["ranked"] and all(set(e) == CONFIG_KEYS | {"GROUP_M", "predicted_ms"} for e in doc["ranked"])
     assert any(e["BLOCK_M"] == 32 for e in doc["ranked"])  # small tiles offered for tiny M
 
 
 def test_table_output_runs(tune):
-    result = tune("--target", "gfx942", "--dtype", "fp8e4m3fnuz", "--m", "1", "--n", "8192", "--k", "8192", "--top", "3")
+    result = tune(
+        "--target", "gfx942", "--dtype", "fp8e4m3fnuz", "--m", "1", "--n", "8192", "--k", "8192", "--top", "3"
+    )
     assert result.exit_code == 0 and "1x8192x8192" in result.stdout and "pred ms" in result.stdout
 
 
@@ -66,13 +85,35 @@ def test_candidates_file_ranked_and_infeasible_dropped_with_note(tmp_path, tune)
     candidates = [
         {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 2},
         {"BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 8, "num_stages": 4},
-        {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 2, "GROUP_M": 4,
-         "waves_per_eu": 2, "matrix_instr_nonkdim": 16},
+        {
+            "BLOCK_M": 128,
+            "BLOCK_N": 128,
+            "BLOCK_K": 64,
+            "num_warps": 4,
+            "num_stages": 2,
+            "GROUP_M": 4,
+            "waves_per_eu": 2,
+            "matrix_instr_nonkdim": 16,
+        },
     ]
     path = tmp_path / "cands.json"
     path.write_text(json.dumps(candidates))
-    result = tune("--target", "mi300x", "--dtype", "bf16", "--m", "4096", "--n", "4096", "--k", "4096",
-                  "--candidates", str(path), "--format", "json")
+    result = tune(
+        "--target",
+        "mi300x",
+        "--dtype",
+        "bf16",
+        "--m",
+        "4096",
+        "--n",
+        "4096",
+        "--k",
+        "4096",
+        "--candidates",
+        str(path),
+        "--format",
+        "json",
+    )
     assert result.exit_code == 0, result.output
     ranked = json.loads(result.stdout)["ranked"]
     assert len(ranked) == 2
@@ -98,18 +139,27 @@ def test_problems_batch_keeps_order(tmp_path, tune):
     assert doc[1]["ranked"][0]["predicted_ms"] > doc[0]["ranked"][0]["predicted_ms"]
 
 
-@pytest.mark.parametrize("content, message", [
-    ('[{"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 2}, {"BLOCK_M": 64}]',
-     "entry 1: missing key 'BLOCK_N'"),
-    ('[{"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": "four", "num_stages": 2}]',
-     "entry 0: key 'num_warps' must be an integer"),
-    ('{"BLOCK_M": 64}', "expected a non-empty JSON list"),
-    ("[1, 2", "not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (
+            '[{"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 2}, {"BLOCK_M": 64}]',
+            "entry 1: missing key 'BLOCK_N'",
+        ),
+        (
+            '[{"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": "four", "num_stages": 2}]',
+            "entry 0: key 'num_warps' must be an integer",
+        ),
+        ('{"BLOCK_M": 64}', "expected a non-empty JSON list"),
+        ("[1, 2", "not valid JSON"),
+    ],
+)
 def test_malformed_candidates_exit_2_naming_entry_and_key(tmp_path, content, message, tune):
     path = tmp_path / "bad.json"
     path.write_text(content)
-    result = tune("--target", "h200", "--dtype", "bf16", "--m", "64", "--n", "64", "--k", "64", "--candidates", str(path))
+    result = tune(
+        "--target", "h200", "--dtype", "bf16", "--m", "64", "--n", "64", "--k", "64", "--candidates", str(path)
+    )
     assert result.exit_code == 2
     assert message in result.output and str(path) in result.output
     assert "Traceback" not in result.output

@@ -59,12 +59,50 @@ def test_cli_prints_both_predictions():
     from porter.cli import app
 
     runner = CliRunner()
-    table = runner.invoke(app, ["tune", "gemm", "--target", "h200", "--dtype", "fp32", "--m", "4096", "--n", "4096",
-                                "--k", "4096", "--top", "2"])
+    table = runner.invoke(
+        app,
+        [
+            "tune",
+            "gemm",
+            "--target",
+            "h200",
+            "--dtype",
+            "fp32",
+            "--m",
+            "4096",
+            "--n",
+            "4096",
+            "--k",
+            "4096",
+            "--top",
+            "2",
+        ],
+    )
     assert table.exit_code == 0, table.output
     assert "library: cuBLAS is predicted faster" in table.output and " ms against " in table.output
-    doc = json.loads(runner.invoke(app, ["tune", "gemm", "--target", "h200", "--dtype", "fp32", "--m", "4096", "--n",
-                                         "4096", "--k", "4096", "--top", "1", "--format", "json"]).output)
+    doc = json.loads(
+        runner.invoke(
+            app,
+            [
+                "tune",
+                "gemm",
+                "--target",
+                "h200",
+                "--dtype",
+                "fp32",
+                "--m",
+                "4096",
+                "--n",
+                "4096",
+                "--k",
+                "4096",
+                "--top",
+                "1",
+                "--format",
+                "json",
+            ],
+        ).output
+    )
     lib = doc["library"]
     assert lib["library_faster"] and lib["library_ms"] < lib["triton_ms"]
     assert abs(lib["triton_ms"] - doc["ranked"][0]["predicted_ms"]) < 1e-5

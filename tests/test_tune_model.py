@@ -80,7 +80,9 @@ def test_fp32_on_gfx950_pays_three_bf16_products():
     assert fp32 == pytest.approx(bf16 / 3)
     # compute-bound end to end: fp32 about 3x (plus twice the bytes, still compute-bound)
     big = dict(BLOCK_M=256, BLOCK_N=256, BLOCK_K=32, num_warps=16, num_stages=2)
-    ratio = predict_gemm_ms(mi350x, "fp32", 8192, 8192, 8192, big) / predict_gemm_ms(mi350x, "bf16", 8192, 8192, 8192, big)
+    ratio = predict_gemm_ms(mi350x, "fp32", 8192, 8192, 8192, big) / predict_gemm_ms(
+        mi350x, "bf16", 8192, 8192, 8192, big
+    )
     assert 2.5 < ratio < 3.5
     # on gfx942 fp32 runs as native XF32: half the bf16 rate, not a third
     mi300x = get_target("mi300x")
@@ -101,7 +103,9 @@ def test_fp8_fnuz_only_on_gfx942_and_ocp_not_on_gfx942():
 
 
 def test_fp8_beats_bf16_when_compute_bound():
-    assert predict_gemm_ms("h200", "fp8e4m3", 8192, 8192, 8192) < 0.7 * predict_gemm_ms("h200", "bf16", 8192, 8192, 8192)
+    assert predict_gemm_ms("h200", "fp8e4m3", 8192, 8192, 8192) < 0.7 * predict_gemm_ms(
+        "h200", "bf16", 8192, 8192, 8192
+    )
 
 
 def test_ranks_any_candidate_list_in_order_and_drops_infeasible():
@@ -120,12 +124,15 @@ def test_ranks_any_candidate_list_in_order_and_drops_infeasible():
     assert len(rank_gemm("h200", "bf16", 4096, 4096, 4096, candidates=candidates, top=1)) == 1
 
 
-@pytest.mark.parametrize("bad, key", [
-    ({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4}, "num_stages"),
-    ({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": "2"}, "num_stages"),
-    ({"BLOCK_M": 96, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 2}, "BLOCK_M"),
-    ({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 2, "splitk": 2}, "splitk"),
-])
+@pytest.mark.parametrize(
+    "bad, key",
+    [
+        ({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4}, "num_stages"),
+        ({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": "2"}, "num_stages"),
+        ({"BLOCK_M": 96, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 2}, "BLOCK_M"),
+        ({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 2, "splitk": 2}, "splitk"),
+    ],
+)
 def test_malformed_candidate_names_entry_and_key(bad, key):
     with pytest.raises(UsageError, match=rf"candidate 1: .*{key}"):
         rank_gemm("h200", "bf16", 64, 64, 64, candidates=[dict(BIG_TILE), bad])

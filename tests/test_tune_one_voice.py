@@ -16,7 +16,7 @@ from tests.codemod_cases import finding
 from tests.test_codemod_autotune import SOURCE
 
 RULES = ("PT103", "PT104", "PT106", "PT107")
-KERNEL = '''\
+KERNEL = """\
     @triton.autotune(configs=CONFIGS, key=["M", "N", "K"])
     @triton.jit
     def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
@@ -24,7 +24,7 @@ KERNEL = '''\
         a = tl.load(a_ptr + tl.arange(0, BLOCK_M)[:, None] * BLOCK_K + tl.arange(0, BLOCK_K)[None, :])
         b = tl.load(b_ptr + tl.arange(0, BLOCK_K)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :])
         tl.store(c_ptr, tl.dot(a.to(tl.bfloat16), b.to(tl.bfloat16)))
-'''
+"""
 
 
 def _findings(text: str, target: str) -> list:
@@ -63,7 +63,8 @@ def test_mi350x_square_gemm_pick_and_pt103_agree():
 @pytest.mark.parametrize("target", ["mi300x", "mi350x"])
 def test_autotune_codemod_lists_scan_clean(target):
     ctx = CodemodContext(path="pkg/k.py", exclusive=True, options={})
-    result = get_codemod("PT107")(SOURCE, [finding("PT107", 7), finding("PT104", 13), finding("PT103", 22)],
-                                  get_target(target), ctx)
+    result = get_codemod("PT107")(
+        SOURCE, [finding("PT107", 7), finding("PT104", 13), finding("PT103", 22)], get_target(target), ctx
+    )
     found = [f for f in _findings(result.text, target) if "matmul_kernel" in f.message or f.rule == "PT104"]
     assert not found, [(f.rule, f.message) for f in found]

@@ -19,11 +19,18 @@ import pytest
 from porter.tune.scoring import evaluate, load_rows
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "bench" / "tune" / "data"
-SWEEPS = {"h200_sweep.json": ({"cal", "val"}, 48), "h200_cal2.json": ({"cal"}, 48), "h200_cal3.json": ({"cal"}, 40),
-          "h200_fresh.json": ({"fresh"}, 36), "h200_blind.json": ({"blind"}, 40),
-          "h200_blind2.json": ({"blind2"}, 58), "h200_cal4.json": ({"cal"}, 40),
-          "h200_blind3.json": ({"blind3"}, 40), "h200_blind4.json": ({"blind4"}, 14),
-          "h200_blind5.json": ({"blind5"}, 42)}
+SWEEPS = {
+    "h200_sweep.json": ({"cal", "val"}, 48),
+    "h200_cal2.json": ({"cal"}, 48),
+    "h200_cal3.json": ({"cal"}, 40),
+    "h200_fresh.json": ({"fresh"}, 36),
+    "h200_blind.json": ({"blind"}, 40),
+    "h200_blind2.json": ({"blind2"}, 58),
+    "h200_cal4.json": ({"cal"}, 40),
+    "h200_blind3.json": ({"blind3"}, 40),
+    "h200_blind4.json": ({"blind4"}, 14),
+    "h200_blind5.json": ({"blind5"}, 42),
+}
 TOL = 0.005
 # selector -> (geomean, min) per split and dtype group, as measured
 MEASURED = {

@@ -9,7 +9,7 @@ import pytest
 from porter.targets import get_target
 from porter.verify.crosscompile import compile_jobs, jobs_from_launches, record_failure
 
-KERNELS = '''
+KERNELS = """
 import triton
 import triton.language as tl
 
@@ -27,14 +27,26 @@ def tf32_dot_kernel(a_ptr, b_ptr, c_ptr, N: tl.constexpr):
     a = tl.load(a_ptr + r[:, None] * N + r[None, :])
     b = tl.load(b_ptr + r[:, None] * N + r[None, :])
     tl.store(c_ptr + r[:, None] * N + r[None, :], tl.dot(a, b, input_precision="tf32"))
-'''
+"""
 
-ADD = {"kernel": "add_kernel", "module": "kernels", "qualname": "add_kernel", "file": "kernels.py",
-       "signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
-       "constexprs": {"BLOCK": 1024}, "options": {"num_warps": 4, "num_stages": 3}}
-DOT = {"kernel": "tf32_dot_kernel", "module": "kernels", "qualname": "tf32_dot_kernel", "file": "kernels.py",
-       "signature": {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "N": "constexpr"},
-       "constexprs": {"N": 32}, "options": {"num_warps": 4, "num_stages": 2}}
+ADD = {
+    "kernel": "add_kernel",
+    "module": "kernels",
+    "qualname": "add_kernel",
+    "file": "kernels.py",
+    "signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
+    "constexprs": {"BLOCK": 1024},
+    "options": {"num_warps": 4, "num_stages": 3},
+}
+DOT = {
+    "kernel": "tf32_dot_kernel",
+    "module": "kernels",
+    "qualname": "tf32_dot_kernel",
+    "file": "kernels.py",
+    "signature": {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "N": "constexpr"},
+    "constexprs": {"N": 32},
+    "options": {"num_warps": 4, "num_stages": 2},
+}
 
 
 @pytest.fixture(scope="module")
@@ -45,8 +57,12 @@ def repo(tmp_path_factory) -> Path:
 
 
 def test_autotune_configs_become_compile_jobs() -> None:
-    launch = ADD | {"autotune_configs": [{"BLOCK": 64, "num_warps": 2, "num_stages": 1, "num_ctas": 1},
-                                         {"BLOCK": 128, "num_warps": 32, "num_stages": 1, "num_ctas": 1}]}
+    launch = ADD | {
+        "autotune_configs": [
+            {"BLOCK": 64, "num_warps": 2, "num_stages": 1, "num_ctas": 1},
+            {"BLOCK": 128, "num_warps": 32, "num_stages": 1, "num_ctas": 1},
+        ]
+    }
     jobs = jobs_from_launches([launch])
     assert [(j["constexprs"]["BLOCK"], j["options"]["num_warps"]) for j in jobs] == [(1024, 4), (64, 2), (128, 32)]
 

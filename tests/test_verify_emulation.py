@@ -16,7 +16,7 @@ from porter.verify import VerifyOptions, verify_tree
 from porter.verify.crosscompile import import_root
 from porter.verify.runner import run_tests
 
-KERNELS = '''
+KERNELS = """
 import torch
 import triton
 import triton.language as tl
@@ -50,11 +50,11 @@ def scale(x):
     with torch.cuda.device(x.device.index):
         scale_kernel[(triton.cdiv(x.numel(), 64),)](x, y, x.numel(), factor, BLOCK=64, num_warps=warps)
     return y
-'''
+"""
 
 CONFTEST = "import emul_pkg.kernels  # noqa: F401  (asks is_hip() at import)\n"
 
-TESTS = '''
+TESTS = """
 import torch
 import triton
 
@@ -86,14 +86,18 @@ def test_streams_and_device_context_are_no_ops():
         y = kernels.scale(torch.ones(8, device="cuda"))
     torch.cuda.current_stream().wait_stream(stream)
     assert y.sum().item() == 24.0
-'''
+"""
 
 
 @pytest.fixture(scope="module")
 def src_layout(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("emulation") / "src-project"
-    files = {"src/emul_pkg/__init__.py": "", "src/emul_pkg/kernels.py": KERNELS, "tests/conftest.py": CONFTEST,
-             "tests/test_emulation.py": TESTS}
+    files = {
+        "src/emul_pkg/__init__.py": "",
+        "src/emul_pkg/kernels.py": KERNELS,
+        "tests/conftest.py": CONFTEST,
+        "tests/test_emulation.py": TESTS,
+    }
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
@@ -108,9 +112,15 @@ def tree(src_layout: Path):
 def test_every_target_query_answers_as_the_target(tree) -> None:
     run = tree.tests
     assert run is not None and not run.failed and not run.errors, (run.messages, run.output_tail[-2000:])
-    assert sorted(run.passed) == sorted(f"tests/test_emulation.py::{name}" for name in (
-        "test_triton_driver_reports_the_target", "test_torch_reports_a_rocm_build", "test_the_amd_branch_runs",
-        "test_streams_and_device_context_are_no_ops"))
+    assert sorted(run.passed) == sorted(
+        f"tests/test_emulation.py::{name}"
+        for name in (
+            "test_triton_driver_reports_the_target",
+            "test_torch_reports_a_rocm_build",
+            "test_the_amd_branch_runs",
+            "test_streams_and_device_context_are_no_ops",
+        )
+    )
 
 
 def test_the_amd_branch_is_what_was_launched_and_compiled(tree) -> None:
@@ -130,10 +140,11 @@ def test_import_root_follows_the_layout() -> None:
 def test_porter_site_packages_stay_off_the_project_path(tmp_path: Path) -> None:
     (tmp_path / "test_path.py").write_text(
         "import os, sys\n\n\ndef test_path():\n    print('PATH=' + os.environ['PYTHONPATH'])\n    assert False\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     result = run_tests(tmp_path, VerifyOptions(jobs=0, timeout_s=120), "mi350x", None)
     [line] = [line for line in result.run.output_tail.splitlines() if line.startswith("PATH=")]
-    entries = line[len("PATH="):].split(":")
+    entries = line[len("PATH=") :].split(":")
     site = next(p for p in sys.path if p.endswith("site-packages"))
     assert entries[0] == str(tmp_path) and site not in entries
     assert [p.name for p in Path(entries[1]).iterdir()] == ["porter"]

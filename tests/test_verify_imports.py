@@ -42,7 +42,8 @@ def test_each_test_lists_the_files_it_imported(repo: Path) -> None:
     assert result.problem == ""
     imports = result.run.imports
     assert imports["tests/test_a.py::test_double"] == sorted(
-        CONFTEST + ["pkg/__init__.py", "pkg/kernels.py", "tests/test_a.py"])
+        CONFTEST + ["pkg/__init__.py", "pkg/kernels.py", "tests/test_a.py"]
+    )
     assert imports["tests/test_b.py::test_triple"] == sorted(CONFTEST + ["other.py", "tests/test_b.py"])
     # imported inside the test function, after collection
     assert imports["tests/test_c.py::test_lazy"] == sorted(CONFTEST + ["lazy.py", "tests/test_c.py"])

@@ -20,10 +20,14 @@ FILES = {
     "calc/__init__.py": "",
     "calc/arith.py": "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n",
     "calc/text.py": "def shout(s):\n    return s.upper()\n",
-    "tests/test_arith.py": ("from calc.arith import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
-                            "def test_mul():\n    assert mul(2, 3) == 6\n"),
-    "tests/test_text.py": ("from calc.text import shout\n\n\ndef test_shout():\n    assert shout('a') == 'A'\n\n\n"
-                           "def test_whisper():\n    from calc.text import whisper\n    assert whisper('A') == 'a'\n"),
+    "tests/test_arith.py": (
+        "from calc.arith import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
+        "def test_mul():\n    assert mul(2, 3) == 6\n"
+    ),
+    "tests/test_text.py": (
+        "from calc.text import shout\n\n\ndef test_shout():\n    assert shout('a') == 'A'\n\n\n"
+        "def test_whisper():\n    from calc.text import whisper\n    assert whisper('A') == 'a'\n"
+    ),
 }
 
 
@@ -39,13 +43,25 @@ def repo(tmp_path: Path) -> Path:
 def edit(repo: Path, rel: str, old: str, new: str, patch_id: str, depends_on=()) -> Patch:
     before = (repo / rel).read_text(encoding="utf-8")
     assert old in before
-    return Patch(patch_id, "codemod", [], patch_id, "test", [FileEdit(rel, before, before.replace(old, new))],
-                 depends_on=list(depends_on))
+    return Patch(
+        patch_id,
+        "codemod",
+        [],
+        patch_id,
+        "test",
+        [FileEdit(rel, before, before.replace(old, new))],
+        depends_on=list(depends_on),
+    )
 
 
 def test_good_patch_is_accepted_with_newly_passing_tests(repo: Path) -> None:
-    whisper = edit(repo, "calc/text.py", "    return s.upper()\n",
-                   "    return s.upper()\n\n\ndef whisper(s):\n    return s.lower()\n", "0001-whisper")
+    whisper = edit(
+        repo,
+        "calc/text.py",
+        "    return s.upper()\n",
+        "    return s.upper()\n\n\ndef whisper(s):\n    return s.lower()\n",
+        "0001-whisper",
+    )
     [verdict] = verify_patches(repo, [whisper], TARGET, OPTIONS)
     assert verdict.accepted, verdict.reasons
     assert verdict.newly_passing == ["tests/test_text.py::test_whisper"]
@@ -55,15 +71,21 @@ def test_good_patch_is_accepted_with_newly_passing_tests(repo: Path) -> None:
 
 
 def test_bisection_finds_the_bad_patch_among_good_ones(repo: Path) -> None:
-    good_a = edit(repo, "calc/text.py", "    return s.upper()\n",
-                  "    return s.upper()\n\n\ndef whisper(s):\n    return s.lower()\n", "0001-good")
+    good_a = edit(
+        repo,
+        "calc/text.py",
+        "    return s.upper()\n",
+        "    return s.upper()\n\n\ndef whisper(s):\n    return s.lower()\n",
+        "0001-good",
+    )
     bad = edit(repo, "calc/arith.py", "return a * b", "return a * b + 1", "0002-bad")
     good_b = edit(repo, "calc/arith.py", "return a + b", "return b + a", "0003-good")
     verdicts = {v.patch_id: v for v in verify_patches(repo, [good_a, bad, good_b], TARGET, OPTIONS)}
     assert verdicts["0001-good"].accepted and verdicts["0003-good"].accepted
     assert not verdicts["0002-bad"].accepted
     assert verdicts["0002-bad"].reasons == [
-        "test passed without these patches and fails with them: tests/test_arith.py::test_mul (assert 7 == 6)"]
+        "test passed without these patches and fails with them: tests/test_arith.py::test_mul (assert 7 == 6)"
+    ]
 
 
 def test_patch_that_does_not_apply_is_rejected_and_others_still_judged(repo: Path) -> None:
@@ -77,8 +99,11 @@ def test_patch_that_does_not_apply_is_rejected_and_others_still_judged(repo: Pat
 
 def test_patch_file_applied_with_git_apply(repo: Path, tmp_path: Path) -> None:
     patch = tmp_path / "break-add.patch"
-    patch.write_text("--- a/calc/arith.py\n+++ b/calc/arith.py\n@@ -1,4 +1,4 @@\n def add(a, b):\n-    return a + b\n"
-                     "+    return a - b\n \n \n", encoding="utf-8")
+    patch.write_text(
+        "--- a/calc/arith.py\n+++ b/calc/arith.py\n@@ -1,4 +1,4 @@\n def add(a, b):\n-    return a + b\n"
+        "+    return a - b\n \n \n",
+        encoding="utf-8",
+    )
     from porter.verify.workspace import patch_from_file
 
     record = patch_from_file(patch)
@@ -96,7 +121,9 @@ def test_test_command_that_cannot_start_gives_a_reason(repo: Path) -> None:
     options = VerifyOptions(jobs=0, test_cmd=("definitely-not-a-command-porter",))
     verdict = verify_tree(repo, TARGET, options)
     assert not verdict.accepted
-    assert verdict.reasons == ["the test command cannot start: definitely-not-a-command-porter: No such file or directory"]
+    assert verdict.reasons == [
+        "the test command cannot start: definitely-not-a-command-porter: No such file or directory"
+    ]
 
 
 def test_test_command_timeout_gives_a_reason(repo: Path) -> None:
@@ -126,19 +153,42 @@ def test_cli_json_verdicts_for_a_patch_series(repo: Path, tmp_path: Path, capsys
     from porter.cli import main
 
     add_whisper = tmp_path / "0001-whisper.patch"
-    add_whisper.write_text("--- a/calc/text.py\n+++ b/calc/text.py\n@@ -1,2 +1,5 @@\n def shout(s):\n"
-                           "     return s.upper()\n+\n+def whisper(s):\n+    return s.lower()\n", encoding="utf-8")
+    add_whisper.write_text(
+        "--- a/calc/text.py\n+++ b/calc/text.py\n@@ -1,2 +1,5 @@\n def shout(s):\n"
+        "     return s.upper()\n+\n+def whisper(s):\n+    return s.lower()\n",
+        encoding="utf-8",
+    )
     break_mul = tmp_path / "0002-break-mul.patch"
-    break_mul.write_text("--- a/calc/arith.py\n+++ b/calc/arith.py\n@@ -4,3 +4,3 @@\n \n def mul(a, b):\n"
-                         "-    return a * b\n+    return a * b + 1\n", encoding="utf-8")
+    break_mul.write_text(
+        "--- a/calc/arith.py\n+++ b/calc/arith.py\n@@ -4,3 +4,3 @@\n \n def mul(a, b):\n"
+        "-    return a * b\n+    return a * b + 1\n",
+        encoding="utf-8",
+    )
     report = tmp_path / "verdicts.json"
-    code = main(["verify", str(repo), "--jobs", "0", "--format", "json", "--patch", str(add_whisper),
-                 "--patch", str(break_mul), "--output", str(report)])
+    code = main(
+        [
+            "verify",
+            str(repo),
+            "--jobs",
+            "0",
+            "--format",
+            "json",
+            "--patch",
+            str(add_whisper),
+            "--patch",
+            str(break_mul),
+            "--output",
+            str(report),
+        ]
+    )
     payload = json.loads(capsys.readouterr().out)
     assert code == 1
     assert json.loads(report.read_text()) == payload
     first, second = payload["verdicts"]
     assert (first["patch_id"], first["accepted"], first["newly_passing"]) == (
-        "0001-whisper", True, ["tests/test_text.py::test_whisper"])
+        "0001-whisper",
+        True,
+        ["tests/test_text.py::test_whisper"],
+    )
     assert (second["patch_id"], second["accepted"]) == ("0002-break-mul", False)
     assert second["tests"]["failed"] == ["tests/test_arith.py::test_mul"]

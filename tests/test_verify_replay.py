@@ -10,7 +10,7 @@ from porter.verify.options import VerifyOptions
 from porter.verify.protocol import BF16_DOT_ISSUE
 from porter.verify.runner import run_tests
 
-KERNELS = '''
+KERNELS = """
 import torch
 import triton
 import triton.language as tl
@@ -51,9 +51,9 @@ def dot_kernel(a_ptr, b_ptr, c_ptr, N: tl.constexpr):
 
 def grid(meta, n):
     return (triton.cdiv(n, meta["BLOCK"]),)
-'''
+"""
 
-TESTS = '''
+TESTS = """
 import torch
 import triton
 from kernels import asm_kernel, block_dependent_kernel, dot_kernel, double_kernel
@@ -103,7 +103,7 @@ def test_bf16_dot():
     c = torch.empty(16, 16, device=DEVICE, dtype=torch.float32)
     dot_kernel[(1,)](a, b, c, N=16)
     torch.testing.assert_close(c, a.float() @ b.float(), atol=1e-2, rtol=1e-2)
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -117,11 +117,17 @@ def replay(tmp_path_factory):
 def test_autotune_with_three_configs_runs_every_config(replay) -> None:
     assert replay.problem == ""
     assert "test_kernels.py::test_autotune_runs_and_device_redirects" in replay.run.passed
-    configs = {(launch["constexprs"]["BLOCK"], launch["options"]["num_warps"])
-               for launch in replay.replay.launches if launch["kernel"] == "double_kernel"}
+    configs = {
+        (launch["constexprs"]["BLOCK"], launch["options"]["num_warps"])
+        for launch in replay.replay.launches
+        if launch["kernel"] == "double_kernel"
+    }
     assert configs == {(16, 1), (32, 2), (64, 4)}
-    [record] = [launch for launch in replay.replay.launches if launch["kernel"] == "double_kernel"
-                and launch["constexprs"]["BLOCK"] == 16]
+    [record] = [
+        launch
+        for launch in replay.replay.launches
+        if launch["kernel"] == "double_kernel" and launch["constexprs"]["BLOCK"] == 16
+    ]
     assert record["signature"] == {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
     assert record["file"] == "kernels.py" and record["module"] == "kernels"
     assert len(record["autotune_configs"]) == 3

@@ -16,7 +16,7 @@ from porter.targets import get_target
 from porter.verify import VerifyOptions, verify_patches, verify_tree
 from porter.verify.runtime import merge_findings, runtime_findings, runtime_rules
 
-KERNELS = '''
+KERNELS = """
 import torch
 import triton
 import triton.language as tl
@@ -89,9 +89,9 @@ def gemm(a, b):
     c = torch.empty(256, 256, dtype=torch.float32, device=a.device)
     gemm_kernel[(1,)](a, b, c, M=256, N=256, K=512, num_warps=8, num_stages=4)
     return c
-'''
+"""
 
-TESTS = '''
+TESTS = """
 import torch
 
 import kernels
@@ -119,10 +119,15 @@ def test_gemm():
     a = torch.ones(256 * 512 + 4, dtype=torch.float16, device="cuda")
     b = torch.ones(512 * 256 + 4, dtype=torch.float16, device="cuda")
     assert kernels.gemm(a, b)[0, 0].item() == 4 * 512.0
-'''
+"""
 TARGET = get_target("mi350x")
-EXPECTED = {"copy_kernel": "PT906", "ptx_kernel": "PT902", "tf32_kernel": "PT903", "tanh_kernel": "PT904",
-            "gemm_kernel": "PT907"}
+EXPECTED = {
+    "copy_kernel": "PT906",
+    "ptx_kernel": "PT902",
+    "tf32_kernel": "PT903",
+    "tanh_kernel": "PT904",
+    "gemm_kernel": "PT907",
+}
 
 
 @pytest.fixture(scope="module")
@@ -153,8 +158,11 @@ def test_each_failure_class_has_its_rule_at_the_launch_call(project: Path, found
     for name, finding in by_kernel.items():
         assert finding.provenance == "runtime" and finding.severity == "error"
         assert (finding.path, finding.line) == ("kernels.py", _launch_line(project, f"{name}[(1,)]"))
-        assert finding.data["launch"] == {"path": "kernels.py", "line": finding.line,
-                                          "tests": [f"test_kernels.py::test_{name.split('_')[0]}"]}
+        assert finding.data["launch"] == {
+            "path": "kernels.py",
+            "line": finding.line,
+            "tests": [f"test_kernels.py::test_{name.split('_')[0]}"],
+        }
         assert finding.data["origin"] is None and finding.data["kernel"]["arch"] == "gfx950"
 
 
@@ -188,8 +196,9 @@ def test_merge_keeps_one_entry_per_confirmed_static_finding(project: Path, found
 
 def test_a_test_broken_by_a_patch_is_a_runtime_finding(tmp_path: Path) -> None:
     (tmp_path / "calc.py").write_text("def add(a, b):\n    return a + b\n", encoding="utf-8")
-    (tmp_path / "test_calc.py").write_text("from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
-                                           encoding="utf-8")
+    (tmp_path / "test_calc.py").write_text(
+        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n", encoding="utf-8"
+    )
     before = (tmp_path / "calc.py").read_text(encoding="utf-8")
     bad = Patch("0001-bad", "codemod", [], "bad", "test", [FileEdit("calc.py", before, before.replace("+", "-"))])
     [verdict] = verify_patches(tmp_path, [bad], TARGET, VerifyOptions(jobs=0, timeout_s=120))

@@ -21,18 +21,21 @@ def write(root: Path, files: dict[str, str]) -> Path:
 
 @pytest.fixture
 def layered(tmp_path: Path) -> Path:
-    return write(tmp_path, {
-        "pkg/__init__.py": "",
-        "pkg/core.py": "VALUE = 1\n",
-        "pkg/mid.py": "from . import core\n",
-        "pkg/top.py": "from pkg.mid import core\n",
-        "pkg/other.py": "X = 2\n",
-        "tests/test_top.py": "import pkg.top\n",
-        "tests/test_other.py": "from pkg import other\n",
-        "tests/test_core_direct.py": "from pkg.core import VALUE\n",
-        "tests/unit/conftest.py": "import pkg.mid\n",
-        "tests/unit/test_plain.py": "def test_x():\n    pass\n",
-    })
+    return write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/core.py": "VALUE = 1\n",
+            "pkg/mid.py": "from . import core\n",
+            "pkg/top.py": "from pkg.mid import core\n",
+            "pkg/other.py": "X = 2\n",
+            "tests/test_top.py": "import pkg.top\n",
+            "tests/test_other.py": "from pkg import other\n",
+            "tests/test_core_direct.py": "from pkg.core import VALUE\n",
+            "tests/unit/conftest.py": "import pkg.mid\n",
+            "tests/unit/test_plain.py": "def test_x():\n    pass\n",
+        },
+    )
 
 
 def test_relative_imports_resolve_to_repository_files(layered: Path) -> None:
@@ -56,9 +59,19 @@ def test_non_module_changes_fall_back_to_the_full_suite(layered: Path, touched: 
 
 
 def test_copy_honours_gitignore_and_skips_default_excludes(tmp_path: Path) -> None:
-    source = write(tmp_path / "src", {".gitignore": "*.log\nbuild-out/\n", "a.py": "x\n", "run.log": "noise\n",
-                                      "build-out/b.py": "y\n", "__pycache__/c.pyc": "z", "sub/.gitignore": "keep.txt\n",
-                                      "sub/keep.txt": "no\n", "sub/d.py": "w\n"})
+    source = write(
+        tmp_path / "src",
+        {
+            ".gitignore": "*.log\nbuild-out/\n",
+            "a.py": "x\n",
+            "run.log": "noise\n",
+            "build-out/b.py": "y\n",
+            "__pycache__/c.pyc": "z",
+            "sub/.gitignore": "keep.txt\n",
+            "sub/keep.txt": "no\n",
+            "sub/d.py": "w\n",
+        },
+    )
     copy_tree(source, tmp_path / "copy")
     copied = sorted(p.relative_to(tmp_path / "copy").as_posix() for p in (tmp_path / "copy").rglob("*") if p.is_file())
     assert copied == [".gitignore", "a.py", "sub/.gitignore", "sub/d.py"]
@@ -95,21 +108,25 @@ def test_junit_parsing_maps_node_ids_and_not_replayed(tmp_path: Path) -> None:
 
     junit = tmp_path / "junit.xml"
     junit.write_text(
-        '<testsuites><testsuite>'
+        "<testsuites><testsuite>"
         '<testcase classname="tests.test_a" name="test_ok[1]"/>'
         '<testcase classname="tests.test_a.TestGroup" name="test_bad"><failure message="m">E   AssertionError: x'
-        '</failure></testcase>'
+        "</failure></testcase>"
         '<testcase classname="" name="tests.test_broken"><error message="collection failure">'
-        'E   ImportError: nope</error></testcase>'
+        "E   ImportError: nope</error></testcase>"
         '<testcase classname="tests.test_a" name="test_asm"><skipped message="porter-not-replayed: uses inline asm"/>'
         '</testcase><testcase classname="tests.test_a" name="test_skip"><skipped message="no gpu"/></testcase>'
-        '</testsuite></testsuites>', encoding="utf-8")
+        "</testsuite></testsuites>",
+        encoding="utf-8",
+    )
     run = TestRun(command=[])
     parse_junit(junit, run)
     assert run.passed == ["tests/test_a.py::test_ok[1]"]
     assert run.failed == ["tests/test_a.py::TestGroup::test_bad"]
     assert run.errors == ["tests/test_broken.py"]
-    assert run.messages == {"tests/test_a.py::TestGroup::test_bad": "AssertionError: x",
-                            "tests/test_broken.py": "ImportError: nope"}
+    assert run.messages == {
+        "tests/test_a.py::TestGroup::test_bad": "AssertionError: x",
+        "tests/test_broken.py": "ImportError: nope",
+    }
     assert run.not_replayed == {"tests/test_a.py::test_asm": "uses inline asm"}
     assert run.skipped == ["tests/test_a.py::test_skip"]

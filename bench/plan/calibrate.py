@@ -46,11 +46,19 @@ def main() -> int:
     first = json.loads(runs[0].read_text())
     target = get_target("h200")
     base = dict(plan_constants(target))
-    base["host_link_efficiency"] = round(first["ceilings"]["h2d_gbps"] / target.extra["interconnect"]["host_link_gbps_per_dir"], 3)
+    base["host_link_efficiency"] = round(
+        first["ceilings"]["h2d_gbps"] / target.extra["interconnect"]["host_link_gbps_per_dir"], 3
+    )
     base["hbm_efficiency"] = round(first["ceilings"]["hbm_copy_gbps"] / target.hbm_gbps, 3)
     ceil = first["ceilings"]
-    base["gemm_efficiency"] = round((ceil["matmul_tf32_tflops"] / target.peak_tflops("tf32")
-                                     + ceil["matmul_bf16_tflops"] / target.peak_tflops("bf16")) / 2, 3)
+    base["gemm_efficiency"] = round(
+        (
+            ceil["matmul_tf32_tflops"] / target.peak_tflops("tf32")
+            + ceil["matmul_bf16_tflops"] / target.peak_tflops("bf16")
+        )
+        / 2,
+        3,
+    )
 
     def constants_from(x):
         c = dict(base)
@@ -71,9 +79,13 @@ def main() -> int:
     for factor in np.linspace(1.0, 6.0, 501):
         trial = {**best, "activation_factor": float(factor)}
         rows = [r for r in compare(runs=runs, constants=trial, only_calibration=True) if r["placement"] == "hbm"]
-        err = sum(((r["predicted_peak_gb"] - r["measured_peak_gb"]) / (r["measured_peak_gb"] - c.static_bytes / 1e9)) ** 2
-                  for r, c in zip(sorted(rows, key=lambda r: (r["precision"], r["batch"])),
-                                  sorted(cases, key=lambda c: (c.precision, c.batch))))
+        err = sum(
+            ((r["predicted_peak_gb"] - r["measured_peak_gb"]) / (r["measured_peak_gb"] - c.static_bytes / 1e9)) ** 2
+            for r, c in zip(
+                sorted(rows, key=lambda r: (r["precision"], r["batch"])),
+                sorted(cases, key=lambda c: (c.precision, c.batch)),
+            )
+        )
         factors.append((err, float(factor)))
     best["activation_factor"] = round(min(factors)[1], 2)
     for name in FITTED:

@@ -161,8 +161,13 @@ def run_case(desc, groups, dense_model, optim, precision, batch, iters, warmup):
     peak = torch.cuda.max_memory_allocated() if DEV == "cuda" else 0
     del batches, dense_x, labels
     times.sort()
-    return {"order": order, "step_ms_median": times[len(times) // 2], "step_ms_mean": sum(times) / len(times),
-            "step_ms_min": times[0], "peak_bytes": peak}
+    return {
+        "order": order,
+        "step_ms_median": times[len(times) // 2],
+        "step_ms_mean": sum(times) / len(times),
+        "step_ms_min": times[0],
+        "peak_bytes": peak,
+    }
 
 
 def timed_ms(fn, reps=5):
@@ -226,9 +231,19 @@ def main():
     if args.quick and not torch.cuda.is_available():
         DEV = "cpu"
     torch.manual_seed(0)
-    name, total = ("cpu", 0) if DEV == "cpu" else (torch.cuda.get_device_name(0), torch.cuda.get_device_properties(0).total_memory)
-    results = {"device": name, "total_memory": total, "torch": torch.__version__,
-               "host": platform.node(), "cpu_threads": torch.get_num_threads(), "cases": []}
+    name, total = (
+        ("cpu", 0)
+        if DEV == "cpu"
+        else (torch.cuda.get_device_name(0), torch.cuda.get_device_properties(0).total_memory)
+    )
+    results = {
+        "device": name,
+        "total_memory": total,
+        "torch": torch.__version__,
+        "host": platform.node(),
+        "cpu_threads": torch.get_num_threads(),
+        "cases": [],
+    }
     results["ceilings"] = ceilings()
     print(json.dumps(results["ceilings"]), flush=True)
     dim = desc["tables"][0]["dim"]

@@ -108,6 +108,7 @@ def normalise(line: str) -> str:
 
 # ---- packages ---------------------------------------------------------------------------------------
 
+
 def load_corpus(path: Path = PACKAGES_FILE) -> Corpus:
     raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     packages = []
@@ -117,8 +118,16 @@ def load_corpus(path: Path = PACKAGES_FILE) -> Corpus:
             raise CorpusError(f"{path}: packages[{i}]: missing {', '.join(missing)}")
         if entry["split"] not in SPLITS or entry["source"] != "pypi":
             raise CorpusError(f"{path}: packages[{i}]: split must be one of {SPLITS} and source pypi")
-        packages.append(Package(entry["name"], str(entry["version"]), entry["source"], entry["split"],
-                                entry.get("what", ""), tuple(entry.get("keep") or ())))
+        packages.append(
+            Package(
+                entry["name"],
+                str(entry["version"]),
+                entry["source"],
+                entry["split"],
+                entry.get("what", ""),
+                tuple(entry.get("keep") or ()),
+            )
+        )
     names = [p.name for p in packages]
     if len(set(names)) != len(names):
         raise CorpusError(f"{path}: a package is listed twice")
@@ -145,7 +154,7 @@ def _find_archive(package: Package, into: Path) -> Path | None:
     prefix = _archive_prefix(package)
     for candidate in sorted(into.glob("*")):
         stem = re.sub(r"[-_.]+", "_", candidate.name.split("-")[0]).lower()
-        rest = candidate.name[len(candidate.name.split("-")[0]) + 1:]
+        rest = candidate.name[len(candidate.name.split("-")[0]) + 1 :]
         if f"{stem}-{rest}".startswith(prefix + "-") or f"{stem}-{rest}".startswith(prefix + ".tar"):
             if candidate.suffix in (".whl", ".gz", ".zip"):
                 return candidate
@@ -187,6 +196,7 @@ def _extract(archive: Path, into: Path, keep: tuple[str, ...]) -> None:
 
 # ---- scans --------------------------------------------------------------------------------------------
 
+
 def scan_package(package: Package, root: Path, target: str, ruleset, jobs: int = 2) -> list[CorpusFinding]:
     """Scan one extracted package for one target with the analyzer as it is now."""
     from porter.analyze.scan import scan_tree
@@ -194,9 +204,21 @@ def scan_package(package: Package, root: Path, target: str, ruleset, jobs: int =
 
     result = scan_tree(root, target, ruleset, jobs=jobs, use_cache=True, config=PorterConfig())
     lines = _LineReader(root)
-    found = [CorpusFinding(package.name, target, f.path, f.line, f.column, f.rule, f.severity,
-                           getattr(f, "reach", "target"), lines.text(f.path, f.line), f.message)
-             for f in result.findings]
+    found = [
+        CorpusFinding(
+            package.name,
+            target,
+            f.path,
+            f.line,
+            f.column,
+            f.rule,
+            f.severity,
+            getattr(f, "reach", "target"),
+            lines.text(f.path, f.line),
+            f.message,
+        )
+        for f in result.findings
+    ]
     return number_occurrences(found)
 
 
@@ -250,6 +272,7 @@ def read_findings(path: Path) -> list[CorpusFinding]:
 
 # ---- labels -------------------------------------------------------------------------------------------
 
+
 def load_labels(path: Path = LABELS_FILE) -> list[Label]:
     labels, seen = [], set()
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
@@ -279,8 +302,16 @@ def _parse_label(line: str, where: str) -> Label:
 
 
 def label_line(finding: CorpusFinding, verdict: str, reason: str, target: str = ANY_TARGET) -> str:
-    record = {"package": finding.package, "path": finding.path, "rule": finding.rule, "text": finding.text,
-              "n": finding.occurrence, "target": target, "label": verdict, "why": reason}
+    record = {
+        "package": finding.package,
+        "path": finding.path,
+        "rule": finding.rule,
+        "text": finding.text,
+        "n": finding.occurrence,
+        "target": target,
+        "label": verdict,
+        "why": reason,
+    }
     return json.dumps(record)
 
 

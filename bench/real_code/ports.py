@@ -134,8 +134,9 @@ def digest(text: str) -> str:
 
 def load_pairs(path: Path = PAIRS_FILE, split: str = "dev") -> list[Pair]:
     raw = yaml.safe_load(path.read_text())["pairs"]
-    pairs = [Pair(**{**item, "paths": tuple(item["paths"]), "targets": tuple(item.get("targets", TARGETS))})
-             for item in raw]
+    pairs = [
+        Pair(**{**item, "paths": tuple(item["paths"]), "targets": tuple(item.get("targets", TARGETS))}) for item in raw
+    ]
     return [p for p in pairs if split == "all" or p.split == split]
 
 
@@ -159,8 +160,10 @@ def hunk_classes(pair: str, hunks: list[Hunk], classes: dict[str, dict[tuple[str
     keys = [(h.path, h.before[0].line) for h in hunks]
     unknown, unused = [k for k in keys if k not in rows], set(rows) - set(keys)
     if unknown or unused:
-        raise PortsError(f"{CLASSES_FILE.name}: {pair} out of step with lines.json "
-                         f"(unclassified {unknown[:3]}, no such hunk {sorted(unused)[:3]})")
+        raise PortsError(
+            f"{CLASSES_FILE.name}: {pair} out of step with lines.json "
+            f"(unclassified {unknown[:3]}, no such hunk {sorted(unused)[:3]})"
+        )
     for hunk, key in zip(hunks, keys):
         if rows[key]["digest"] != hunk.before[0].digest:
             raise PortsError(f"{CLASSES_FILE.name}: {pair} {key[0]}:{key[1]} digest differs from lines.json")
@@ -181,8 +184,12 @@ def _hunk_from_json(item: dict) -> Hunk:
 
 
 def _hunk_to_json(hunk: Hunk) -> dict:
-    return {"path": hunk.path, "insertion": hunk.insertion,
-            "before": [[x.line, x.digest] for x in hunk.before], "after": [[x.line, x.digest] for x in hunk.after]}
+    return {
+        "path": hunk.path,
+        "insertion": hunk.insertion,
+        "before": [[x.line, x.digest] for x in hunk.before],
+        "after": [[x.line, x.digest] for x in hunk.after],
+    }
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -200,8 +207,10 @@ def missing_trees(cache: Path, pairs: Iterable[Pair]) -> list[Pair]:
 def how_to_get(cache: Path, pairs: list[Pair]) -> str:
     repos = sorted({p.repo for p in pairs})
     clones = "\n".join(f"  git clone https://github.com/{r} REPOS/{r.replace('/', '+')}" for r in repos)
-    return (f"missing trees in {cache}: {', '.join(p.id for p in pairs)}\n"
-            f"get them with:\n{clones}\n  python bench/real_code/ports.py extract --repos REPOS --cache {cache}")
+    return (
+        f"missing trees in {cache}: {', '.join(p.id for p in pairs)}\n"
+        f"get them with:\n{clones}\n  python bench/real_code/ports.py extract --repos REPOS --cache {cache}"
+    )
 
 
 def git_dir(repos: Path, repo: str) -> Path | None:
@@ -218,19 +227,25 @@ def extract(pair: Pair, source: Path, cache: Path) -> None:
         dest = tree(cache, pair, side)
         dest.mkdir(parents=True, exist_ok=True)
         present = [p for p in pair.paths if _exists_at(source, commit, p)]
-        archive = subprocess.run(["git", "-C", str(source), "archive", commit, *present],
-                                 capture_output=True, check=True).stdout
+        archive = subprocess.run(
+            ["git", "-C", str(source), "archive", commit, *present], capture_output=True, check=True
+        ).stdout
         subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
 
 
 def _exists_at(source: Path, commit: str, path: str) -> bool:
-    return subprocess.run(["git", "-C", str(source), "cat-file", "-e", f"{commit}:{path}"],
-                          capture_output=True).returncode == 0
+    return (
+        subprocess.run(["git", "-C", str(source), "cat-file", "-e", f"{commit}:{path}"], capture_output=True).returncode
+        == 0
+    )
 
 
 def python_files(root: Path) -> dict[str, str]:
-    return {p.relative_to(root).as_posix(): p.read_text(encoding="utf-8", errors="replace")
-            for p in sorted(root.rglob("*.py")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_text(encoding="utf-8", errors="replace")
+        for p in sorted(root.rglob("*.py"))
+        if p.is_file()
+    }
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -258,8 +273,12 @@ def _file_hunks(path: str, old: str, new: str) -> Iterator[Hunk]:
         after = _labelled(path, new_lines, range(j1, j2), new_plumbing)
         if tag == "insert":
             before = _anchor(path, old_lines, i1, old_plumbing)
-            if after and before and not _only_new_definitions(after, new_helpers, j1 + 1, j2) \
-                    and not all(THREADING.match(new_lines[x.line - 1]) for x in after):
+            if (
+                after
+                and before
+                and not _only_new_definitions(after, new_helpers, j1 + 1, j2)
+                and not all(THREADING.match(new_lines[x.line - 1]) for x in after)
+            ):
                 yield Hunk(path, before, after, insertion=True)
             continue
         before = _labelled(path, old_lines, range(i1, i2), old_plumbing)
@@ -299,12 +318,16 @@ def top_level_definitions(source: str) -> list[tuple[int, int]]:
         module = ast.parse(source)
     except SyntaxError:
         return []
-    return [(min([node.lineno] + [d.lineno for d in node.decorator_list]), node.end_lineno)
-            for node in module.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    return [
+        (min([node.lineno] + [d.lineno for d in node.decorator_list]), node.end_lineno)
+        for node in module.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    ]
 
 
-def _only_new_definitions(lines: tuple[LabelledLine, ...], definitions: list[tuple[int, int]],
-                          first: int, last: int) -> bool:
+def _only_new_definitions(
+    lines: tuple[LabelledLine, ...], definitions: list[tuple[int, int]], first: int, last: int
+) -> bool:
     """An insertion that only adds whole module-level helpers (`def is_hip()`) is plumbing."""
     inside = [(a, b) for a, b in definitions if first <= a and b <= last]
     return all(any(a <= x.line <= b for a, b in inside) for x in lines)
@@ -358,8 +381,11 @@ def _function_spans(source: str) -> list[tuple[int, int]]:
         module = ast.parse(source)
     except SyntaxError:
         return []
-    return [(min([n.lineno] + [d.lineno for d in n.decorator_list]), n.end_lineno) for n in ast.walk(module)
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return [
+        (min([n.lineno] + [d.lineno for d in n.decorator_list]), n.end_lineno)
+        for n in ast.walk(module)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
 
 
 def _header_span(node: ast.stmt) -> tuple[int, int, int, int]:
@@ -380,12 +406,27 @@ def scan(root: Path, target: str) -> list[Hit]:
     """`porter scan --format json` on a tree, as a user runs it (its own cache in a temporary dir)."""
     with tempfile.TemporaryDirectory(prefix="porter-ports-") as out:
         report = Path(out) / "findings.json"
-        command = [sys.executable, "-m", "porter", "scan", str(root), "--target", target, "--format", "json",
-                   "--fail-on", "never", "--no-cache", "--output", str(report)]
+        command = [
+            sys.executable,
+            "-m",
+            "porter",
+            "scan",
+            str(root),
+            "--target",
+            target,
+            "--format",
+            "json",
+            "--fail-on",
+            "never",
+            "--no-cache",
+            "--output",
+            str(report),
+        ]
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode != 0 or not report.exists():
-            raise PortsError(f"porter scan {root} --target {target} failed ({done.returncode}): "
-                             f"{done.stderr.strip()[-400:]}")
+            raise PortsError(
+                f"porter scan {root} --target {target} failed ({done.returncode}): {done.stderr.strip()[-400:]}"
+            )
         payload = json.loads(report.read_text())
     return [to_hit(f) for f in payload["findings"]]
 
@@ -421,8 +462,13 @@ def check_digests(root: Path, lines: Iterable[LabelledLine]) -> None:
             raise PortsError(f"{root}: {item.path}:{item.line} is not the pinned line; re-extract this tree")
 
 
-def hits_by_line(root: Path, hits: list[Hit], lines: Iterable[LabelledLine],
-                 severities: tuple[str, ...] | None = None, widen: str = "statement") -> dict[LabelledLine, list[Hit]]:
+def hits_by_line(
+    root: Path,
+    hits: list[Hit],
+    lines: Iterable[LabelledLine],
+    severities: tuple[str, ...] | None = None,
+    widen: str = "statement",
+) -> dict[LabelledLine, list[Hit]]:
     files = python_files(root)
     regions = {path: Regions(text) for path, text in files.items()}
     by_path: dict[str, list[Hit]] = {}
@@ -437,8 +483,9 @@ def hits_by_line(root: Path, hits: list[Hit], lines: Iterable[LabelledLine],
     return out
 
 
-def score_pair(pair: Pair, hunks: list[Hunk], target: str, cache: Path, scanner=scan,
-               classes: list[str] | None = None) -> PairScore:
+def score_pair(
+    pair: Pair, hunks: list[Hunk], target: str, cache: Path, scanner=scan, classes: list[str] | None = None
+) -> PairScore:
     before_root, after_root = tree(cache, pair, "before"), tree(cache, pair, "after")
     before_lines = [x for h in hunks for x in h.before]
     after_lines = [x for h in hunks for x in h.after]
@@ -486,23 +533,40 @@ def _ratio(part: int, whole: int) -> float | None:
     return round(part / whole, 3) if whole else None
 
 
-COUNTS = ("lines", "lines_hit", "hunks", "hunks_hit", "hunks_hit_function", "scope_lines", "scope_lines_hit",
-          "scope_hunks", "scope_hunks_hit", "fixed", "fixed_warned", "still_wrong", "still_wrong_warned")
+COUNTS = (
+    "lines",
+    "lines_hit",
+    "hunks",
+    "hunks_hit",
+    "hunks_hit_function",
+    "scope_lines",
+    "scope_lines_hit",
+    "scope_hunks",
+    "scope_hunks_hit",
+    "fixed",
+    "fixed_warned",
+    "still_wrong",
+    "still_wrong_warned",
+)
 
 
 def summarize(scores: list[PairScore]) -> dict:
     total = {key: sum(getattr(s, key) for s in scores) for key in COUNTS}
-    return {"pairs": len({s.pair for s in scores}), **total,
-            "recall_lines": _ratio(total["lines_hit"], total["lines"]),
-            "recall_hunks": _ratio(total["hunks_hit"], total["hunks"]),
-            "recall_hunks_function": _ratio(total["hunks_hit_function"], total["hunks"]),
-            "in_scope_recall_lines": _ratio(total["scope_lines_hit"], total["scope_lines"]),
-            "in_scope_recall_hunks": _ratio(total["scope_hunks_hit"], total["scope_hunks"]),
-            "false_alarms": _ratio(total["fixed_warned"], total["fixed"])}
+    return {
+        "pairs": len({s.pair for s in scores}),
+        **total,
+        "recall_lines": _ratio(total["lines_hit"], total["lines"]),
+        "recall_hunks": _ratio(total["hunks_hit"], total["hunks"]),
+        "recall_hunks_function": _ratio(total["hunks_hit_function"], total["hunks"]),
+        "in_scope_recall_lines": _ratio(total["scope_lines_hit"], total["scope_lines"]),
+        "in_scope_recall_hunks": _ratio(total["scope_hunks_hit"], total["scope_hunks"]),
+        "false_alarms": _ratio(total["fixed_warned"], total["fixed"]),
+    }
 
 
-def score_ports(targets: Iterable[str] = TARGETS, split: str = "dev", cache: Path | None = None,
-                only: Iterable[str] | None = None) -> dict:
+def score_ports(
+    targets: Iterable[str] = TARGETS, split: str = "dev", cache: Path | None = None, only: Iterable[str] | None = None
+) -> dict:
     """Recall on human-changed lines and false alarms on human-fixed ones, per target and per pair.
 
     When trees are missing nothing is scored: the dict names them under "missing" and says how to get
@@ -512,8 +576,12 @@ def score_ports(targets: Iterable[str] = TARGETS, split: str = "dev", cache: Pat
     pairs, lines = _chosen(load_pairs(split=split), only), load_lines()
     absent = missing_trees(cache, pairs)
     if absent:
-        return {"split": split, "cache": str(cache), "missing": [p.id for p in absent],
-                "how_to_get": how_to_get(cache, absent)}
+        return {
+            "split": split,
+            "cache": str(cache),
+            "missing": [p.id for p in absent],
+            "how_to_get": how_to_get(cache, absent),
+        }
     unlabelled = [p.id for p in pairs if p.id not in lines]
     if unlabelled:
         raise PortsError(f"no line data for {', '.join(unlabelled)}: run `ports.py lines`")
@@ -522,8 +590,7 @@ def score_ports(targets: Iterable[str] = TARGETS, split: str = "dev", cache: Pat
     kinds = {p.id: hunk_classes(p.id, lines[p.id], classes) for p in pairs}
     for target in targets:
         scores = [score_pair(p, lines[p.id], target, cache, classes=kinds[p.id]) for p in pairs if target in p.targets]
-        result["targets"][target] = {"overall": summarize(scores),
-                                     "pairs": {s.pair: _pair_dict(s) for s in scores}}
+        result["targets"][target] = {"overall": summarize(scores), "pairs": {s.pair: _pair_dict(s) for s in scores}}
     return result
 
 
@@ -549,9 +616,12 @@ def default_cache() -> Path:
 
 
 def _pair_dict(score: PairScore) -> dict:
-    return {**{key: getattr(score, key) for key in COUNTS}, "rules_hit": sorted(score.rules_hit),
-            "missed": [f"{x.path}:{x.line}" for x in score.missed],
-            "warned": [f"{x.path}:{x.line} {rules}" for x, rules in score.warned]}
+    return {
+        **{key: getattr(score, key) for key in COUNTS},
+        "rules_hit": sorted(score.rules_hit),
+        "missed": [f"{x.path}:{x.line}" for x in score.missed],
+        "warned": [f"{x.path}:{x.line} {rules}" for x, rules in score.warned],
+    }
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -567,8 +637,18 @@ def rewrite_touches(pair: Pair, hunks: list[Hunk], target: str, cache: Path) -> 
     with tempfile.TemporaryDirectory(prefix="porter-ports-rw-") as work:
         copy, out = Path(work) / "tree", Path(work) / "report"
         shutil.copytree(tree(cache, pair, "before"), copy)
-        command = [sys.executable, "-m", "porter", "rewrite", str(copy), "--target", target, "--out", str(out),
-                   "--no-verify"]
+        command = [
+            sys.executable,
+            "-m",
+            "porter",
+            "rewrite",
+            str(copy),
+            "--target",
+            target,
+            "--out",
+            str(out),
+            "--no-verify",
+        ]
         done = subprocess.run(command, capture_output=True, text=True)
         report = out / "report.json"
         if not report.exists():
@@ -577,16 +657,22 @@ def rewrite_touches(pair: Pair, hunks: list[Hunk], target: str, cache: Path) -> 
         failed = [p["id"] for p in patches if not _git_apply(copy, p.get("diff", ""))]
         edited = _edited_lines(python_files(tree(cache, pair, "before")), python_files(copy))
     touched = [h for h in hunks if any(x.line in edited.get(x.path, set()) for x in h.before)]
-    return {"patches": len(patches), "not_applied": failed, "hunks": len(hunks), "hunks_touched": len(touched),
-            "titles": sorted({p.get("title", "") for p in patches}),
-            "edited": {path: sorted(lines) for path, lines in edited.items()}}
+    return {
+        "patches": len(patches),
+        "not_applied": failed,
+        "hunks": len(hunks),
+        "hunks_touched": len(touched),
+        "titles": sorted({p.get("title", "") for p in patches}),
+        "edited": {path: sorted(lines) for path, lines in edited.items()},
+    }
 
 
 def _git_apply(root: Path, diff: str) -> bool:
     if not diff.strip():
         return True
-    done = subprocess.run(["git", "apply", "--whitespace=nowarn", "-"], cwd=root, input=diff, text=True,
-                          capture_output=True)
+    done = subprocess.run(
+        ["git", "apply", "--whitespace=nowarn", "-"], cwd=root, input=diff, text=True, capture_output=True
+    )
     return done.returncode == 0
 
 
@@ -613,25 +699,35 @@ def print_table(result: dict) -> None:
         print(f"{'pair':<18} {'lines':>9} {'hunks':>9} {'in fn':>5} {'fixed warned':>13} {'left wrong':>10}  rules")
         rows = [*block["pairs"].items(), ("overall", block["overall"])]
         for pair, s in rows:
-            print(f"{pair:<18} {s['lines_hit']:>4}/{s['lines']:<4} {s['hunks_hit']:>4}/{s['hunks']:<4} "
-                  f"{s['hunks_hit_function']:>5} {s['fixed_warned']:>6}/{s['fixed']:<6} "
-                  f"{s['still_wrong_warned']:>4}/{s['still_wrong']:<5}  {','.join(s.get('rules_hit', [])) or '-'}")
+            print(
+                f"{pair:<18} {s['lines_hit']:>4}/{s['lines']:<4} {s['hunks_hit']:>4}/{s['hunks']:<4} "
+                f"{s['hunks_hit_function']:>5} {s['fixed_warned']:>6}/{s['fixed']:<6} "
+                f"{s['still_wrong_warned']:>4}/{s['still_wrong']:<5}  {','.join(s.get('rules_hit', [])) or '-'}"
+            )
         o = block["overall"]
-        print(f"recall: lines {o['recall_lines']}, hunks {o['recall_hunks']} "
-              f"(hunks with a finding in the same function {o['recall_hunks_function']}); "
-              f"false alarms {o['false_alarms']}")
-        print(f"recall over the in-scope (a+c) hunks: lines {o['scope_lines_hit']}/{o['scope_lines']} = "
-              f"{o['in_scope_recall_lines']}, hunks {o['scope_hunks_hit']}/{o['scope_hunks']} = {o['in_scope_recall_hunks']}")
+        print(
+            f"recall: lines {o['recall_lines']}, hunks {o['recall_hunks']} "
+            f"(hunks with a finding in the same function {o['recall_hunks_function']}); "
+            f"false alarms {o['false_alarms']}"
+        )
+        print(
+            f"recall over the in-scope (a+c) hunks: lines {o['scope_lines_hit']}/{o['scope_lines']} = "
+            f"{o['in_scope_recall_lines']}, hunks {o['scope_hunks_hit']}/{o['scope_hunks']} = {o['in_scope_recall_hunks']}"
+        )
     judged = result.get("rewrite", {})
     if judged:
-        print(f"\nporter rewrite equivalent to the human change (judged): yes {judged['yes']}, "
-              f"partial {judged['partial']}, no {judged['no']}, unjudged {judged['unjudged']}")
+        print(
+            f"\nporter rewrite equivalent to the human change (judged): yes {judged['yes']}, "
+            f"partial {judged['partial']}, no {judged['no']}, unjudged {judged['unjudged']}"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("command", nargs="?", default="score", choices=("score", "extract", "lines"))
-    parser.add_argument("--cache", type=Path, default=None, help=f"tree cache (default $PORTER_PORTS_CACHE, else {DEFAULT_CACHE})")
+    parser.add_argument(
+        "--cache", type=Path, default=None, help=f"tree cache (default $PORTER_PORTS_CACHE, else {DEFAULT_CACHE})"
+    )
     parser.add_argument("--split", default="dev", choices=("dev", "held_out", "all"))
     parser.add_argument("--targets", nargs="+", default=list(TARGETS))
     parser.add_argument("--pairs", nargs="+", help="score: only these pair ids")
@@ -677,9 +773,11 @@ def _print_rewrite(args) -> None:
     for pair in _chosen(load_pairs(split=args.split), args.pairs):
         touched = rewrite_touches(pair, lines[pair.id], args.targets[0], args.cache)
         judged = pair.rewrite or {}
-        print(f"rewrite {pair.id}: {touched['hunks_touched']}/{touched['hunks']} human hunks edited by "
-              f"{touched['patches']} patches ({len(touched['not_applied'])} did not apply); "
-              f"judged {judged.get('equivalent', '?')}: {judged.get('reason', '')}")
+        print(
+            f"rewrite {pair.id}: {touched['hunks_touched']}/{touched['hunks']} human hunks edited by "
+            f"{touched['patches']} patches ({len(touched['not_applied'])} did not apply); "
+            f"judged {judged.get('equivalent', '?')}: {judged.get('reason', '')}"
+        )
 
 
 def _cmd_extract(args) -> int:
@@ -700,12 +798,16 @@ def _cmd_lines(args) -> int:
     absent = missing_trees(args.cache, pairs)
     if absent:
         raise PortsError(how_to_get(args.cache, absent))
-    data = {p.id: [_hunk_to_json(h) for h in derive_hunks(tree(args.cache, p, "before"), tree(args.cache, p, "after"))]
-            for p in pairs}
+    data = {
+        p.id: [_hunk_to_json(h) for h in derive_hunks(tree(args.cache, p, "before"), tree(args.cache, p, "after"))]
+        for p in pairs
+    }
     LINES_FILE.write_text(json.dumps(data, indent=1) + "\n")
     for pair, hunks in data.items():
-        print(f"{pair}: {len(hunks)} hunks, {sum(len(h['before']) for h in hunks)} before-lines, "
-              f"{sum(len(h['after']) for h in hunks)} after-lines")
+        print(
+            f"{pair}: {len(hunks)} hunks, {sum(len(h['before']) for h in hunks)} before-lines, "
+            f"{sum(len(h['after']) for h in hunks)} after-lines"
+        )
     return 0
 
 

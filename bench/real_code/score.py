@@ -78,9 +78,16 @@ class RuleTally:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def as_dict(self) -> dict:
-        return {"findings": self.findings, "true": self.true, "false": self.false, "debatable": self.debatable,
-                "unlabelled": self.unlabelled, "gone_true": self.gone_true, "gone_false": self.gone_false,
-                "precision": self.precision}
+        return {
+            "findings": self.findings,
+            "true": self.true,
+            "false": self.false,
+            "debatable": self.debatable,
+            "unlabelled": self.unlabelled,
+            "gone_true": self.gone_true,
+            "gone_false": self.gone_false,
+            "precision": self.precision,
+        }
 
 
 @dataclass
@@ -99,8 +106,13 @@ class TargetScore:
         return {"rules": {r: t.as_dict() for r, t in sorted(self.rules.items())}, "overall": self.overall.as_dict()}
 
 
-def score(findings: Iterable[CorpusFinding], labels: LabelIndex, targets: Sequence[str],
-          packages: set[str], rules: set[str] | None = None) -> dict[str, TargetScore]:
+def score(
+    findings: Iterable[CorpusFinding],
+    labels: LabelIndex,
+    targets: Sequence[str],
+    packages: set[str],
+    rules: set[str] | None = None,
+) -> dict[str, TargetScore]:
     """Per target, per rule tallies. `rules`: the rules that ran (labels of other rules are not 'gone')."""
     scores = {t: TargetScore(t) for t in targets}
     for finding in findings:
@@ -116,8 +128,9 @@ def score(findings: Iterable[CorpusFinding], labels: LabelIndex, targets: Sequen
     return scores
 
 
-def _count_gone(result: TargetScore, labels: LabelIndex, packages: set[str], target: str,
-                rules: set[str] | None) -> None:
+def _count_gone(
+    result: TargetScore, labels: LabelIndex, packages: set[str], target: str, rules: set[str] | None
+) -> None:
     for label in labels.unmatched(packages, [target]):
         if rules is not None and label.key.rule not in rules:
             continue
@@ -129,12 +142,14 @@ def _count_gone(result: TargetScore, labels: LabelIndex, packages: set[str], tar
 
 # ---- running the scans ---------------------------------------------------------------------------------
 
+
 def default_cache() -> Path:
     return Path(os.environ.get("PORTER_REAL_CODE_CACHE") or Path.home() / ".cache" / "porter-real-code")
 
 
-def scan_corpus(packages, targets, cache: Path, select: Sequence[str], jobs: int,
-                missing: dict[str, str] | None = None) -> list[CorpusFinding]:
+def scan_corpus(
+    packages, targets, cache: Path, select: Sequence[str], jobs: int, missing: dict[str, str] | None = None
+) -> list[CorpusFinding]:
     """Scan every package for every target. A package that cannot be downloaded is not scored: its name
     and the reason go into `missing` (when given; else the error stops the run), so the table says so."""
     from porter.analyze import load_rules
@@ -182,6 +197,7 @@ def dump(findings: Sequence[CorpusFinding], folder: Path) -> None:
 
 # ---- human ports (bench/real_code/ports.py, by the ports bench) ------------------------------------------
 
+
 def port_scores(targets: Sequence[str], split: str) -> dict:
     """`score_ports(targets, split=...) -> dict` from ports.py beside this file, when that bench exists.
 
@@ -204,6 +220,7 @@ def port_scores(targets: Sequence[str], split: str) -> dict:
 
 # ---- printing -------------------------------------------------------------------------------------------
 
+
 def _ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
@@ -213,11 +230,15 @@ def print_scores(scores: dict[str, TargetScore], split: str) -> None:
         print(f"\n{target} ({split})")
         print(f"{'rule':<8}{'found':>7}{'true':>6}{'false':>6}{'deb':>5}{'unlab':>7}{'prec':>7}{'gone T/F':>10}")
         for rule, t in sorted(result.rules.items()):
-            print(f"{rule:<8}{t.findings:>7}{t.true:>6}{t.false:>6}{t.debatable:>5}{t.unlabelled:>7}"
-                  f"{_ratio(t.precision):>7}{f'{t.gone_true}/{t.gone_false}':>10}")
+            print(
+                f"{rule:<8}{t.findings:>7}{t.true:>6}{t.false:>6}{t.debatable:>5}{t.unlabelled:>7}"
+                f"{_ratio(t.precision):>7}{f'{t.gone_true}/{t.gone_false}':>10}"
+            )
         t = result.overall
-        print(f"{'overall':<8}{t.findings:>7}{t.true:>6}{t.false:>6}{t.debatable:>5}{t.unlabelled:>7}"
-              f"{_ratio(t.precision):>7}{f'{t.gone_true}/{t.gone_false}':>10}")
+        print(
+            f"{'overall':<8}{t.findings:>7}{t.true:>6}{t.false:>6}{t.debatable:>5}{t.unlabelled:>7}"
+            f"{_ratio(t.precision):>7}{f'{t.gone_true}/{t.gone_false}':>10}"
+        )
 
 
 def print_missing(missing: dict[str, str]) -> None:
@@ -236,13 +257,17 @@ def print_ports(ports: dict | None) -> None:
     if "targets" not in ports:
         print(f"\nhuman ports ({ports.get('split', '?')}): not scored: {ports.get('error', 'no result')}")
         return
-    print(f"\nhuman ports ({ports.get('split', '?')}): recall on human-changed lines, false alarms on human-fixed lines")
+    print(
+        f"\nhuman ports ({ports.get('split', '?')}): recall on human-changed lines, false alarms on human-fixed lines"
+    )
     for target, result in ports["targets"].items():
         o = result.get("overall", {})
-        print(f"{target:<8} pairs {o.get('pairs', '-'):>3}  recall {_ratio(o.get('recall_lines')):>5} "
-              f"(hunks {_ratio(o.get('recall_hunks'))})  false alarms {_ratio(o.get('false_alarms')):>5}  "
-              f"in-scope a+c recall {_ratio(o.get('in_scope_recall_lines')):>5} "
-              f"(hunks {_ratio(o.get('in_scope_recall_hunks'))}, {o.get('scope_hunks', '-')} of {o.get('hunks', '-')})")
+        print(
+            f"{target:<8} pairs {o.get('pairs', '-'):>3}  recall {_ratio(o.get('recall_lines')):>5} "
+            f"(hunks {_ratio(o.get('recall_hunks'))})  false alarms {_ratio(o.get('false_alarms')):>5}  "
+            f"in-scope a+c recall {_ratio(o.get('in_scope_recall_lines')):>5} "
+            f"(hunks {_ratio(o.get('in_scope_recall_hunks'))}, {o.get('scope_hunks', '-')} of {o.get('hunks', '-')})"
+        )
 
 
 def print_unlabelled(findings: Sequence[CorpusFinding], labels: LabelIndex, rule: str, limit: int) -> None:
@@ -250,8 +275,10 @@ def print_unlabelled(findings: Sequence[CorpusFinding], labels: LabelIndex, rule
     for finding in findings:
         if finding.rule != rule or finding.reach == "nvidia_only" or labels.lookup(finding) is not None:
             continue
-        print(f"{finding.package} {finding.target} {finding.path}:{finding.line} n={finding.occurrence} "
-              f"[{finding.severity}/{finding.reach}] {finding.text[:110]}\n    {finding.message[:160]}")
+        print(
+            f"{finding.package} {finding.target} {finding.path}:{finding.line} n={finding.occurrence} "
+            f"[{finding.severity}/{finding.reach}] {finding.text[:110]}\n    {finding.message[:160]}"
+        )
         shown += 1
         if shown >= limit:
             break
@@ -273,8 +300,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--opt-in", action="store_true", help="also run the rules that are off by default")
     parser.add_argument("--findings", type=Path, help="score stored findings from this folder instead of scanning")
     parser.add_argument("--dump", type=Path, help="write this run's findings here")
-    parser.add_argument("--labels", type=Path, nargs="*", help="label files (default: labels.jsonl and, when it "
-                        "exists, labels_held_out.jsonl)")
+    parser.add_argument(
+        "--labels",
+        type=Path,
+        nargs="*",
+        help="label files (default: labels.jsonl and, when it exists, labels_held_out.jsonl)",
+    )
     parser.add_argument("--packages-file", type=Path, default=PACKAGES_FILE)
     parser.add_argument("--unlabelled", metavar="RULE", help="list unlabelled findings of RULE (dev split only)")
     parser.add_argument("--limit", type=int, default=40)
@@ -292,8 +323,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     select = ["PT", OPT_IN] if args.opt_in else []
     missing: dict[str, str] = {}  # package -> why it could not be scanned
     if args.unlabelled and any(p.split == "held_out" for p in packages):
-        print("score.py: --unlabelled lists dev findings only: the held-out part is not to be looked at",
-              file=sys.stderr)
+        print(
+            "score.py: --unlabelled lists dev findings only: the held-out part is not to be looked at", file=sys.stderr
+        )
         return 2
     if args.findings:  # stored scans: keep the rules the current catalog runs (with --opt-in: all of them)
         rules = rules_that_ran(select)
@@ -313,8 +345,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     scores = score(findings, labels, targets, names, rules)
     ports = None if args.no_ports else port_scores(targets, args.split)  # None: --no-ports
     if args.json:
-        print(json.dumps({"split": args.split, "targets": {t: s.as_dict() for t, s in scores.items()},
-                          "missing_packages": missing, "ports": ports}, indent=1, default=str))
+        print(
+            json.dumps(
+                {
+                    "split": args.split,
+                    "targets": {t: s.as_dict() for t, s in scores.items()},
+                    "missing_packages": missing,
+                    "ports": ports,
+                },
+                indent=1,
+                default=str,
+            )
+        )
         return 1 if missing or not _ports_scored(ports) else 0
     print_scores(scores, args.split)
     print_missing(missing)

@@ -40,8 +40,12 @@ LABELS = ROOT / "bench" / "tune" / "data" / "amd_tuned_classes.json"
 SOURCE = "https://github.com/ROCm/aiter"
 TABLE_DIR = "aiter/ops/triton/configs/gemm"
 TABLE = re.compile(r"^(gfx942|gfx950)-GEMM-A16W16(?:-N=(\d+)-K=(\d+))?\.json$")
-BLIND_TABLES = {"gfx950-GEMM-A16W16-N=5120-K=2880.json", "gfx950-GEMM-A16W16-N=2880-K=512.json",
-                "gfx950-GEMM-A16W16-N=384-K=7168.json", "gfx942-GEMM-A16W16.json"}
+BLIND_TABLES = {
+    "gfx950-GEMM-A16W16-N=5120-K=2880.json",
+    "gfx950-GEMM-A16W16-N=2880-K=512.json",
+    "gfx950-GEMM-A16W16-N=384-K=7168.json",
+    "gfx942-GEMM-A16W16.json",
+}
 GENERIC_NK = 4096  # the N = K a generic (shape-less) table is scored at
 TARGETS = {"gfx942": "mi300x", "gfx950": "mi350x"}
 
@@ -53,29 +57,52 @@ def bucket_m(label: str) -> int:
 
 
 def extract(git_dir: Path) -> None:
-    commit = subprocess.run(["git", "-C", str(git_dir), "rev-parse", "HEAD"], capture_output=True, text=True,
-                            check=True).stdout.strip()
-    names = subprocess.run(["git", "-C", str(git_dir), "ls-tree", "--name-only", "HEAD", TABLE_DIR + "/"],
-                           capture_output=True, text=True, check=True).stdout.split()
+    commit = subprocess.run(
+        ["git", "-C", str(git_dir), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    names = subprocess.run(
+        ["git", "-C", str(git_dir), "ls-tree", "--name-only", "HEAD", TABLE_DIR + "/"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     entries = []
     for path in sorted(names):
         found = TABLE.match(Path(path).name)
         if not found:
             continue
         arch, n, k = found.group(1), found.group(2), found.group(3)
-        table = json.loads(subprocess.run(["git", "-C", str(git_dir), "show", f"HEAD:{path}"], capture_output=True,
-                                          text=True, check=True).stdout)
+        table = json.loads(
+            subprocess.run(
+                ["git", "-C", str(git_dir), "show", f"HEAD:{path}"], capture_output=True, text=True, check=True
+            ).stdout
+        )
         for label, cfg in table.items():
-            entries.append({
-                "table": Path(path).name, "arch": arch, "bucket": label, "m": bucket_m(label),
-                "n": int(n) if n else GENERIC_NK, "k": int(k) if k else GENERIC_NK, "generic": n is None,
-                "class": [cfg["BLOCK_SIZE_M"], cfg["BLOCK_SIZE_N"], cfg["BLOCK_SIZE_K"], cfg["num_warps"]],
-                "num_stages": cfg.get("num_stages"), "waves_per_eu": cfg.get("waves_per_eu"),
-                "matrix_instr_nonkdim": cfg.get("matrix_instr_nonkdim"), "num_ksplit": cfg.get("NUM_KSPLIT", 1),
-                "split": "blind" if Path(path).name in BLIND_TABLES else "cal"})
-    doc = {"source": SOURCE, "commit": commit, "path": TABLE_DIR, "kernel": "aiter gemm_a16w16 (bf16)",
-           "note": "labels derived from AMD's tuned tables (class and knobs per M bucket), not the tables",
-           "entries": entries}
+            entries.append(
+                {
+                    "table": Path(path).name,
+                    "arch": arch,
+                    "bucket": label,
+                    "m": bucket_m(label),
+                    "n": int(n) if n else GENERIC_NK,
+                    "k": int(k) if k else GENERIC_NK,
+                    "generic": n is None,
+                    "class": [cfg["BLOCK_SIZE_M"], cfg["BLOCK_SIZE_N"], cfg["BLOCK_SIZE_K"], cfg["num_warps"]],
+                    "num_stages": cfg.get("num_stages"),
+                    "waves_per_eu": cfg.get("waves_per_eu"),
+                    "matrix_instr_nonkdim": cfg.get("matrix_instr_nonkdim"),
+                    "num_ksplit": cfg.get("NUM_KSPLIT", 1),
+                    "split": "blind" if Path(path).name in BLIND_TABLES else "cal",
+                }
+            )
+    doc = {
+        "source": SOURCE,
+        "commit": commit,
+        "path": TABLE_DIR,
+        "kernel": "aiter gemm_a16w16 (bf16)",
+        "note": "labels derived from AMD's tuned tables (class and knobs per M bucket), not the tables",
+        "entries": entries,
+    }
     LABELS.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     print(f"{len(entries)} entries from {commit[:12]} -> {LABELS}")
 
@@ -86,11 +113,14 @@ def class_times(target: str, entry: dict, classes: list[tuple]) -> dict[tuple, f
     out = {}
     for cls in classes:
         bm, bn, bk, warps = cls
-        variants = [{"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "num_warps": warps, "num_stages": s, "GROUP_M": 8}
-                    for s in (2, 3)]
+        variants = [
+            {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "num_warps": warps, "num_stages": s, "GROUP_M": 8}
+            for s in (2, 3)
+        ]
         if target != "h200":
-            variants = [{**v, "waves_per_eu": w, "matrix_instr_nonkdim": d} for v in variants for w in (0, 2)
-                        for d in (16, 32)]
+            variants = [
+                {**v, "waves_per_eu": w, "matrix_instr_nonkdim": d} for v in variants for w in (0, 2) for d in (16, 32)
+            ]
         ranked = rank_gemm(target, "bf16", entry["m"], entry["n"], entry["k"], candidates=variants, top=1)
         out[cls] = ranked[0].predicted_ms if ranked else math.inf
     return out
@@ -128,14 +158,18 @@ def main() -> int:
         extract(args.extract)
     doc = json.loads(LABELS.read_text(encoding="utf-8"))
     entries = doc["entries"]
-    print(f"{len(entries)} tuned entries ({doc['kernel']}, {doc['source']} @ {doc['commit'][:12]}); "
-          f"split-K in {sum(e['num_ksplit'] > 1 for e in entries)}, num_stages 3 in "
-          f"{sum(e['num_stages'] == 3 for e in entries)}, BLOCK_M < 16 in {sum(e['class'][0] < 16 for e in entries)}")
+    print(
+        f"{len(entries)} tuned entries ({doc['kernel']}, {doc['source']} @ {doc['commit'][:12]}); "
+        f"split-K in {sum(e['num_ksplit'] > 1 for e in entries)}, num_stages 3 in "
+        f"{sum(e['num_stages'] == 3 for e in entries)}, BLOCK_M < 16 in {sum(e['class'][0] < 16 for e in entries)}"
+    )
     for split, table in sorted(score(entries).items()):
         n = len(next(iter(table.values())))
         for name, ranks in table.items():
-            print(f"{split:12s} n={n:3d} {name:18s} top-1 {sum(r == 1 for r in ranks) / n:5.1%}  "
-                  f"top-4 {sum(r <= 4 for r in ranks) / n:5.1%}  median rank {statistics.median(ranks):5.1f}")
+            print(
+                f"{split:12s} n={n:3d} {name:18s} top-1 {sum(r == 1 for r in ranks) / n:5.1%}  "
+                f"top-4 {sum(r <= 4 for r in ranks) / n:5.1%}  median rank {statistics.median(ranks):5.1f}"
+            )
     return 0
 
 

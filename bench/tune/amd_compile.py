@@ -18,9 +18,20 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-CONFIGS = [(256, 256, 64, 8, 2), (256, 256, 64, 8, 3), (256, 256, 32, 8, 3), (128, 128, 64, 4, 2), (128, 128, 64, 4, 3),
-           (256, 128, 64, 8, 2), (256, 128, 64, 8, 3), (128, 256, 64, 4, 2), (128, 128, 128, 8, 2), (64, 64, 128, 4, 3),
-           (16, 16, 256, 4, 3), (8, 16, 256, 4, 3)]
+CONFIGS = [
+    (256, 256, 64, 8, 2),
+    (256, 256, 64, 8, 3),
+    (256, 256, 32, 8, 3),
+    (128, 128, 64, 4, 2),
+    (128, 128, 64, 4, 3),
+    (256, 128, 64, 8, 2),
+    (256, 128, 64, 8, 3),
+    (128, 256, 64, 4, 2),
+    (128, 128, 128, 8, 2),
+    (64, 64, 128, 4, 3),
+    (16, 16, 256, 4, 3),
+    (8, 16, 256, 4, 3),
+]
 
 
 def _kernel():
@@ -36,25 +47,49 @@ def compile_one(job):
     from triton.compiler import ASTSource
 
     arch, (bm, bn, bk, warps, stages), nonkdim = job
-    sig = {"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*bf16", "M": "i32", "N": "i32", "K": "i32", "stride_am": "i32",
-           "stride_ak": "constexpr", "stride_bk": "i32", "stride_bn": "constexpr", "stride_cm": "i32",
-           "stride_cn": "constexpr", "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr",
-           "GROUP_M": "constexpr"}
+    sig = {
+        "a_ptr": "*bf16",
+        "b_ptr": "*bf16",
+        "c_ptr": "*bf16",
+        "M": "i32",
+        "N": "i32",
+        "K": "i32",
+        "stride_am": "i32",
+        "stride_ak": "constexpr",
+        "stride_bk": "i32",
+        "stride_bn": "constexpr",
+        "stride_cm": "i32",
+        "stride_cn": "constexpr",
+        "BLOCK_M": "constexpr",
+        "BLOCK_N": "constexpr",
+        "BLOCK_K": "constexpr",
+        "GROUP_M": "constexpr",
+    }
     consts = {"stride_ak": 1, "stride_bn": 1, "stride_cn": 1, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8}
     attrs = {(i,): [["tt.divisibility", 16]] for i in (0, 1, 2, 3, 4, 5, 6, 8, 10)}  # sizes and strides % 16 == 0
-    kernel = triton.compile(ASTSource(_kernel(), sig, consts, attrs), target=GPUTarget("hip", arch, 64),
-                            options={"num_warps": warps, "num_stages": stages, "matrix_instr_nonkdim": nonkdim})
+    kernel = triton.compile(
+        ASTSource(_kernel(), sig, consts, attrs),
+        target=GPUTarget("hip", arch, 64),
+        options={"num_warps": warps, "num_stages": stages, "matrix_instr_nonkdim": nonkdim},
+    )
     asm = kernel.asm["amdgcn"]
 
     def field(pattern):
         found = re.search(pattern, asm)
         return int(found.group(1)) if found else None
 
-    return {"arch": arch, "config": [bm, bn, bk, warps, stages], "matrix_instr_nonkdim": nonkdim,
-            "vgpr": field(r"\.vgpr_count:\s+(\d+)"), "agpr": field(r"\.agpr_count:\s+(\d+)"),
-            "spills": field(r"\.vgpr_spill_count:\s+(\d+)"), "occupancy": field(r"; Occupancy:\s+(\d+)"),
-            "lds": kernel.metadata.shared, "mfma": sorted(set(re.findall(r"v_mfma_\w+", asm))),
-            "setprio": asm.count("s_setprio")}
+    return {
+        "arch": arch,
+        "config": [bm, bn, bk, warps, stages],
+        "matrix_instr_nonkdim": nonkdim,
+        "vgpr": field(r"\.vgpr_count:\s+(\d+)"),
+        "agpr": field(r"\.agpr_count:\s+(\d+)"),
+        "spills": field(r"\.vgpr_spill_count:\s+(\d+)"),
+        "occupancy": field(r"; Occupancy:\s+(\d+)"),
+        "lds": kernel.metadata.shared,
+        "mfma": sorted(set(re.findall(r"v_mfma_\w+", asm))),
+        "setprio": asm.count("s_setprio"),
+    }
 
 
 def main() -> int:
@@ -66,8 +101,11 @@ def main() -> int:
     jobs = [(arch, cfg, nk) for arch in ("gfx950", "gfx942") for cfg in CONFIGS for nk in (16, 32)]
     with ProcessPoolExecutor(2) as pool:
         records = list(pool.map(compile_one, jobs))
-    doc = {"triton": triton.__version__, "kernel": "bench/tune/sweep.py matmul_kernel, bf16, sizes % 16 == 0",
-           "records": records}
+    doc = {
+        "triton": triton.__version__,
+        "kernel": "bench/tune/sweep.py matmul_kernel, bf16, sizes % 16 == 0",
+        "records": records,
+    }
     args.out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     print(f"{len(records)} records -> {args.out}")
     return 0

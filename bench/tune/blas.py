@@ -45,7 +45,9 @@ def errors(rows, target, dtype, ceiling) -> list[float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, nargs="+", default=sorted((ROOT / "bench" / "tune" / "data").glob("h200_*.json")))
+    parser.add_argument(
+        "--data", type=Path, nargs="+", default=sorted((ROOT / "bench" / "tune" / "data").glob("h200_*.json"))
+    )
     args = parser.parse_args()
     target = get_target("h200")
     rows = [r for path in args.data for r in load_rows(path) if r.cublas_ms]
@@ -61,13 +63,19 @@ def main() -> int:
                 best = (score, ceiling)
         odd = [r for r in cal if _unaligned(r.n, r.k, dtype, target)]
         if odd:  # the off-grid rows' own factor, the aligned fit held fixed
-            best[1]["unaligned_eff"] = min(UNALIGNED, key=lambda u: statistics.median(
-                abs(e) for e in errors(odd, target, dtype, {**best[1], "unaligned_eff": u})))
+            best[1]["unaligned_eff"] = min(
+                UNALIGNED,
+                key=lambda u: statistics.median(
+                    abs(e) for e in errors(odd, target, dtype, {**best[1], "unaligned_eff": u})
+                ),
+            )
         block[dtype] = best[1]
         for split in sorted({r.split for r in rows if r.dtype == tag}):
             errs = errors([r for r in rows if r.dtype == tag and r.split == split], target, dtype, best[1])
-            print(f"{tag:5s} {split:7s} n={len(errs):3d} median |log ratio| {statistics.median(abs(e) for e in errs):.3f} "
-                  f"worst ratio {math.exp(max(errs, key=abs)):.2f}")
+            print(
+                f"{tag:5s} {split:7s} n={len(errs):3d} median |log ratio| {statistics.median(abs(e) for e in errs):.3f} "
+                f"worst ratio {math.exp(max(errs, key=abs)):.2f}"
+            )
     print("advice against the sweeps (cuBLAS measured >10% faster than the exhaustive Triton best?):")
     for tag in sorted({r.dtype for r in rows}):
         hits = agree = 0

@@ -32,8 +32,18 @@ def make_pairs(out: Path, split: str) -> None:
             continue
         row = by_key[(entry["dtype"], entry["name"])]
         best = list(row.configs[row.ms.index(row.best)])
-        pairs.append({"name": entry["name"], "dtype": entry["dtype"], "m": entry["m"], "n": entry["n"],
-                      "k": entry["k"], "pick": entry["pick"], "best": best, "sweep_score": entry["model"]})
+        pairs.append(
+            {
+                "name": entry["name"],
+                "dtype": entry["dtype"],
+                "m": entry["m"],
+                "n": entry["n"],
+                "k": entry["k"],
+                "pick": entry["pick"],
+                "best": best,
+                "sweep_score": entry["model"],
+            }
+        )
     out.write_text(json.dumps(pairs, indent=1), encoding="utf-8")
     print(f"{len(pairs)} pairs -> {out}")
 
@@ -56,8 +66,10 @@ def confirm(pairs_path: Path, out_dir: Path, rounds: int) -> None:
         print(f"{pair['dtype']:5s} {pair['name']:16s} sweep {pair['sweep_score']:.3f} re-timed {score:.3f}", flush=True)
         del a, b, c
     logs = [math.log(r["score"]) for r in results]
-    print(f"re-timed: geomean {math.exp(sum(logs) / len(logs)):.3f}, min {min(r['score'] for r in results):.3f} "
-          f"over {len(results)} rows")
+    print(
+        f"re-timed: geomean {math.exp(sum(logs) / len(logs)):.3f}, min {min(r['score'] for r in results):.3f} "
+        f"over {len(results)} rows"
+    )
     (out_dir / "confirm.json").write_text(json.dumps(results), encoding="utf-8")
 
 

@@ -36,22 +36,81 @@ from porter.targets import get_target  # noqa: E402
 from porter.tune.constants import constants_for  # noqa: E402
 from porter.tune.scoring import evaluate, format_table, load_rows, model_predictions  # noqa: E402
 
-DATA = [ROOT / "bench" / "tune" / "data" / name
-        for name in ("h200_sweep.json", "h200_cal2.json", "h200_cal3.json", "h200_fresh.json", "h200_blind.json",
-                     "h200_blind2.json", "h200_cal4.json", "h200_blind3.json", "h200_blind4.json")]
-SCALAR = ["overlap_power", "lds_eff", "lds_row_exponent", "latency_exposed", "l2_latency_ns", "mma_fallback_eff", "hbm_eff", "l2_bytes_per_unit_clk", "mem_latency_ns", "k_iter_cycles",
-          "tile_cycles", "l2_fraction", "launch_us", "unaligned_bytes_per_unit_clk", "uncoalesced_bytes_per_unit_clk", "unaligned_store_elems_per_unit_clk", "unaligned_mma_eff",
-          "l2_device_bytes_per_clk", "epilogue_cycles_per_elem", "wrapped_bytes_per_clk", "transposed_copy_elems_per_unit_clk",
-          "narrow_copy_elems_per_unit_clk"]
+DATA = [
+    ROOT / "bench" / "tune" / "data" / name
+    for name in (
+        "h200_sweep.json",
+        "h200_cal2.json",
+        "h200_cal3.json",
+        "h200_fresh.json",
+        "h200_blind.json",
+        "h200_blind2.json",
+        "h200_cal4.json",
+        "h200_blind3.json",
+        "h200_blind4.json",
+    )
+]
+SCALAR = [
+    "overlap_power",
+    "lds_eff",
+    "lds_row_exponent",
+    "latency_exposed",
+    "l2_latency_ns",
+    "mma_fallback_eff",
+    "hbm_eff",
+    "l2_bytes_per_unit_clk",
+    "mem_latency_ns",
+    "k_iter_cycles",
+    "tile_cycles",
+    "l2_fraction",
+    "launch_us",
+    "unaligned_bytes_per_unit_clk",
+    "uncoalesced_bytes_per_unit_clk",
+    "unaligned_store_elems_per_unit_clk",
+    "unaligned_mma_eff",
+    "l2_device_bytes_per_clk",
+    "epilogue_cycles_per_elem",
+    "wrapped_bytes_per_clk",
+    "transposed_copy_elems_per_unit_clk",
+    "narrow_copy_elems_per_unit_clk",
+]
 EFF_KEYS = ["bf16", "fp8", "fp16", "tf32"]
-TABLES = {"eff": "compute_eff", "wide": "wide_mma_eff", "spill": "spill_cost_by_dtype", "fallback": "mma_fallback_eff_by_dtype"}  # per-dtype tables: name prefix -> field
+TABLES = {
+    "eff": "compute_eff",
+    "wide": "wide_mma_eff",
+    "spill": "spill_cost_by_dtype",
+    "fallback": "mma_fallback_eff_by_dtype",
+}  # per-dtype tables: name prefix -> field
 STEPS = (0.6, 0.8, 0.9, 1.1, 1.25, 1.6)
-START = dict(compute_eff={"default": 0.8, "bf16": 0.7, "fp8": 0.64}, hbm_eff=0.85, l2_bytes_per_unit_clk=42.24,
-             mem_latency_ns=1210.0, l2_latency_ns=500.0, k_iter_cycles=59.4, tile_cycles=2750.0, launch_us=3.0,
-             unaligned_bytes_per_unit_clk=5.0, uncoalesced_bytes_per_unit_clk=3.0, unaligned_store_elems_per_unit_clk=2.0, unaligned_regs_per_elem=3.3, spill_cost=1.5,
-             l2_device_bytes_per_clk=42.24 * 132, epilogue_cycles_per_elem=6.4,
-             wrapped_bytes_per_clk=1400, latency_exposed=0.01)
-BOUNDS = {"overlap_power": (1.5, 64.0), "mma_fallback_eff": (0.1, 1.0), "unaligned_mma_eff": (0.2, 1.0), "spill_cost": (1.0, 10.0), "lds_eff": (0.3, 2.0), "lds_row_exponent": (0.0, 1.5), "hbm_eff": (0.3, 1.0), "l2_fraction": (0.05, 1.0)}
+START = dict(
+    compute_eff={"default": 0.8, "bf16": 0.7, "fp8": 0.64},
+    hbm_eff=0.85,
+    l2_bytes_per_unit_clk=42.24,
+    mem_latency_ns=1210.0,
+    l2_latency_ns=500.0,
+    k_iter_cycles=59.4,
+    tile_cycles=2750.0,
+    launch_us=3.0,
+    unaligned_bytes_per_unit_clk=5.0,
+    uncoalesced_bytes_per_unit_clk=3.0,
+    unaligned_store_elems_per_unit_clk=2.0,
+    unaligned_regs_per_elem=3.3,
+    spill_cost=1.5,
+    l2_device_bytes_per_clk=42.24 * 132,
+    epilogue_cycles_per_elem=6.4,
+    wrapped_bytes_per_clk=1400,
+    latency_exposed=0.01,
+)
+BOUNDS = {
+    "overlap_power": (1.5, 64.0),
+    "mma_fallback_eff": (0.1, 1.0),
+    "unaligned_mma_eff": (0.2, 1.0),
+    "spill_cost": (1.0, 10.0),
+    "lds_eff": (0.3, 2.0),
+    "lds_row_exponent": (0.0, 1.5),
+    "hbm_eff": (0.3, 1.0),
+    "l2_fraction": (0.05, 1.0),
+}
 
 
 ACCURACY_WEIGHT = 0.3
@@ -93,12 +152,14 @@ def main() -> int:
     print(f"start objective {best:.4f}", flush=True)
     for p in range(args.passes):
         names = SCALAR + [f"{t}:{k}" for t in TABLES for k in EFF_KEYS]
-        for name in (args.only.split(",") if args.only else names):
+        for name in args.only.split(",") if args.only else names:
             for step in STEPS:
                 if ":" in name:
                     prefix, key = name.split(":")
                     table = dict(getattr(const, TABLES[prefix]))
-                    start = {"eff": const.eff(key), "spill": const.spill_cost, "fallback": const.mma_fallback_eff}.get(prefix, 1.0)
+                    start = {"eff": const.eff(key), "spill": const.spill_cost, "fallback": const.mma_fallback_eff}.get(
+                        prefix, 1.0
+                    )
                     value = table.get(key, start) * step
                     table[key] = value if prefix == "spill" else min(1.0, value)
                     trial = replace(const, **{TABLES[prefix]: table})

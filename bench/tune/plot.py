@@ -40,7 +40,14 @@ def main() -> int:
     rows = [r for path in sorted((ROOT / "bench" / "tune" / "data").glob("h200_*.json")) for r in load_rows(path)]
     fig, axes = plt.subplots(2, 2, figsize=(10, 9.2))
     for ax, tag in zip(axes.flat, DTYPES):
-        every_x, every_y, picks, errs_all, errs_pick, scores = [], [], {"cal": ([], []), "held-out": ([], [])}, [], [], []
+        every_x, every_y, picks, errs_all, errs_pick, scores = (
+            [],
+            [],
+            {"cal": ([], []), "held-out": ([], [])},
+            [],
+            [],
+            [],
+        )
         for row in (r for r in rows if r.dtype == tag):
             pred = model_predictions(row, target)
             pick = min(range(len(pred)), key=lambda i: pred[i])
@@ -67,9 +74,11 @@ def main() -> int:
         ax.set_xlabel("measured ms (H200)")
         ax.set_ylabel("predicted ms")
         geo = math.exp(sum(scores) / len(scores)) if scores else float("nan")
-        ax.set_title(f"{tag}: median |log err| picks {statistics.median(errs_pick):.2f}, all "
-                     f"{statistics.median(errs_all):.2f}\nheld-out pick score {geo:.3f} ({len(scores)} shapes)",
-                     fontsize=9)
+        ax.set_title(
+            f"{tag}: median |log err| picks {statistics.median(errs_pick):.2f}, all "
+            f"{statistics.median(errs_all):.2f}\nheld-out pick score {geo:.3f} ({len(scores)} shapes)",
+            fontsize=9,
+        )
         ax.legend(fontsize=7, loc="upper left")
     fig.suptitle("porter tune on the H200: predicted vs measured time per (shape, config)", fontsize=11)
     fig.tight_layout()

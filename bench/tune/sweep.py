@@ -41,9 +41,22 @@ import triton.language as tl
 
 @triton.jit
 def matmul_kernel(
-    a_ptr, b_ptr, c_ptr, M, N, K,
-    stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    stride_am,
+    stride_ak,
+    stride_bk,
+    stride_bn,
+    stride_cm,
+    stride_cn,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
 ):
     # Grouped program order: GROUP_M tile-rows are walked column by column for L2 reuse.
     pid = tl.program_id(0)
@@ -79,14 +92,20 @@ def matmul_kernel(
 
 # ---------------------------------------------------------------- candidate space and shapes
 
-SMEM_LIMIT = 232448          # H100/H200 opt-in shared memory per block (Triton's limit)
+SMEM_LIMIT = 232448  # H100/H200 opt-in shared memory per block (Triton's limit)
 REGS_PER_THREAD = 255
 WARP = 32
 TUTORIAL = [  # Triton's matmul tutorial, get_cuda_autotune_config(), its first 8 entries
-    (128, 256, 64, 8, 3), (64, 256, 32, 4, 4), (128, 128, 32, 4, 4), (128, 64, 32, 4, 4),
-    (64, 128, 32, 4, 4), (128, 32, 32, 4, 4), (64, 32, 32, 2, 5), (32, 64, 32, 2, 5),
+    (128, 256, 64, 8, 3),
+    (64, 256, 32, 4, 4),
+    (128, 128, 32, 4, 4),
+    (128, 64, 32, 4, 4),
+    (64, 128, 32, 4, 4),
+    (128, 32, 32, 4, 4),
+    (64, 32, 32, 2, 5),
+    (32, 64, 32, 2, 5),
 ]
-SMALL_M_LIMIT = 128          # small-tile (BLOCK_M 32) configs are timed only for M <= this
+SMALL_M_LIMIT = 128  # small-tile (BLOCK_M 32) configs are timed only for M <= this
 
 
 def standard_configs(elem_bytes: int) -> list[tuple]:
@@ -372,8 +391,18 @@ BLIND5 = [  # taken after the model of dev-tune2 was final (split "blind5"), sco
     ("b5_f32_odd_k", 4096, 4096, 1234, "blind5", "fp32"),
     ("b5_f32_odd_all", 3001, 2001, 1001, "blind5", "fp32"),
 ]
-SUITES = {"full": SHAPES, "fresh": FRESH, "cal2": CAL2, "blind": BLIND, "cal3": CAL3, "blind2": BLIND2,
-          "cal4": CAL4, "blind3": BLIND3, "blind4": BLIND4, "blind5": BLIND5}
+SUITES = {
+    "full": SHAPES,
+    "fresh": FRESH,
+    "cal2": CAL2,
+    "blind": BLIND,
+    "cal3": CAL3,
+    "blind2": BLIND2,
+    "cal4": CAL4,
+    "blind3": BLIND3,
+    "blind4": BLIND4,
+    "blind5": BLIND5,
+}
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")  # the default; cal4 and blind3 were run with --dtypes fp16,fp32
 ELEM_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1, "fp32": 4}
@@ -384,8 +413,10 @@ RETIME = 8  # fastest configs timed a second time per shape
 
 def spec_class(m: int, n: int, k: int) -> str:
     """Triton specialises integer arguments on ==1 and %16==0: one compile per class."""
+
     def tag(v):
         return "1" if v == 1 else ("D" if v % 16 == 0 else "x")
+
     return tag(m) + tag(n) + tag(k)
 
 
@@ -396,12 +427,18 @@ def shape_configs(configs: list[tuple], m: int, dtype: str, stride: int = 1) -> 
 
     def buffers(c):
         return c[4] - 1 if c[0] < 64 else c[4]
-    return [i for i, c in enumerate(configs)
-            if (c[0] > 32 or m <= SMALL_M_LIMIT) and buffers(c) * (c[0] + c[1]) * c[2] * elem <= SMEM_LIMIT
-            and i % stride == 0]
+
+    return [
+        i
+        for i, c in enumerate(configs)
+        if (c[0] > 32 or m <= SMALL_M_LIMIT)
+        and buffers(c) * (c[0] + c[1]) * c[2] * elem <= SMEM_LIMIT
+        and i % stride == 0
+    ]
 
 
 # ---------------------------------------------------------------- tensors and launches
+
 
 def make_operands(dtype: str, m: int, n: int, k: int, device="cuda"):
     gen = torch.Generator(device=device).manual_seed(m * 7 + n * 13 + k)
@@ -428,6 +465,7 @@ def launch(a, b, c, cfg):
 
 # ---------------------------------------------------------------- parallel compile
 
+
 def _compile_task(task):
     dtype, m, n, k, cfg = task
     try:
@@ -437,8 +475,9 @@ def _compile_task(task):
         b_strides = (1, k) if dtype == "fp8" else (n, 1)
         args = (elem, elem, OUT_DTYPE[dtype], m, n, k, k, 1) + b_strides + (n, 1)
         bm, bn, bk, w, s, g = cfg
-        kern = matmul_kernel.warmup(*args, grid=(1,), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=g,
-                                    num_warps=w, num_stages=s)
+        kern = matmul_kernel.warmup(
+            *args, grid=(1,), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=g, num_warps=w, num_stages=s
+        )
         kern._init_handles()  # loads the binary: raises OutOfResources when shared memory is over
         try:
             ptx = kern.asm["ptx"]
@@ -532,11 +571,22 @@ def time_shape(dtype, name, m, n, k, split, configs, deadline, stride):
             retime[str(i)] = time_launch(lambda: launch(a, b, c, configs[i]), budget_ms=8.0)
     ref = cublas_ms(a, b, dtype)
     del a, b, c
-    return {"name": name, "split": split, "dtype": dtype, "m": m, "n": n, "k": k, "ms": ms,
-            "retime_ms": retime, "cublas_ms": ref, "rel_err": err}
+    return {
+        "name": name,
+        "split": split,
+        "dtype": dtype,
+        "m": m,
+        "n": n,
+        "k": k,
+        "ms": ms,
+        "retime_ms": retime,
+        "cublas_ms": ref,
+        "rel_err": err,
+    }
 
 
 # ---------------------------------------------------------------- main
+
 
 def main() -> int:
     parser = argparse.ArgumentParser()
@@ -553,8 +603,9 @@ def main() -> int:
     dtypes = args.dtypes.split(",")
     shapes = [s for s in SHAPES if s[0] in SMOKE] if args.suite == "smoke" else SUITES[args.suite]
     # a shape with a 6th field runs in that dtype only (blind5); the others in every --dtypes one
-    jobs = [(shape[:5], dtype) for shape, dtype in itertools.product(shapes, dtypes)
-            if len(shape) < 6 or shape[5] == dtype]
+    jobs = [
+        (shape[:5], dtype) for shape, dtype in itertools.product(shapes, dtypes) if len(shape) < 6 or shape[5] == dtype
+    ]
 
     # one compile per (dtype, class, config) that some shape of that class will time
     tasks, keys = [], []
@@ -567,7 +618,10 @@ def main() -> int:
             for i in sorted(idx):
                 tasks.append((dtype, m, n, k, configs[i]))
                 keys.append((dtype, cls, i))
-    print(f"{len(configs)} configs, {len(jobs)} (shape, dtype) rows, {len(tasks)} compiles on {args.workers} workers", flush=True)
+    print(
+        f"{len(configs)} configs, {len(jobs)} (shape, dtype) rows, {len(tasks)} compiles on {args.workers} workers",
+        flush=True,
+    )
     compiled = compile_all(tasks, args.workers, args.budget_s * 0.55)
     t_compile = time.time() - t0
     print(f"compile: {t_compile:.1f} s ({len(tasks) / t_compile:.1f}/s)", flush=True)
@@ -577,9 +631,16 @@ def main() -> int:
 
     results = []
     out_path = os.path.join(args.out, f"sweep_{args.suite}.json")
-    meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
-            "sms": torch.cuda.get_device_properties(0).multi_processor_count,
-            "compile_s": round(t_compile, 1), "fp32_dot": "tl.dot default input_precision (tf32)", "flush_bytes": 256 * 1024 * 1024, "timing": "median of CUDA events, L2 flushed"}
+    meta = {
+        "gpu": torch.cuda.get_device_name(),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "sms": torch.cuda.get_device_properties(0).multi_processor_count,
+        "compile_s": round(t_compile, 1),
+        "fp32_dot": "tl.dot default input_precision (tf32)",
+        "flush_bytes": 256 * 1024 * 1024,
+        "timing": "median of CUDA events, L2 flushed",
+    }
     for (name, m, n, k, split), dtype in jobs:
         if time.time() > deadline:
             print(f"deadline: skipping {dtype} {name}", flush=True)
@@ -589,9 +650,12 @@ def main() -> int:
         results.append(row)
         timed = [x for x in row["ms"] if x is not None]
         best = min(timed) if timed else float("nan")
-        print(f"{dtype:5s} {name:16s} {m:6d}x{n:6d}x{k:6d} best {best:8.4f} ms cublas "
-              f"{row['cublas_ms'] or float('nan'):8.4f} n={len(timed)} err {row['rel_err']:.1e} "
-              f"({time.time() - ts:.1f} s)", flush=True)
+        print(
+            f"{dtype:5s} {name:16s} {m:6d}x{n:6d}x{k:6d} best {best:8.4f} ms cublas "
+            f"{row['cublas_ms'] or float('nan'):8.4f} n={len(timed)} err {row['rel_err']:.1e} "
+            f"({time.time() - ts:.1f} s)",
+            flush=True,
+        )
         meta["elapsed_s"] = round(time.time() - t0, 1)
         doc = {"meta": meta, "configs": [list(c) for c in configs], "compile": compile_info, "results": results}
         with open(out_path + ".tmp", "w") as fh:

@@ -22,10 +22,21 @@ sys.path.insert(0, str(ROOT))
 from porter.tune import default_space, rank_gemm  # noqa: E402
 from porter.tune.scoring import evaluate, format_table, load_rows  # noqa: E402
 
-DATA = [ROOT / "bench" / "tune" / "data" / name
-        for name in ("h200_sweep.json", "h200_cal2.json", "h200_cal3.json", "h200_fresh.json", "h200_blind.json",
-                     "h200_blind2.json", "h200_cal4.json", "h200_blind3.json", "h200_blind4.json",
-                     "h200_blind5.json")]
+DATA = [
+    ROOT / "bench" / "tune" / "data" / name
+    for name in (
+        "h200_sweep.json",
+        "h200_cal2.json",
+        "h200_cal3.json",
+        "h200_fresh.json",
+        "h200_blind.json",
+        "h200_blind2.json",
+        "h200_cal4.json",
+        "h200_blind3.json",
+        "h200_blind4.json",
+        "h200_blind5.json",
+    )
+]
 
 
 def selection_time_ms(target: str = "h200", dtype: str = "fp8e4m3", n_candidates: int = 200) -> float:
@@ -44,8 +55,12 @@ def selection_time_ms(target: str = "h200", dtype: str = "fp8e4m3", n_candidates
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, nargs="+", default=[p for p in DATA if p.exists()])
-    parser.add_argument("--split", nargs="+", default=["val", "fresh", "blind", "blind2", "blind3", "blind4", "blind5"],
-                        help="cal, val, fresh, blind, blind2, blind3, blind4, blind5")
+    parser.add_argument(
+        "--split",
+        nargs="+",
+        default=["val", "fresh", "blind", "blind2", "blind3", "blind4", "blind5"],
+        help="cal, val, fresh, blind, blind2, blind3, blind4, blind5",
+    )
     parser.add_argument("--rows", action="store_true", help="print the per-shape scores too")
     args = parser.parse_args()
     rows = [row for path in args.data for row in load_rows(path)]
@@ -53,9 +68,11 @@ def main() -> int:
     if args.rows:
         for r in result["rows"]:
             if r["split"] in args.split:
-                print(f"{r['dtype']:5s} {r['name']:16s} {r['m']:6d}x{r['n']:6d}x{r['k']:6d} best {r['best_ms']:8.4f} ms "
-                      f"pick {r['pick_ms']:8.4f} {r['pick']} model {r['model']:.3f} top4 {r['model_top4']:.3f} "
-                      f"tut8 {r['tutorial8']:.3f}")
+                print(
+                    f"{r['dtype']:5s} {r['name']:16s} {r['m']:6d}x{r['n']:6d}x{r['k']:6d} best {r['best_ms']:8.4f} ms "
+                    f"pick {r['pick_ms']:8.4f} {r['pick']} model {r['model']:.3f} top4 {r['model_top4']:.3f} "
+                    f"tut8 {r['tutorial8']:.3f}"
+                )
     for split in args.split:
         if f"{split}/all" in result:
             print(format_table(result, split))
@@ -63,10 +80,14 @@ def main() -> int:
     for split in args.split:
         untimed = [r["name"] + "/" + r["dtype"] for r in result["rows"] if r["split"] == split and r["pick_untimed"]]
         if untimed:  # scored on the timed configs only: the real pick has no measurement
-            print(f"{split}: the model ranks an untimed config of porter's space first on {len(untimed)} rows: "
-                  + ", ".join(untimed))
-    print(f"selection over 200 candidates (CPU time): h200 fp8 {selection_time_ms():.2f} ms, "
-          f"mi350x bf16 {selection_time_ms('mi350x', 'bf16'):.2f} ms")
+            print(
+                f"{split}: the model ranks an untimed config of porter's space first on {len(untimed)} rows: "
+                + ", ".join(untimed)
+            )
+    print(
+        f"selection over 200 candidates (CPU time): h200 fp8 {selection_time_ms():.2f} ms, "
+        f"mi350x bf16 {selection_time_ms('mi350x', 'bf16'):.2f} ms"
+    )
     return 0
 
 

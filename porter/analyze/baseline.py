@@ -40,10 +40,12 @@ class BaseRevision:
 def resolve_base(paths: Sequence[str | Path], ref: str) -> BaseRevision:
     """The merge base of `ref` and HEAD in the repository holding `paths`, and what changed since."""
     top = _work_tree(paths)
-    commit = _git(top, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", fail=f"--diff-base {ref}: no such "
-                  f"commit in {top}")
-    base = _git(top, "merge-base", commit.strip(), "HEAD",
-                fail=f"--diff-base {ref}: no common ancestor with HEAD in {top}").strip()
+    commit = _git(
+        top, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", fail=f"--diff-base {ref}: no such commit in {top}"
+    )
+    base = _git(
+        top, "merge-base", commit.strip(), "HEAD", fail=f"--diff-base {ref}: no common ancestor with HEAD in {top}"
+    ).strip()
     renamed, changed = _changes(top, base)
     return BaseRevision(top, ref, base, renamed, frozenset(changed))
 
@@ -63,8 +65,14 @@ def _work_tree(paths: Sequence[str | Path]) -> Path:
 
 def _git(top: Path, *args: str, fail: str) -> str:
     try:
-        done = subprocess.run(["git", "-C", str(top), *args], capture_output=True, text=True,
-                              timeout=GIT_TIMEOUT_S, encoding="utf-8", errors="surrogateescape")
+        done = subprocess.run(
+            ["git", "-C", str(top), *args],
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT_S,
+            encoding="utf-8",
+            errors="surrogateescape",
+        )
     except (OSError, subprocess.TimeoutExpired) as error:
         raise UsageError(f"{fail} (git: {error})") from None
     if done.returncode != 0:
@@ -104,15 +112,25 @@ def new_findings(head, base: BaseRevision, scan_files: Callable[[list[Path]], An
     with tempfile.TemporaryDirectory(prefix="porter-diff-base-") as scratch:
         written = _write_base_versions(base, sorted(touched), Path(scratch))
         old = scan_files(written) if written else None
-        known = set() if old is None else {mark for _, mark in _prints(
-            old.findings + old.unreachable, None, _repo_paths(old.root, Path(scratch)), Path(scratch))}
+        known = (
+            set()
+            if old is None
+            else {
+                mark
+                for _, mark in _prints(
+                    old.findings + old.unreachable, None, _repo_paths(old.root, Path(scratch)), Path(scratch)
+                )
+            }
+        )
     old_prints = _prints(head.findings + head.unreachable, touched, in_repo, base.top)
     kept = {id(finding) for finding, mark in old_prints if mark not in known}
     reported = [f for f in head.findings if id(f) in kept]
     unreachable = [f for f in head.unreachable if id(f) in kept]
     hidden = len(head.findings) - len(reported)
-    note = (f"--diff-base {base.ref}: {hidden} finding(s) present at the merge base {base.commit[:12]} or in files "
-            "unchanged since it hidden")
+    note = (
+        f"--diff-base {base.ref}: {hidden} finding(s) present at the merge base {base.commit[:12]} or in files "
+        "unchanged since it hidden"
+    )
     head.stats.notes.append(note)
     return replace(head, findings=reported, unreachable=unreachable)
 
@@ -128,8 +146,9 @@ def _write_base_versions(base: BaseRevision, paths: list[str], scratch: Path) ->
     for path in paths:
         old = base.renamed_from.get(path, path)
         try:
-            done = subprocess.run(["git", "-C", str(base.top), "show", f"{base.commit}:{old}"], capture_output=True,
-                                  timeout=GIT_TIMEOUT_S)
+            done = subprocess.run(
+                ["git", "-C", str(base.top), "show", f"{base.commit}:{old}"], capture_output=True, timeout=GIT_TIMEOUT_S
+            )
         except (OSError, subprocess.TimeoutExpired) as error:
             raise UsageError(f"--diff-base: cannot read {old} at {base.commit[:12]} (git: {error})") from None
         if done.returncode != 0:
@@ -141,8 +160,9 @@ def _write_base_versions(base: BaseRevision, paths: list[str], scratch: Path) ->
     return written
 
 
-def _prints(findings: list[Finding], only: set[str] | None, in_repo: Callable[[str], str],
-            root: Path) -> list[tuple[Finding, str]]:
+def _prints(
+    findings: list[Finding], only: set[str] | None, in_repo: Callable[[str], str], root: Path
+) -> list[tuple[Finding, str]]:
     """(finding, fingerprint) for the findings in `only` (None: all), numbered among equal ones, with paths
     from the repository root so that head and base prints compare."""
     pairs = [(f, replace(f, path=in_repo(f.path))) for f in findings]

@@ -36,6 +36,7 @@ _SNIPPET_LINES = 8
 
 # ---- target applicability, variants, messages ----------------------------------------------------
 
+
 def applies(rule: Rule, target: Target) -> bool:
     names = {"all", target.vendor, target.arch, target.name, *target.aliases}
     return any(name.lower() in names for name in rule.applies_to)
@@ -51,8 +52,13 @@ def condition_holds(when: dict[str, Any], target: Target) -> bool:
 
 def _value_matches(actual: Any, expected: Any) -> bool:
     if isinstance(expected, dict):
-        ops = {"lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
-               "ge": lambda a, b: a >= b, "ne": lambda a, b: a != b}
+        ops = {
+            "lt": lambda a, b: a < b,
+            "le": lambda a, b: a <= b,
+            "gt": lambda a, b: a > b,
+            "ge": lambda a, b: a >= b,
+            "ne": lambda a, b: a != b,
+        }
         try:
             return all(ops[op](_comparable(actual), _comparable(bound)) for op, bound in expected.items())
         except TypeError:
@@ -138,8 +144,10 @@ def _plain(value: Any) -> Any:
 
 # ---- suppressions -------------------------------------------------------------------------------
 
-_NOQA = re.compile(r"#\s*noqa\b(?:\s*:\s*(?P<noqa>[A-Za-z0-9_,\- \t]+))?"
-                   r"|#\s*porter:\s*ignore(?P<file>-file)?(?:\[(?P<ids>[^\]]*)\])?")
+_NOQA = re.compile(
+    r"#\s*noqa\b(?:\s*:\s*(?P<noqa>[A-Za-z0-9_,\- \t]+))?"
+    r"|#\s*porter:\s*ignore(?P<file>-file)?(?:\[(?P<ids>[^\]]*)\])?"
+)
 
 
 @dataclass
@@ -181,8 +189,11 @@ def _comments(text: str) -> Iterable[tuple[int, str]]:
     """(line, text) of each comment token: a `# noqa` inside a string literal suppresses nothing.
     Source the tokenizer rejects (libcst parses some it does not) falls back to every line."""
     try:
-        return [(token.start[0], token.string) for token in tokenize.generate_tokens(io.StringIO(text).readline)
-                if token.type == tokenize.COMMENT]
+        return [
+            (token.start[0], token.string)
+            for token in tokenize.generate_tokens(io.StringIO(text).readline)
+            if token.type == tokenize.COMMENT
+        ]
     except (tokenize.TokenError, SyntaxError):
         return list(enumerate(text.splitlines(), start=1))
 
@@ -270,6 +281,7 @@ def _compiled(rule: Rule) -> list[dict[str, Any]]:
 
 # ---- matching --------------------------------------------------------------------------------------
 
+
 @dataclass
 class _RawHit:
     rule: Rule
@@ -347,8 +359,11 @@ class _Matcher:
         self.by_kind: dict[str, list[tuple[Rule, dict]]] = {}
         for rule in rules:
             for entry in _compiled(rule):
-                kind = next(k for k in ("call", "attribute", "import", "name", "keyword", "string", "env",
-                                        "number", "visitor") if k in entry)
+                kind = next(
+                    k
+                    for k in ("call", "attribute", "import", "name", "keyword", "string", "env", "number", "visitor")
+                    if k in entry
+                )
                 self.by_kind.setdefault(kind, []).append((rule, entry))
         self._qn_cache: dict[int, set[str]] = {}
 
@@ -479,7 +494,11 @@ class _Matcher:
             return all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in comparison.comparisons)
         if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not):
             return True
-        if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        if (
+            isinstance(parent, cst.Assign)
+            and len(parent.targets) == 1
+            and isinstance(parent.targets[0].target, cst.Name)
+        ):
             name = re.escape(parent.targets[0].target.value)  # `home = CUDA_HOME` then `if home is None:`
             return re.search(rf"\b{name}\s+is\s+(not\s+)?None\b|\bif\s+not\s+{name}\b", self.ctx.text) is not None
         return isinstance(parent, (cst.If, cst.While, cst.IfExp)) and parent.test is node
@@ -496,8 +515,10 @@ class _Matcher:
         if isinstance(parent, cst.ComparisonTarget):
             return isinstance(parent.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot, cst.In, cst.NotIn))
         if isinstance(parent, cst.Comparison):
-            return all(isinstance(c.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot, cst.In, cst.NotIn))
-                       for c in parent.comparisons)
+            return all(
+                isinstance(c.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot, cst.In, cst.NotIn))
+                for c in parent.comparisons
+            )
         return isinstance(parent, cst.DictElement) and parent.key is node
 
     def _assignment_targets(self) -> dict[int, cst.CSTNode]:
@@ -645,8 +666,12 @@ def _literal_ok(value: Any, constraint: dict[str, Any]) -> bool:
             return False
     if "regex" in constraint and not re.search(constraint["regex"], str(value)):
         return False
-    for op, check in (("lt", lambda a, b: a < b), ("le", lambda a, b: a <= b),
-                      ("gt", lambda a, b: a > b), ("ge", lambda a, b: a >= b)):
+    for op, check in (
+        ("lt", lambda a, b: a < b),
+        ("le", lambda a, b: a <= b),
+        ("gt", lambda a, b: a > b),
+        ("ge", lambda a, b: a >= b),
+    ):
         if op in constraint:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not check(value, constraint[op]):
                 return False
@@ -655,8 +680,15 @@ def _literal_ok(value: Any, constraint: dict[str, Any]) -> bool:
 
 # ---- findings ----------------------------------------------------------------------------------------
 
-def analyze_source(text: str, path: str, target: Target | str, ruleset: RuleSet,
-                   aliases: dict[str, str] | None = None, keep_unreachable: bool = False) -> list[Finding]:
+
+def analyze_source(
+    text: str,
+    path: str,
+    target: Target | str,
+    ruleset: RuleSet,
+    aliases: dict[str, str] | None = None,
+    keep_unreachable: bool = False,
+) -> list[Finding]:
     """Findings of every rule in `ruleset` that applies to `target`, suppressions applied, sorted.
 
     `aliases` (local name -> library name) binds names the project re-exports (porter.analyze.project):
@@ -687,8 +719,9 @@ def _active_rules(text: str, target: Target, ruleset: RuleSet) -> list[Rule]:
     return active
 
 
-def _analyze(text: str, path: str, target: Target, ruleset: RuleSet, aliases: dict[str, str],
-             keep_unreachable: bool) -> list[Finding]:
+def _analyze(
+    text: str, path: str, target: Target, ruleset: RuleSet, aliases: dict[str, str], keep_unreachable: bool
+) -> list[Finding]:
     rules = _active_rules(text, target, ruleset)
     if not rules:
         return []
@@ -730,7 +763,9 @@ def _analyze(text: str, path: str, target: Target, ruleset: RuleSet, aliases: di
             seen.add(key)
             findings.append(finding)
     for rule, error in matcher.errors:
-        findings.append(_builtin_finding(ANALYZER_ERROR, path, target, f"rule {rule.id} ({rule.name}) failed: {error}", 1, 1))
+        findings.append(
+            _builtin_finding(ANALYZER_ERROR, path, target, f"rule {rule.id} ({rule.name}) failed: {error}", 1, 1)
+        )
     findings.sort(key=lambda f: (f.line, f.column, f.rule))
     return findings
 
@@ -778,11 +813,21 @@ def _finding(raw: _RawHit, ctx: ModuleContext, target: Target, suppressions: Sup
         return None
     data = {k: _plain(v) for k, v in raw.data.items()}
     return Finding(
-        rule=rule.id, name=rule.name, severity=severity, path=ctx.path,
-        line=line, column=position.start.column + 1, end_line=end_line, end_column=position.end.column + 1,
-        message=format_message(template, target, data), fix=(fix or {}).get("kind"),
-        category=rule.category, target=target.name, facts=cited_facts(target, template, variant),
-        data=data, snippet=_snippet(ctx, line, end_line),
+        rule=rule.id,
+        name=rule.name,
+        severity=severity,
+        path=ctx.path,
+        line=line,
+        column=position.start.column + 1,
+        end_line=end_line,
+        end_column=position.end.column + 1,
+        message=format_message(template, target, data),
+        fix=(fix or {}).get("kind"),
+        category=rule.category,
+        target=target.name,
+        facts=cited_facts(target, template, variant),
+        data=data,
+        snippet=_snippet(ctx, line, end_line),
         reach="nvidia_only" if raw.unreachable else "target",
         reach_reason="in a branch only a CUDA build runs" if raw.unreachable else "",
     )
@@ -796,8 +841,17 @@ def _snippet(ctx: ModuleContext, line: int, end_line: int) -> str:
 def _builtin_finding(kind: tuple[str, str], path: str, target: Any, message: str, line: int, column: int) -> Finding:
     name = getattr(target, "name", str(target))
     return Finding(
-        rule=kind[0], name=kind[1], severity="error", path=path, line=max(1, line or 1),
-        column=max(1, column or 1), end_line=max(1, line or 1), end_column=max(1, column or 1),
-        message=message, fix=None, category="", target=name,
+        rule=kind[0],
+        name=kind[1],
+        severity="error",
+        path=path,
+        line=max(1, line or 1),
+        column=max(1, column or 1),
+        end_line=max(1, line or 1),
+        end_column=max(1, column or 1),
+        message=message,
+        fix=None,
+        category="",
+        target=name,
         facts={"target": name, "arch": getattr(target, "arch", "")},
     )

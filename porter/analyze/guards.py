@@ -28,9 +28,15 @@ CUDA, ROCM = "cuda", "rocm"
 
 # Names (bare, attribute tail, or called with no arguments) that state the platform.
 _CUDA_NAME = re.compile(r"_?(is_cuda|IS_CUDA|is_nvidia|IS_NVIDIA|on_cuda|ON_CUDA|is_cuda_alike|use_cuda_build)\Z")
-_ROCM_NAME = re.compile(r"_?(is_hip|IS_HIP|is_rocm|IS_ROCM|is_rocm_pytorch|on_rocm|ON_ROCM|use_rocm|USE_ROCM|is_amd|IS_AMD|IS_HIP_EXTENSION)\Z")
-_PLATFORM_VALUES = {"torch.version.cuda": CUDA, "torch.utils.cpp_extension.CUDA_HOME": CUDA,
-                    "torch.version.hip": ROCM, "torch.utils.cpp_extension.ROCM_HOME": ROCM}
+_ROCM_NAME = re.compile(
+    r"_?(is_hip|IS_HIP|is_rocm|IS_ROCM|is_rocm_pytorch|on_rocm|ON_ROCM|use_rocm|USE_ROCM|is_amd|IS_AMD|IS_HIP_EXTENSION)\Z"
+)
+_PLATFORM_VALUES = {
+    "torch.version.cuda": CUDA,
+    "torch.utils.cpp_extension.CUDA_HOME": CUDA,
+    "torch.version.hip": ROCM,
+    "torch.utils.cpp_extension.ROCM_HOME": ROCM,
+}
 _EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 
 

@@ -19,13 +19,46 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 from libcst.metadata import CodePosition, CodeRange
 
-_SKIP_FIELDS = frozenset({
-    "lpar", "rpar", "comma", "colon", "first_colon", "second_colon", "dot", "relative", "equal",
-    "semicolon", "lbrace", "lbracket", "rbrace", "rbracket", "leading_lines", "lines_after_decorators",
-    "trailing_whitespace", "header", "footer", "newline", "asynchronous", "star", "operator",
-    "attr", "keyword", "empty_lines", "indent", "trailing_comma", "comment", "default_indent",
-    "default_newline", "encoding", "has_trailing_newline", "conversion", "asname", "posonly_ind",
-})
+_SKIP_FIELDS = frozenset(
+    {
+        "lpar",
+        "rpar",
+        "comma",
+        "colon",
+        "first_colon",
+        "second_colon",
+        "dot",
+        "relative",
+        "equal",
+        "semicolon",
+        "lbrace",
+        "lbracket",
+        "rbrace",
+        "rbracket",
+        "leading_lines",
+        "lines_after_decorators",
+        "trailing_whitespace",
+        "header",
+        "footer",
+        "newline",
+        "asynchronous",
+        "star",
+        "operator",
+        "attr",
+        "keyword",
+        "empty_lines",
+        "indent",
+        "trailing_comma",
+        "comment",
+        "default_indent",
+        "default_newline",
+        "encoding",
+        "has_trailing_newline",
+        "conversion",
+        "asname",
+        "posonly_ind",
+    }
+)
 _FIELD_CACHE: dict[type, tuple[str, ...]] = {}
 
 
@@ -37,7 +70,8 @@ def _child_fields(node_type: type) -> tuple[str, ...]:
         else:
             skip = _SKIP_FIELDS | ({"name"} if node_type in (cst.FunctionDef, cst.ClassDef) else set())
             fields = tuple(
-                f.name for f in dataclasses.fields(node_type)
+                f.name
+                for f in dataclasses.fields(node_type)
                 if f.name not in skip and not f.name.startswith("whitespace")
             )
         _FIELD_CACHE[node_type] = fields
@@ -69,9 +103,20 @@ class ModuleIndex:
         return cast("list[_Node]", self.nodes.get(node_type, []))
 
 
-_TRACKED_CONTEXT = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString, cst.Integer,
-                    cst.Float, cst.Call, cst.Attribute, cst.Name, cst.Subscript, cst.Dict, cst.Arg,
-                    cst.Comparison)
+_TRACKED_CONTEXT = (
+    cst.SimpleString,
+    cst.FormattedString,
+    cst.ConcatenatedString,
+    cst.Integer,
+    cst.Float,
+    cst.Call,
+    cst.Attribute,
+    cst.Name,
+    cst.Subscript,
+    cst.Dict,
+    cst.Arg,
+    cst.Comparison,
+)
 
 
 _STATEMENT, _TRACKED, _OTHER = "statement", "tracked", "other"
@@ -173,8 +218,9 @@ def build_index(module: cst.Module) -> ModuleIndex:
     for small_statements in cast("list[cst.SimpleStatementLine]", nodes.get(cst.SimpleStatementLine, [])):
         for small in small_statements.body:  # imports and other small statements are reported too
             top_of[id(small)] = top_of[id(small_statements)]
-    return ModuleIndex(nodes, aliases, imports, statement_of, scope_of, call_arg_of, docstrings, guarded_imports,
-                       top_of)
+    return ModuleIndex(
+        nodes, aliases, imports, statement_of, scope_of, call_arg_of, docstrings, guarded_imports, top_of
+    )
 
 
 _AVAILABILITY_PROBE = re.compile(r"^(find_spec|find_loader|_?is_\w+_available|_?\w+_is_available|has_package)$")
@@ -190,8 +236,11 @@ def _probes_availability(test: cst.BaseExpression) -> bool:
         node = stack.pop()
         if isinstance(node, cst.Name) and _AVAILABILITY_FLAG.match(node.value):
             return True  # HAS_FLASH_ATTN / FLASH_ATTN_AVAILABLE: set by an earlier probe
-        if (getattr(node, "value", None) if isinstance(node, cst.Name) else getattr(getattr(node, "attr", None),
-                                                                               "value", None)) == "TYPE_CHECKING":
+        if (
+            getattr(node, "value", None)
+            if isinstance(node, cst.Name)
+            else getattr(getattr(node, "attr", None), "value", None)
+        ) == "TYPE_CHECKING":
             return True  # `if TYPE_CHECKING:` imports never run
         if isinstance(node, cst.Call):
             func = node.func
@@ -199,8 +248,11 @@ def _probes_availability(test: cst.BaseExpression) -> bool:
             if isinstance(tail, str) and _AVAILABILITY_PROBE.match(tail) and tail != "is_available":
                 return True
         elif isinstance(node, (cst.BooleanOperation, cst.UnaryOperation, cst.Comparison)):
-            stack.extend(c for c in (getattr(node, "left", None), getattr(node, "right", None),
-                                     getattr(node, "expression", None)) if c is not None)
+            stack.extend(
+                c
+                for c in (getattr(node, "left", None), getattr(node, "right", None), getattr(node, "expression", None))
+                if c is not None
+            )
     return False
 
 
@@ -251,7 +303,7 @@ def _note_statement(line: cst.SimpleStatementLine, aliases: dict, imports: list,
 
 
 def dotted_name(node: cst.CSTNode) -> str | None:
-    """"a.b.c" for a Name/Attribute chain, None for anything else (calls, subscripts...)."""
+    """ "a.b.c" for a Name/Attribute chain, None for anything else (calls, subscripts...)."""
     parts: list[str] = []
     while isinstance(node, cst.Attribute):
         parts.append(node.attr.value)
@@ -389,8 +441,10 @@ class LazyPositions:
             return self._module_positions()[node]
         positions, first_line = found
         where = positions[node]
-        return CodeRange(CodePosition(where.start.line + first_line - 1, where.start.column),
-                         CodePosition(where.end.line + first_line - 1, where.end.column))
+        return CodeRange(
+            CodePosition(where.start.line + first_line - 1, where.start.column),
+            CodePosition(where.end.line + first_line - 1, where.end.column),
+        )
 
     def line_text(self, line: int) -> str:
         if line < 1 or line > len(self._lines):
@@ -519,16 +573,18 @@ def parent_map(module: cst.Module) -> dict[int, cst.CSTNode]:
         node_type = type(node)
         names = fields_of.get(node_type)
         if names is None:
-            names = fields_of[node_type] = tuple(f.name for f in dataclasses.fields(node_type)
-                                                 if not f.name.startswith("whitespace"))
+            names = fields_of[node_type] = tuple(
+                f.name for f in dataclasses.fields(node_type) if not f.name.startswith("whitespace")
+            )
         for name in names:
             value = getattr(node, name)
-            for child in (value if type(value) in (list, tuple) else (value,)):
+            for child in value if type(value) in (list, tuple) else (value,):
                 child_type = type(child)
                 ok = is_child.get(child_type)
                 if ok is None:
-                    ok = is_child[child_type] = (isinstance(child, cst.CSTNode)
-                                                 and not isinstance(child, cst.BaseParenthesizableWhitespace))
+                    ok = is_child[child_type] = isinstance(child, cst.CSTNode) and not isinstance(
+                        child, cst.BaseParenthesizableWhitespace
+                    )
                 if ok:
                     parents[id(child)] = node
                     push(child)

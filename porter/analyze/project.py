@@ -39,23 +39,65 @@ from porter.analyze.project_facts import POSITIONAL, module_name
 from porter.records import Reach as ReachKind
 
 # Folders holding another accelerator's backend (or NVIDIA-only kernel families): never loaded on AMD.
-VENDOR_FOLDERS = frozenset({
-    "_ascend", "ascend", "_kunlunxin", "kunlunxin", "_mthreads", "mthreads", "_metax", "metax", "_iluvatar",
-    "iluvatar", "_cambricon", "cambricon", "_enflame", "enflame", "_sunrise", "_tsingmicro", "_aipu", "npu", "_npu",
-    "xpu", "_xpu", "tpu", "_tpu", "hpu", "_hpu", "neuron", "mlu", "musa", "habana", "gaudi", "_nvidia", "nvidia",
-    "hopper", "blackwell", "sm90", "sm100",
-})
+VENDOR_FOLDERS = frozenset(
+    {
+        "_ascend",
+        "ascend",
+        "_kunlunxin",
+        "kunlunxin",
+        "_mthreads",
+        "mthreads",
+        "_metax",
+        "metax",
+        "_iluvatar",
+        "iluvatar",
+        "_cambricon",
+        "cambricon",
+        "_enflame",
+        "enflame",
+        "_sunrise",
+        "_tsingmicro",
+        "_aipu",
+        "npu",
+        "_npu",
+        "xpu",
+        "_xpu",
+        "tpu",
+        "_tpu",
+        "hpu",
+        "_hpu",
+        "neuron",
+        "mlu",
+        "musa",
+        "habana",
+        "gaudi",
+        "_nvidia",
+        "nvidia",
+        "hopper",
+        "blackwell",
+        "sm90",
+        "sm100",
+    }
+)
 # Libraries built only for NVIDIA GPUs, absent from ROCm environments: a module importing one of them
 # unconditionally at top level cannot load on AMD (vllm's CuTe-DSL router, liger's cutedsl ops). Prefixes of
 # the imported module's dotted name. Triton's own NVIDIA modules (gluon's nvidia dialect, extra.cuda) are not
 # here: they import on ROCm, and what then fails is what the Triton rules report.
 NVIDIA_ONLY_LIBRARIES = (
-    "cutlass", "cuda.bindings", "cuda.cuda", "cuda.cudart", "cuda.nvrtc", "deep_gemm", "quack", "tensorrt",
+    "cutlass",
+    "cuda.bindings",
+    "cuda.cuda",
+    "cuda.cudart",
+    "cuda.nvrtc",
+    "deep_gemm",
+    "quack",
+    "tensorrt",
 )
 # Gluon's Hopper/Blackwell dialects (wgmma, TMA, tcgen05): the module imports on ROCm, but kernels written in them
 # compile only for those NVIDIA architectures (lmdeploy's Hopper fp8 GEMM): everything the module launches is theirs.
-NVIDIA_ONLY_DIALECTS = tuple(f"triton.experimental.gluon.{part}nvidia.{arch}"
-                             for part in ("language.", "") for arch in ("hopper", "blackwell"))
+NVIDIA_ONLY_DIALECTS = tuple(
+    f"triton.experimental.gluon.{part}nvidia.{arch}" for part in ("language.", "") for arch in ("hopper", "blackwell")
+)
 # Module files for another device type (vllm's platforms/xpu.py, worker/tpu_model_runner.py; mlx: Apple's MLX).
 VENDOR_FILE_PREFIXES = ("xpu", "tpu", "hpu", "npu", "neuron", "ascend", "mlu", "musa", "mlx")
 _PLATFORM_OBJECT = ("current_platform", "platform", "_platform", "PLATFORM")
@@ -80,8 +122,11 @@ class ReachStatements:
     def value_of(self, qualified: str) -> bool | None:
         tail = qualified.rsplit(".", 1)[-1]
         for names, value in ((self.nvidia_only, False), (self.rocm_only, True)):
-            if qualified in names or ("." not in qualified and tail in names) or any(
-                    "." not in n and n == tail for n in names):
+            if (
+                qualified in names
+                or ("." not in qualified and tail in names)
+                or any("." not in n and n == tail for n in names)
+            ):
                 return value
         return None
 
@@ -139,7 +184,7 @@ class Project:
             snippets = facts["defs"].get(head) or []
             if len(snippets) != 1 or not snippets[0].startswith(f"{head} = "):
                 return qualified
-            value = snippets[0][len(head) + 3:]
+            value = snippets[0][len(head) + 3 :]
             dotted = _dotted_text(value)
             if dotted is None:
                 return qualified
@@ -204,12 +249,18 @@ class Project:
         while qualname:
             sources = facts["locals"].get(qualname, {}).get(name)
             if sources is not None:
-                return self._memo(("local", scope.module, qualname, name),
-                                  lambda q=qualname, found=sources: merge([evaluator.source(s, Scope(scope.module, q)) for s in found], False))
+                return self._memo(
+                    ("local", scope.module, qualname, name),
+                    lambda q=qualname, found=sources: merge(
+                        [evaluator.source(s, Scope(scope.module, q)) for s in found], False
+                    ),
+                )
             params = facts["params"].get(qualname, {})
             if name in params:
-                return self._memo(("param", scope.module, qualname, name),
-                                  lambda q=qualname, declared=params: self._param(scope.module, q, name, declared[name]))
+                return self._memo(
+                    ("param", scope.module, qualname, name),
+                    lambda q=qualname, declared=params: self._param(scope.module, q, name, declared[name]),
+                )
             qualname = qualname.rpartition(".")[0]
         return self.module_value(scope.module, name)
 
@@ -228,7 +279,7 @@ class Project:
             if not snippet:
                 values.append(OPAQUE)
             elif snippet.startswith(f"{name} = "):
-                values.append(self.evaluator.source(snippet[len(name) + 3:], Scope(module, "")))
+                values.append(self.evaluator.source(snippet[len(name) + 3 :], Scope(module, "")))
             else:
                 values.append(Fn(module, name, snippet))
         if not values:
@@ -280,12 +331,14 @@ class Project:
 
     def call(self, fn: Fn, evaluator: Evaluator) -> Any:
         """A project function's return value; one its body does not decide is read by its name (`is_cuda`)."""
+
         def run() -> Any:
             value = evaluator.run_function(fn, {})
             if value is OPAQUE:
                 named = by_name(fn.qualname.rsplit(".", 1)[-1], self.target)
                 return named if named is not None else value
             return value
+
         return self._memo(("call", fn.module, fn.qualname), run)
 
     def local_import(self, statement: ast.Import | ast.ImportFrom, scope: Scope) -> None:
@@ -383,8 +436,11 @@ class Project:
         point = (line, column - 1)
         for l1, c1, l2, c2, module in facts.get("needs", ()):
             if (l1, c1) <= point <= (l2, c2) and _within(module, NVIDIA_ONLY_LIBRARIES):
-                return Reach(NVIDIA_ONLY, f"runs only where `import {module}` succeeds (its ImportError handler "
-                                          f"exits before), which it cannot on {self.target.name}")
+                return Reach(
+                    NVIDIA_ONLY,
+                    f"runs only where `import {module}` succeeds (its ImportError handler "
+                    f"exits before), which it cannot on {self.target.name}",
+                )
         unknown: Reach | None = None
         for index, region in enumerate(facts["regions"]):
             l1, c1, l2, c2, scope, test, wanted = region
@@ -392,7 +448,9 @@ class Project:
                 continue
             value = self._region_value(path, index)
             if value is PLATFORM:
-                unknown = unknown or Reach(UNKNOWN, f"depends on `{test}`, which {self.target.name}'s facts do not decide")
+                unknown = unknown or Reach(
+                    UNKNOWN, f"depends on `{test}`, which {self.target.name}'s facts do not decide"
+                )
             elif value is not OPAQUE and value is not wanted:
                 return Reach(NVIDIA_ONLY, f"runs only when `{test}` is {wanted}; on {self.target.name} it is {value}")
         for qualname, (start, end, kind, enum) in facts["scopes"].items():
@@ -426,11 +484,17 @@ class Project:
         """NVIDIA-only when the module imports an NVIDIA-only library whenever it loads."""
         for module, line in (self.facts.get(path) or {}).get("requires", ()):
             if _within(module, NVIDIA_ONLY_LIBRARIES):
-                return Reach(NVIDIA_ONLY, f"the module imports `{module}` (line {line}) unconditionally: it "
-                                          f"cannot load on {self.target.name}")
+                return Reach(
+                    NVIDIA_ONLY,
+                    f"the module imports `{module}` (line {line}) unconditionally: it "
+                    f"cannot load on {self.target.name}",
+                )
             if _within(module, NVIDIA_ONLY_DIALECTS):
-                return Reach(NVIDIA_ONLY, f"the module's kernels are written in `{module}` (line {line}): they "
-                                          f"compile only for NVIDIA, never for {self.target.name}")
+                return Reach(
+                    NVIDIA_ONLY,
+                    f"the module's kernels are written in `{module}` (line {line}): they "
+                    f"compile only for NVIDIA, never for {self.target.name}",
+                )
         return None
 
     def _region_value(self, path: str, index: int) -> Any:
@@ -472,8 +536,11 @@ def _class_reach(qualname: str, enum: str) -> Reach | None:
     name = qualname.rsplit(".", 1)[-1]
     if enum in _NOT_TARGET_ENUMS:
         return Reach(NVIDIA_ONLY, f"in `{name}`, the platform class for {enum}")
-    if not enum and name.endswith(("Platform", "PlatformBase")) and any(
-            name.startswith(p) for p in ("Cuda", "NvmlCuda", "NonNvmlCuda", "Xpu", "Tpu", "Hpu", "Npu", "Neuron")):
+    if (
+        not enum
+        and name.endswith(("Platform", "PlatformBase"))
+        and any(name.startswith(p) for p in ("Cuda", "NvmlCuda", "NonNvmlCuda", "Xpu", "Tpu", "Hpu", "Npu", "Neuron"))
+    ):
         return Reach(NVIDIA_ONLY, f"in `{name}`, another vendor's platform class")
     return None
 
@@ -516,8 +583,11 @@ def _dotted_text(text: str) -> str | None:
 
 def reach_statements(config) -> ReachStatements:
     """The user's statements from a PorterConfig (`nvidia_only`, `rocm_only`, `nvidia_only_paths`)."""
-    return ReachStatements(tuple(getattr(config, "nvidia_only", ()) or ()), tuple(getattr(config, "rocm_only", ()) or ()),
-                           tuple(getattr(config, "nvidia_only_paths", ()) or ()))
+    return ReachStatements(
+        tuple(getattr(config, "nvidia_only", ()) or ()),
+        tuple(getattr(config, "rocm_only", ()) or ()),
+        tuple(getattr(config, "nvidia_only_paths", ()) or ()),
+    )
 
 
 def modules_of(paths) -> dict[str, str]:

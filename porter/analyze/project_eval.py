@@ -86,10 +86,23 @@ class PlatformRef:
 def platform_methods(target) -> dict[str, Any]:
     capability = Capability(target.capability)
     return {
-        "is_rocm": True, "is_hip": True, "is_cuda": False, "is_cuda_alike": True, "is_nvidia": False,
-        "is_xpu": False, "is_tpu": False, "is_cpu": False, "is_hpu": False, "is_neuron": False, "is_npu": False,
-        "is_out_of_tree": False, "is_mps": False, "is_musa": False, "is_fp8_fnuz": target.fp8_family == "fnuz",
-        "get_device_capability": capability, "has_device_capability": lambda n=None, *_: _has_capability(capability, n),
+        "is_rocm": True,
+        "is_hip": True,
+        "is_cuda": False,
+        "is_cuda_alike": True,
+        "is_nvidia": False,
+        "is_xpu": False,
+        "is_tpu": False,
+        "is_cpu": False,
+        "is_hpu": False,
+        "is_neuron": False,
+        "is_npu": False,
+        "is_out_of_tree": False,
+        "is_mps": False,
+        "is_musa": False,
+        "is_fp8_fnuz": target.fp8_family == "fnuz",
+        "get_device_capability": capability,
+        "has_device_capability": lambda n=None, *_: _has_capability(capability, n),
         "is_device_capability": lambda n=None, *_: _is_capability(capability, n),
     }
 
@@ -109,32 +122,52 @@ def _is_capability(capability: Capability, wanted: Any) -> Any:
 def known_values(target) -> dict[str, Any]:
     """Qualified names whose value the target decides (on a ROCm build of PyTorch and Triton's AMD backend)."""
     capability = Capability(target.capability)
-    properties = Obj("props", (
-        ("gcnArchName", f"{target.arch}:sramecc+:xnack-"), ("major", capability[0]), ("minor", capability[1]),
-        ("warp_size", target.wave_size), ("multi_processor_count", target.units), ("name", PLATFORM),
-    ))
-    triton_target = Obj("target", (("backend", target.triton["backend"]), ("arch", target.arch),
-                                   ("warp_size", target.wave_size)))
+    properties = Obj(
+        "props",
+        (
+            ("gcnArchName", f"{target.arch}:sramecc+:xnack-"),
+            ("major", capability[0]),
+            ("minor", capability[1]),
+            ("warp_size", target.wave_size),
+            ("multi_processor_count", target.units),
+            ("name", PLATFORM),
+        ),
+    )
+    triton_target = Obj(
+        "target", (("backend", target.triton["backend"]), ("arch", target.arch), ("warp_size", target.wave_size))
+    )
     driver = Obj("driver", (("get_current_target", Native(triton_target)),))
     return {
-        "torch.version.hip": "6.4", "torch.version.cuda": None,
-        "torch.utils.cpp_extension.ROCM_HOME": "/opt/rocm", "torch.utils.cpp_extension.CUDA_HOME": None,
+        "torch.version.hip": "6.4",
+        "torch.version.cuda": None,
+        "torch.utils.cpp_extension.ROCM_HOME": "/opt/rocm",
+        "torch.utils.cpp_extension.CUDA_HOME": None,
         "torch.utils.cpp_extension.IS_HIP_EXTENSION": True,
-        "torch.cuda.get_device_capability": Native(capability), "torch.cuda.get_device_properties": Native(properties),
-        "torch.cuda.get_device_name": Native(PLATFORM), "torch.cuda.is_available": Native(True),
-        "torch.cuda.is_bf16_supported": Native(True), "torch.cuda.current_device": Native(0),
-        "triton.runtime.driver.active": driver, "triton.runtime.driver.active.get_current_target": Native(triton_target),
+        "torch.cuda.get_device_capability": Native(capability),
+        "torch.cuda.get_device_properties": Native(properties),
+        "torch.cuda.get_device_name": Native(PLATFORM),
+        "torch.cuda.is_available": Native(True),
+        "torch.cuda.is_bf16_supported": Native(True),
+        "torch.cuda.current_device": Native(0),
+        "triton.runtime.driver.active": driver,
+        "triton.runtime.driver.active.get_current_target": Native(triton_target),
         "torch.device": Native(OPAQUE),
     }
 
 
 # Names evaluated by what they are called, when no definition is found (an installed dependency's helper).
-_ROCM_TRUE = re.compile(r"_?(is_hip|IS_HIP|is_rocm|IS_ROCM|is_rocm_pytorch|on_rocm|ON_ROCM|use_rocm|USE_ROCM|is_amd|IS_AMD|"
-                        r"IS_HIP_EXTENSION|is_cuda_alike|is_cdna|IS_CDNA)\Z")
-_ROCM_FALSE = re.compile(r"_?(is_cuda|IS_CUDA|is_nvidia|IS_NVIDIA|on_cuda|ON_CUDA|use_cuda_build|is_xpu|IS_XPU|is_npu|"
-                         r"IS_NPU|is_hpu|is_tpu|is_mps|is_musa|IS_MUSA|is_mlu|is_ascend|is_rdna|is_navi)\Z")
-_ARCH_NAME = re.compile(r"_?(is_sm_?\d+\w*|IS_SM_?\d+\w*|is_hopper|IS_HOPPER|is_blackwell|IS_BLACKWELL|is_ampere|"
-                        r"supports_tma|has_tma|HAS_TMA|is_tma_supported|is_fp8_fnuz|is_gfx\w+)\Z")
+_ROCM_TRUE = re.compile(
+    r"_?(is_hip|IS_HIP|is_rocm|IS_ROCM|is_rocm_pytorch|on_rocm|ON_ROCM|use_rocm|USE_ROCM|is_amd|IS_AMD|"
+    r"IS_HIP_EXTENSION|is_cuda_alike|is_cdna|IS_CDNA)\Z"
+)
+_ROCM_FALSE = re.compile(
+    r"_?(is_cuda|IS_CUDA|is_nvidia|IS_NVIDIA|on_cuda|ON_CUDA|use_cuda_build|is_xpu|IS_XPU|is_npu|"
+    r"IS_NPU|is_hpu|is_tpu|is_mps|is_musa|IS_MUSA|is_mlu|is_ascend|is_rdna|is_navi)\Z"
+)
+_ARCH_NAME = re.compile(
+    r"_?(is_sm_?\d+\w*|IS_SM_?\d+\w*|is_hopper|IS_HOPPER|is_blackwell|IS_BLACKWELL|is_ampere|"
+    r"supports_tma|has_tma|HAS_TMA|is_tma_supported|is_fp8_fnuz|is_gfx\w+)\Z"
+)
 
 
 def by_name(name: str, target) -> Any:
@@ -186,14 +219,24 @@ def truth(value: Any) -> Any:
 
 
 _COMPARE: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
-    ast.GtE: operator.ge, ast.Is: lambda a, b: a is b if b is None or a is None else a == b,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Is: lambda a, b: a is b if b is None or a is None else a == b,
     ast.IsNot: lambda a, b: a is not b if b is None or a is None else a != b,
-    ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
 }
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod, ast.Div: operator.truediv,
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Div: operator.truediv,
 }
 _STR_METHODS = {"startswith", "endswith", "lower", "upper", "split", "strip", "replace", "find", "partition"}
 
@@ -357,7 +400,15 @@ class Evaluator:
     # -- calls ----------------------------------------------------------------------------------
     def _call(self, node: ast.Call, scope: Scope) -> Any:
         func = self.expr(node.func, scope)
-        if isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr", "str", "int", "bool", "tuple", "len"):
+        if isinstance(node.func, ast.Name) and node.func.id in (
+            "getattr",
+            "hasattr",
+            "str",
+            "int",
+            "bool",
+            "tuple",
+            "len",
+        ):
             return self._builtin(node, scope)
         if isinstance(func, Native):
             value = func.value
@@ -403,7 +454,13 @@ class Evaluator:
             return OPAQUE
         if len(args) != 1 or isinstance(args[0], _Marker):
             return args[0] if args and isinstance(args[0], _Marker) else OPAQUE
-        conversions: dict[str, Callable[[Any], Any]] = {"str": str, "int": int, "bool": bool, "tuple": tuple, "len": len}
+        conversions: dict[str, Callable[[Any], Any]] = {
+            "str": str,
+            "int": int,
+            "bool": bool,
+            "tuple": tuple,
+            "len": len,
+        }
         try:
             return conversions[name](args[0])
         except Exception:

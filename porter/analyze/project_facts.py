@@ -38,8 +38,9 @@ _PLATFORM_WORD = re.compile(
     re.IGNORECASE,
 )
 # A function body that may compute a platform predicate (`def get_device_type(): ... "hip" ...`).
-_PLATFORM_TEXT = re.compile(r"hip|cuda|rocm|nvidia|gfx|capabilit|get_current_target|platform|fnuz|gcnArch|tma",
-                            re.IGNORECASE)
+_PLATFORM_TEXT = re.compile(
+    r"hip|cuda|rocm|nvidia|gfx|capabilit|get_current_target|platform|fnuz|gcnArch|tma", re.IGNORECASE
+)
 MAX_PREDICATE_LINES = 30
 KEYWORD_ONLY = 1 << 20  # parameter index of a keyword-only parameter
 POSITIONAL = "*"  # refs keyword entry: how many positional arguments the call passes (-1: *args or **kwargs)
@@ -71,9 +72,21 @@ def module_facts(text: str, path: str, words: tuple[str, ...] = ()) -> dict[str,
 
 
 def empty_facts(path: str) -> dict[str, Any]:
-    return {"format": FACTS_FORMAT, "module": module_name(path), "package": path.endswith("__init__.py"),
-            "imports": {}, "defs": {}, "params": {}, "regions": [], "scopes": {}, "locals": {}, "refs": {},
-            "exports": None, "requires": [], "needs": []}
+    return {
+        "format": FACTS_FORMAT,
+        "module": module_name(path),
+        "package": path.endswith("__init__.py"),
+        "imports": {},
+        "defs": {},
+        "params": {},
+        "regions": [],
+        "scopes": {},
+        "locals": {},
+        "refs": {},
+        "exports": None,
+        "requires": [],
+        "needs": [],
+    }
 
 
 _PLATFORM_IN_TEXT = re.compile(
@@ -119,11 +132,15 @@ class _Collector:
     def _block(self, body: list[ast.stmt], scope: str, module_level: bool) -> None:
         for index, statement in enumerate(body):
             self._statement(statement, scope, module_level)
-            self._early_exit(statement, body[index + 1:], scope)
+            self._early_exit(statement, body[index + 1 :], scope)
         for statement in body:
             for name in _BLOCK_FIELDS:
                 inner = getattr(statement, name, None)
-                if isinstance(inner, list) and inner and not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if (
+                    isinstance(inner, list)
+                    and inner
+                    and not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                ):
                     self._block(inner, scope, module_level)
             for handler in getattr(statement, "handlers", ()):
                 self._block(handler.body, scope, module_level)
@@ -173,8 +190,10 @@ class _Collector:
         self._params(node, qualname)
         if module_level:
             snippet = self._source(start, node.end_lineno or node.lineno)
-            if snippet is not None and (_PLATFORM_WORD.search(node.name) or (
-                    snippet.count("\n") < MAX_PREDICATE_LINES and _PLATFORM_TEXT.search(snippet))):
+            if snippet is not None and (
+                _PLATFORM_WORD.search(node.name)
+                or (snippet.count("\n") < MAX_PREDICATE_LINES and _PLATFORM_TEXT.search(snippet))
+            ):
                 self.facts["defs"].setdefault(node.name, []).append(snippet)
             else:
                 self.facts["defs"].setdefault(node.name, [])  # known to be a function, value not inferred
@@ -195,11 +214,17 @@ class _Collector:
         qualname = f"{scope}.{node.name}" if scope else node.name
         enum = ""
         for statement in node.body:
-            if isinstance(statement, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "_enum" for t in statement.targets):
+            if isinstance(statement, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "_enum" for t in statement.targets
+            ):
                 value = statement.value
                 enum = value.attr if isinstance(value, ast.Attribute) else ""
-        self.facts["scopes"][qualname] = [node.decorator_list[0].lineno if node.decorator_list else node.lineno,
-                                          node.end_lineno or node.lineno, "class", enum]
+        self.facts["scopes"][qualname] = [
+            node.decorator_list[0].lineno if node.decorator_list else node.lineno,
+            node.end_lineno or node.lineno,
+            "class",
+            enum,
+        ]
         if module_level:
             self.facts["defs"].setdefault(node.name, [])
 
@@ -212,7 +237,9 @@ class _Collector:
         if not isinstance(target, ast.Name):
             return
         if module_level and target.id == "__all__" and isinstance(value, (ast.List, ast.Tuple)):
-            self.facts["exports"] = [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            self.facts["exports"] = [
+                e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
+            ]
         self._bind(target.id, None, value, scope, module_level)
 
     def _bind(self, name: str, source: str | None, value: ast.expr, scope: str, module_level: bool) -> None:
@@ -237,11 +264,14 @@ class _Collector:
             return ""
         if first == last:
             line = self.lines[first - 1]
-            text = line.encode()[node.col_offset:node.end_col_offset].decode(errors="replace") if not line.isascii() \
-                else line[node.col_offset:node.end_col_offset]
+            text = (
+                line.encode()[node.col_offset : node.end_col_offset].decode(errors="replace")
+                if not line.isascii()
+                else line[node.col_offset : node.end_col_offset]
+            )
         else:
-            lines = [line.encode() for line in self.lines[first - 1:last]]
-            lines[-1], lines[0] = lines[-1][:node.end_col_offset], lines[0][node.col_offset:]
+            lines = [line.encode() for line in self.lines[first - 1 : last]]
+            lines[-1], lines[0] = lines[-1][: node.end_col_offset], lines[0][node.col_offset :]
             text = b"\n".join(lines).decode(errors="replace")
         text = f"({text})" if "\n" in text else text
         return text if len(text) <= MAX_SNIPPET else ""
@@ -249,7 +279,7 @@ class _Collector:
     def _source(self, first: int, last: int) -> str | None:
         if last - first + 1 > MAX_DEF_LINES:
             return None
-        return "\n".join(self.lines[first - 1:last])
+        return "\n".join(self.lines[first - 1 : last])
 
     # -- guard regions ---------------------------------------------------------------------------
     def _early_exit(self, statement: ast.stmt, rest: list[ast.stmt], scope: str) -> None:
@@ -259,22 +289,25 @@ class _Collector:
             return
         if isinstance(statement, ast.Try) and _import_probe_exits(statement):
             for module in _absolute_imports(statement.body):
-                self.facts["needs"].append([rest[0].lineno, rest[0].col_offset, rest[-1].end_lineno,
-                                            rest[-1].end_col_offset, module])
+                self.facts["needs"].append(
+                    [rest[0].lineno, rest[0].col_offset, rest[-1].end_lineno, rest[-1].end_col_offset, module]
+                )
         if isinstance(statement, ast.Assert):
             self._region(rest[0], rest[-1], scope, statement.test, True)
         elif isinstance(statement, ast.If) and not statement.orelse and _ends_in_exit(statement.body):
             self._region(rest[0], rest[-1], scope, statement.test, False)
 
-    def _region(self, first: ast.expr | ast.stmt, last: ast.expr | ast.stmt, scope: str, test: ast.expr,
-                wanted: bool) -> None:
+    def _region(
+        self, first: ast.expr | ast.stmt, last: ast.expr | ast.stmt, scope: str, test: ast.expr, wanted: bool
+    ) -> None:
         text = self._text(test)
         if not is_platform_text(text) and not any(word in text for word in self.words):
             return
         decorators = getattr(first, "decorator_list", None)
         start = decorators[0] if decorators else first
-        self.facts["regions"].append([start.lineno, start.col_offset, last.end_lineno, last.end_col_offset,
-                                      scope, text, wanted])
+        self.facts["regions"].append(
+            [start.lineno, start.col_offset, last.end_lineno, last.end_col_offset, scope, text, wanted]
+        )
 
     def _walk(self, tree: ast.Module) -> None:
         """Expression-level guards (if/while bodies, `a if t else b`, `t and x`, comprehension filters)
@@ -321,10 +354,15 @@ class _Collector:
             for test in generator.ifs:
                 self._region(element, last, scope, test, True)
 
-    def _references(self, names: list[ast.Name | ast.Attribute], attribute_bases: set[int], calls: dict[int, ast.Call]) -> None:
+    def _references(
+        self, names: list[ast.Name | ast.Attribute], attribute_bases: set[int], calls: dict[int, ast.Call]
+    ) -> None:
         """Uses of module-level functions and of names imported from the project itself."""
-        own = {name for name, snippets in self.facts["defs"].items()
-               if self.facts["scopes"].get(name, [0, 0, ""])[2] == "def"}
+        own = {
+            name
+            for name, snippets in self.facts["defs"].items()
+            if self.facts["scopes"].get(name, [0, 0, ""])[2] == "def"
+        }
         imports = self.facts["imports"]
         project = {local for local, qualified in imports.items() if qualified.split(".", 1)[0] in self.top}
         refs = self.facts["refs"]
@@ -346,7 +384,9 @@ class _Collector:
             keywords: dict[str, str | int] = {}
             if call is not None:
                 keywords = {k.arg: self._text(k.value) for k in call.keywords if k.arg and _PLATFORM_WORD.search(k.arg)}
-                starred = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
+                starred = any(isinstance(a, ast.Starred) for a in call.args) or any(
+                    k.arg is None for k in call.keywords
+                )
                 keywords[POSITIONAL] = -1 if starred else len(call.args)  # which parameters the call may fill
             refs.setdefault(key, []).append([node.lineno, node.col_offset, keywords])
 

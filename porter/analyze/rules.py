@@ -26,7 +26,9 @@ except ImportError:  # pragma: no cover
     import sre_parse
 
 CATEGORIES = ("triton", "pytorch", "libraries", "environment")
-RUNTIME_RULES = "runtime"  # rules/runtime/: what the verifier sees on the target (porter.verify.runtime), not scan rules
+RUNTIME_RULES = (
+    "runtime"  # rules/runtime/: what the verifier sees on the target (porter.verify.runtime), not scan rules
+)
 OPT_IN = "opt-in"  # select key for every rule whose file says `enabled_by_default: false`
 _PACKAGE_DIR = Path(porter.__file__).resolve().parent
 _REPO_DIR = _PACKAGE_DIR.parent
@@ -106,8 +108,12 @@ def _schema_validator() -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(schema)
 
 
-def load_rules(paths: Iterable[str | Path] | None = None, select: Sequence[str] = (),
-               ignore: Sequence[str] = (), extend_select: Sequence[str] = ()) -> RuleSet:
+def load_rules(
+    paths: Iterable[str | Path] | None = None,
+    select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+    extend_select: Sequence[str] = (),
+) -> RuleSet:
     """Load every *.yaml rule under `paths` (default: the rules/ directory), validated, filtered.
 
     No `select`: the rules enabled by default. `select`: exactly the rules it names (ids, id prefixes,
@@ -149,8 +155,9 @@ def _rule_files(paths: Iterable[str | Path] | None) -> list[Path]:
     files: list[Path] = []
     for root in roots:
         if root.is_dir():
-            files.extend(sorted(p for p in root.rglob("*.yaml")
-                                if p.is_file() and p.relative_to(root).parts[0] != RUNTIME_RULES))
+            files.extend(
+                sorted(p for p in root.rglob("*.yaml") if p.is_file() and p.relative_to(root).parts[0] != RUNTIME_RULES)
+            )
         elif root.is_file():
             files.append(root)
         else:
@@ -201,12 +208,23 @@ def parse_rule(text: str, file: Path) -> Rule:
         raise ConfigError(f"{where}: {_field_path(error.absolute_path)}: {_describe(error)}")
     _check_semantics(raw, file, where)
     rule = Rule(
-        id=raw["id"], name=raw["name"], category=raw["category"], summary=raw["summary"],
-        severity=raw["severity"], message=raw["message"], match=raw["match"],
-        applies_to=tuple(raw.get("applies_to") or ("amd",)), idiom=raw.get("idiom"),
-        variants=raw.get("variants") or [], prefilter=tuple(raw.get("prefilter") or ()),
-        fix=raw.get("fix"), docs=raw.get("docs") or {}, tests=raw.get("tests") or {},
-        path=where, raw=raw, enabled_by_default=raw.get("enabled_by_default", True),
+        id=raw["id"],
+        name=raw["name"],
+        category=raw["category"],
+        summary=raw["summary"],
+        severity=raw["severity"],
+        message=raw["message"],
+        match=raw["match"],
+        applies_to=tuple(raw.get("applies_to") or ("amd",)),
+        idiom=raw.get("idiom"),
+        variants=raw.get("variants") or [],
+        prefilter=tuple(raw.get("prefilter") or ()),
+        fix=raw.get("fix"),
+        docs=raw.get("docs") or {},
+        tests=raw.get("tests") or {},
+        path=where,
+        raw=raw,
+        enabled_by_default=raw.get("enabled_by_default", True),
     )
     rule.tokens = rule_tokens(rule)
     return rule
@@ -257,8 +275,15 @@ def _as_list(value: Any) -> list:
 
 
 def _type_words(types: Any) -> str:
-    words = {"string": "string", "array": "list", "object": "mapping", "integer": "integer",
-             "number": "number", "boolean": "boolean", "null": "null"}
+    words = {
+        "string": "string",
+        "array": "list",
+        "object": "mapping",
+        "integer": "integer",
+        "number": "number",
+        "boolean": "boolean",
+        "null": "null",
+    }
     names = list(dict.fromkeys(words.get(t, str(t)) for t in _as_list(types)))
     return " or ".join(names)
 
@@ -291,7 +316,9 @@ def _check_semantics(raw: dict, file: Path, where: str) -> None:
                 raise ConfigError(f"{where}: match[{i}].{regex_path}: bad regular expression: {exc}") from None
         if "visitor" in entry and get_visitor(entry["visitor"]) is None:
             names = ", ".join(registered_names()) or "none"
-            raise ConfigError(f"{where}: match[{i}].visitor: no visitor named {entry['visitor']!r} (registered: {names})")
+            raise ConfigError(
+                f"{where}: match[{i}].visitor: no visitor named {entry['visitor']!r} (registered: {names})"
+            )
 
 
 def _entry_regexes(entry: dict) -> list[tuple[str, str]]:
@@ -322,8 +349,9 @@ def lookup_fact(target: Any, key: str) -> tuple[bool, Any]:
     return True, value
 
 
-def _filter(rules: list[Rule], select: Sequence[str], ignore: Sequence[str],
-            extend_select: Sequence[str] = ()) -> list[Rule]:
+def _filter(
+    rules: list[Rule], select: Sequence[str], ignore: Sequence[str], extend_select: Sequence[str] = ()
+) -> list[Rule]:
     def matches(rule: Rule, key: str) -> bool:
         return rule.id.startswith(key.upper()) or key in (rule.name, rule.category)
 

@@ -32,8 +32,13 @@ def verbosity(quiet: bool, verbose: bool) -> int:
 class Progress:
     """What a command shows while it works. `stream`: stderr; `interactive`: None asks stream.isatty()."""
 
-    def __init__(self, level: int = NORMAL, stream: TextIO | None = None, interactive: bool | None = None,
-                 heartbeat_s: float = HEARTBEAT_S) -> None:
+    def __init__(
+        self,
+        level: int = NORMAL,
+        stream: TextIO | None = None,
+        interactive: bool | None = None,
+        heartbeat_s: float = HEARTBEAT_S,
+    ) -> None:
         self.level = level
         self.stream = stream if stream is not None else sys.stderr
         self.interactive = self.stream.isatty() if interactive is None else interactive
@@ -73,8 +78,15 @@ class Progress:
         from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
         from rich.progress import Progress as Bar
 
-        bar = Bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=Console(file=self.stream, force_terminal=True), auto_refresh=False, transient=True)
+        bar = Bar(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=Console(file=self.stream, force_terminal=True),
+            auto_refresh=False,
+            transient=True,
+        )
         task = bar.add_task(label, total=None)
         last = [0.0]
 
@@ -122,8 +134,13 @@ class Progress:
         from rich.progress import Progress as Bar
         from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
 
-        bar = Bar(SpinnerColumn(), TextColumn(label), TimeElapsedColumn(),
-                  console=Console(file=self.stream, force_terminal=True), transient=True)
+        bar = Bar(
+            SpinnerColumn(),
+            TextColumn(label),
+            TimeElapsedColumn(),
+            console=Console(file=self.stream, force_terminal=True),
+            transient=True,
+        )
         bar.add_task(label, total=None)
         with bar:
             yield

@@ -44,25 +44,43 @@ def rewrite_command(
     out: Path = typer.Option(Path("porter-report"), "--out", help="Report directory (default ./porter-report)."),
     apply: bool = typer.Option(False, "--apply", help="Write the accepted patches into the tree (atomically)."),
     allow_dirty: bool = typer.Option(False, "--allow-dirty", help="With --apply, allow uncommitted git changes."),
-    exclusive: bool = typer.Option(False, "--exclusive", help="Write the target's values directly (drop the NVIDIA branch)."),
+    exclusive: bool = typer.Option(
+        False, "--exclusive", help="Write the target's values directly (drop the NVIDIA branch)."
+    ),
     output_format: str = typer.Option("text", "--format", help="text | json | github (summary on stdout)."),
     select: list[str] = typer.Option(None, "--select", help="Rule ids/prefixes to run (comma list, repeatable)."),
     ignore: list[str] = typer.Option(None, "--ignore", help="Rule ids/prefixes to skip (comma list, repeatable)."),
     no_verify: bool = typer.Option(False, "--no-verify", help="Skip verification; patches are marked unverified."),
     tune: str = typer.Option(None, "--tune", help="topk=N: keep the N best model-ranked configs per shape bucket."),
-    agent: str = typer.Option(None, "--agent", help="none (default) | openai | replay: who proposes fixes no codemod can make."),
-    agent_replay: Path = typer.Option(None, "--agent-replay", help="With --agent replay: a saved report's agent/ directory."),
-    config_file: Path = typer.Option(None, "--config", help="Read [tool.porter] from this file instead of the nearest "
-                                     "pyproject.toml."),
+    agent: str = typer.Option(
+        None, "--agent", help="none (default) | openai | replay: who proposes fixes no codemod can make."
+    ),
+    agent_replay: Path = typer.Option(
+        None, "--agent-replay", help="With --agent replay: a saved report's agent/ directory."
+    ),
+    config_file: Path = typer.Option(
+        None, "--config", help="Read [tool.porter] from this file instead of the nearest pyproject.toml."
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="A line per analysed file."),
 ) -> None:
     """Rewrite CUDA-flavoured code for the target: codemods, the porter shim, and a report of the rest."""
     try:
         code = run_rewrite(
-            path, target=target, out=out, apply=apply, allow_dirty=allow_dirty, exclusive=exclusive,
-            output_format=output_format, select=_split(select), ignore=_split(ignore), verify=not no_verify,
-            tune_topk=parse_tune(tune), agent=agent, agent_replay=agent_replay, config_file=config_file,
+            path,
+            target=target,
+            out=out,
+            apply=apply,
+            allow_dirty=allow_dirty,
+            exclusive=exclusive,
+            output_format=output_format,
+            select=_split(select),
+            ignore=_split(ignore),
+            verify=not no_verify,
+            tune_topk=parse_tune(tune),
+            agent=agent,
+            agent_replay=agent_replay,
+            config_file=config_file,
             progress=Progress(verbosity(quiet, verbose)),
         )
     except PorterError:
@@ -77,8 +95,9 @@ def git_dirty(root: Path, exclude: Path | None = None) -> bool | None:
     `exclude`: the --out directory; when it holds porter's previous report inside the tree, exactly
     the files that report consists of are left out (anything else there still counts)."""
     try:
-        inside = subprocess.run(["git", "-C", str(root), "rev-parse", "--is-inside-work-tree"],
-                                capture_output=True, text=True, timeout=30)
+        inside = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--is-inside-work-tree"], capture_output=True, text=True, timeout=30
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     if inside.returncode != 0 or inside.stdout.strip() != "true":
@@ -86,14 +105,31 @@ def git_dirty(root: Path, exclude: Path | None = None) -> bool | None:
     from porter.report.report_dir import report_pathspecs
 
     spec = ["."] + (report_pathspecs(exclude, root) if exclude is not None else [])
-    status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", *spec],
-                            capture_output=True, text=True, timeout=60)
+    status = subprocess.run(
+        ["git", "-C", str(root), "status", "--porcelain", "--", *spec], capture_output=True, text=True, timeout=60
+    )
     return bool(status.stdout.strip())
 
 
-def run_rewrite(path: Path, *, target=None, out: Path = Path("porter-report"), apply=False, allow_dirty=False,
-                exclusive=False, output_format="text", select=None, ignore=None, verify=True, tune_topk=None,
-                agent=None, agent_replay=None, echo=typer.echo, config_file=None, progress=None) -> int:
+def run_rewrite(
+    path: Path,
+    *,
+    target=None,
+    out: Path = Path("porter-report"),
+    apply=False,
+    allow_dirty=False,
+    exclusive=False,
+    output_format="text",
+    select=None,
+    ignore=None,
+    verify=True,
+    tune_topk=None,
+    agent=None,
+    agent_replay=None,
+    echo=typer.echo,
+    config_file=None,
+    progress=None,
+) -> int:
     """The rewrite command without Typer: returns the exit code (raises PorterError for exit 2)."""
     from porter import pipeline
     from porter.analyze import load_rules
@@ -122,9 +158,15 @@ def run_rewrite(path: Path, *, target=None, out: Path = Path("porter-report"), a
     root = Path(scan.root)
     run = _agent_run(root, scan, resolved, ruleset, config, exclusive, verify, agent, agent_replay)
     settings = pipeline.RewriteSettings(
-        target=resolved, config=config, exclusive=exclusive, verify=verify, tune_topk=tune_topk,
+        target=resolved,
+        config=config,
+        exclusive=exclusive,
+        verify=verify,
+        tune_topk=tune_topk,
         agent=pipeline.AgentMemo(run) if run is not None else None,
-        progress=progress.note, activity=progress.activity)
+        progress=progress.note,
+        activity=progress.activity,
+    )
     result = pipeline.rewrite(root, scan, settings)
     texts = pipeline.stage(result, unverified=not verify) if apply else {}
     options = pipeline.report_options(result, exclusive=exclusive, apply=apply, tune_topk=tune_topk, root=str(root))
@@ -163,15 +205,18 @@ def _agent_run(root: Path, scan, target, ruleset, config, exclusive, verify, mod
     from porter.remedy.agent.hook import start_agent_run
     from porter.remedy.agent.loop import load_python_files
 
-    settings = AgentSettings.from_config(config.table("agent"), f"{config.source or 'pyproject.toml'}: [tool.porter.agent]")
+    settings = AgentSettings.from_config(
+        config.table("agent"), f"{config.source or 'pyproject.toml'}: [tool.porter.agent]"
+    )
     client = client_for(mode, settings, replay_dir)
     if client is None:
         return None
     docs = {rule_id: dict(info.docs) for rule_id, info in scan.rules.items()}
     files = load_python_files(root, [f.path for f in discover(root, DiscoverOptions()).files])
     check = pipeline.agent_verifier(root, target, config) if verify else None
-    return start_agent_run(root, scan.findings, files, target, ruleset, client, settings, docs, exclusive,
-                           verify=check, config=config)
+    return start_agent_run(
+        root, scan.findings, files, target, ruleset, client, settings, docs, exclusive, verify=check, config=config
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -32,8 +32,11 @@ def rule_command(
     if output_format not in RULES_FORMATS:
         raise UsageError(f"--format must be one of {', '.join(RULES_FORMATS)}, got {output_format!r}")
     info = match[0]
-    render = {"text": rule_docs.rule_text, "markdown": lambda i: i.help_markdown() + "\n",
-              "json": lambda i: rule_docs.rules_json([i])}[output_format]
+    render = {
+        "text": rule_docs.rule_text,
+        "markdown": lambda i: i.help_markdown() + "\n",
+        "json": lambda i: rule_docs.rules_json([i]),
+    }[output_format]
     typer.echo(render(info), nl=False)
 
 

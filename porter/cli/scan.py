@@ -33,8 +33,11 @@ STDIN = "-"
 
 def scan_command(
     paths: list[str] = typer.Argument(
-        None, help="Directories or files to scan (several: paths from the git top level holding them); - reads "
-        "one source from stdin.", show_default=False),
+        None,
+        help="Directories or files to scan (several: paths from the git top level holding them); - reads "
+        "one source from stdin.",
+        show_default=False,
+    ),
     target: str = typer.Option(None, "--target", "-t", help="Target name or gfx arch (default: config, else mi350x)."),
     select: list[str] = typer.Option(None, "--select", help="Rule ids/prefixes to run (comma list, repeatable)."),
     extend_select: list[str] = typer.Option(
@@ -50,26 +53,39 @@ def scan_command(
     sarif_output: Path = typer.Option(None, "--sarif-output", help="Also write the SARIF log to this file."),
     json_output: Path = typer.Option(None, "--json-output", help="Also write the JSON report to this file."),
     max_annotations: int = typer.Option(
-        None, "--max-annotations", help="--format github: annotate only the N most severe findings; every finding "
-        "goes to $GITHUB_STEP_SUMMARY when it is set."),
+        None,
+        "--max-annotations",
+        help="--format github: annotate only the N most severe findings; every finding "
+        "goes to $GITHUB_STEP_SUMMARY when it is set.",
+    ),
     jobs: int = typer.Option(None, "--jobs", "-j", help="Worker processes (default: config, else CPU count)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Ignore and do not update the scan cache."),
     kernels: bool = typer.Option(False, "--kernels", help="List Triton kernels and autotune configs vs target limits."),
     statistics: bool = typer.Option(False, "--statistics", help="Show counts per rule instead of each finding."),
-    rules: list[Path] = typer.Option(None, "--rules", help="Rule files/directories to use instead of the bundled catalog."),
+    rules: list[Path] = typer.Option(
+        None, "--rules", help="Rule files/directories to use instead of the bundled catalog."
+    ),
     project_root: Path = typer.Option(
         None, "--project-root", help="Resolve sarif/github paths from here (default: the git top level)."
     ),
     show_unreachable: bool = typer.Option(
-        False, "--show-unreachable", help="Also show findings in code that never runs on the target (NVIDIA-only "
-        "branches, other vendors' backends); they never count for the exit code."),
+        False,
+        "--show-unreachable",
+        help="Also show findings in code that never runs on the target (NVIDIA-only "
+        "branches, other vendors' backends); they never count for the exit code.",
+    ),
     stdin_filename: Path = typer.Option(
-        None, "--stdin-filename", help="With -: the path the source is reported under and its config is found from."),
-    files_from: str = typer.Option(None, "--files-from", help="Scan the paths listed in this file, one a line (- : stdin)."),
+        None, "--stdin-filename", help="With -: the path the source is reported under and its config is found from."
+    ),
+    files_from: str = typer.Option(
+        None, "--files-from", help="Scan the paths listed in this file, one a line (- : stdin)."
+    ),
     diff_base: str = typer.Option(
-        None, "--diff-base", help="Report only findings introduced since the merge base of this git ref and HEAD."),
-    config_file: Path = typer.Option(None, "--config", help="Read [tool.porter] from this file instead of the nearest "
-                                     "pyproject.toml."),
+        None, "--diff-base", help="Report only findings introduced since the merge base of this git ref and HEAD."
+    ),
+    config_file: Path = typer.Option(
+        None, "--config", help="Read [tool.porter] from this file instead of the nearest pyproject.toml."
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="A line per analysed file."),
 ) -> None:
@@ -78,13 +94,28 @@ def scan_command(
 
     try:
         code = run_scan(
-            paths or [], target=target, select=_split(select), extend_select=_split(extend_select),
-            ignore=_split(ignore), fail_on=fail_on,
-            output_format=output_format, output=output, jobs=jobs, use_cache=not no_cache,
-            kernels=kernels, statistics=statistics, rule_paths=rules or None, project_root=project_root,
-            show_unreachable=show_unreachable, exit_zero=exit_zero, stdin_filename=stdin_filename,
-            files_from=files_from, diff_base=diff_base, config_file=config_file,
-            verbosity=verbosity(quiet, verbose), also={"sarif": sarif_output, "json": json_output},
+            paths or [],
+            target=target,
+            select=_split(select),
+            extend_select=_split(extend_select),
+            ignore=_split(ignore),
+            fail_on=fail_on,
+            output_format=output_format,
+            output=output,
+            jobs=jobs,
+            use_cache=not no_cache,
+            kernels=kernels,
+            statistics=statistics,
+            rule_paths=rules or None,
+            project_root=project_root,
+            show_unreachable=show_unreachable,
+            exit_zero=exit_zero,
+            stdin_filename=stdin_filename,
+            files_from=files_from,
+            diff_base=diff_base,
+            config_file=config_file,
+            verbosity=verbosity(quiet, verbose),
+            also={"sarif": sarif_output, "json": json_output},
             max_annotations=max_annotations,
         )
     except PorterError:
@@ -146,11 +177,33 @@ def _listed_paths(files_from: str, stdin) -> list[str]:
     return listed
 
 
-def run_scan(path, *, target=None, select=None, extend_select=None, ignore=None, fail_on=None,
-             output_format="terminal", output=None, jobs=None, use_cache=True, kernels=False, statistics=False,
-             rule_paths=None, project_root=None, show_unreachable=False, exit_zero=False, stdin_filename=None,
-             files_from=None, diff_base=None, config_file=None, verbosity=1, also=None, max_annotations=None,
-             stdin=None) -> int:
+def run_scan(
+    path,
+    *,
+    target=None,
+    select=None,
+    extend_select=None,
+    ignore=None,
+    fail_on=None,
+    output_format="terminal",
+    output=None,
+    jobs=None,
+    use_cache=True,
+    kernels=False,
+    statistics=False,
+    rule_paths=None,
+    project_root=None,
+    show_unreachable=False,
+    exit_zero=False,
+    stdin_filename=None,
+    files_from=None,
+    diff_base=None,
+    config_file=None,
+    verbosity=1,
+    also=None,
+    max_annotations=None,
+    stdin=None,
+) -> int:
     """The scan command without Typer: returns the exit code (raises PorterError for exit 2).
     `path`: one path or a list of them (files or directories; `-` reads stdin)."""
     from porter.cli.progress import Progress
@@ -170,8 +223,19 @@ def run_scan(path, *, target=None, select=None, extend_select=None, ignore=None,
     resolved_target = get_target(config.target_name)
     if kernels:
         return _run_kernels(_one_or_many(scanned.paths), resolved_target, config, output_format, output)
-    request = FindingsRequest(output_format, output, use_cache, statistics, rule_paths, project_root,
-                              show_unreachable, diff_base, dict(also or {}), max_annotations, Progress(verbosity))
+    request = FindingsRequest(
+        output_format,
+        output,
+        use_cache,
+        statistics,
+        rule_paths,
+        project_root,
+        show_unreachable,
+        diff_base,
+        dict(also or {}),
+        max_annotations,
+        Progress(verbosity),
+    )
     code = _run_findings(scanned, resolved_target, config, request)
     return 0 if exit_zero else code
 
@@ -205,14 +269,24 @@ def _scan(scanned: ScanInput, target, config, ruleset, request: FindingsRequest,
         root = name.resolve().parent if name is not None else None
         return scan_text(scanned.text, name.name if name is not None else STDIN, target, ruleset, config, root)
     with request.progress.counter("scanning") as progress:
-        result = scan_tree(_one_or_many(scanned.paths), target, ruleset, jobs=config.jobs,
-                           use_cache=request.use_cache, config=config, progress=progress)
+        result = scan_tree(
+            _one_or_many(scanned.paths),
+            target,
+            ruleset,
+            jobs=config.jobs,
+            use_cache=request.use_cache,
+            config=config,
+            progress=progress,
+        )
     if base is None:
         return result
     from porter.analyze.baseline import new_findings
 
-    return new_findings(result, base, lambda files: scan_tree(_one_or_many(files), target, ruleset, jobs=config.jobs,
-                                                              use_cache=False, config=config))
+    return new_findings(
+        result,
+        base,
+        lambda files: scan_tree(_one_or_many(files), target, ruleset, jobs=config.jobs, use_cache=False, config=config),
+    )
 
 
 def _run_findings(scanned: ScanInput, target, config, request: FindingsRequest) -> int:
@@ -229,8 +303,9 @@ def _run_findings(scanned: ScanInput, target, config, request: FindingsRequest) 
         from porter.analyze.baseline import resolve_base
 
         base = resolve_base(scanned.paths, request.diff_base)
-    ruleset = load_rules(request.rule_paths, select=config.select, ignore=config.ignore,
-                         extend_select=config.extend_select)
+    ruleset = load_rules(
+        request.rule_paths, select=config.select, ignore=config.ignore, extend_select=config.extend_select
+    )
     result = _scan(scanned, target, config, ruleset, request, base)
     for note in result.stats.notes:
         typer.secho(f"porter: note: {note}", err=True, fg="yellow")
@@ -238,8 +313,12 @@ def _run_findings(scanned: ScanInput, target, config, request: FindingsRequest) 
     if request.show_unreachable:
         result = replace(result, findings=sorted(result.findings + result.unreachable, key=lambda f: f.sort_key()))
     elif result.unreachable:
-        typer.secho(f"porter: note: {len(result.unreachable)} finding(s) in code that does not run on {target.name} "
-                    "hidden (--show-unreachable lists them)", err=True, fg="yellow")
+        typer.secho(
+            f"porter: note: {len(result.unreachable)} finding(s) in code that does not run on {target.name} "
+            "hidden (--show-unreachable lists them)",
+            err=True,
+            fg="yellow",
+        )
     for extra_format, destination in request.also.items():
         if destination is not None:
             emit(findings_renderer(extra_format, request.project_root)(result), destination)
@@ -285,8 +364,10 @@ def _emit_statistics(result, output_format, output) -> None:
         return
     if output_format != "terminal":
         raise UsageError("--statistics prints a table (--format terminal) or json")
-    rows = [f"{row['count']:>6}  {row['rule']}  {row['name']}  [{row['severity']}]"
-            + ("  [fix]" if row["fixable"] else "") for row in summary["by_rule"]]
+    rows = [
+        f"{row['count']:>6}  {row['rule']}  {row['name']}  [{row['severity']}]" + ("  [fix]" if row["fixable"] else "")
+        for row in summary["by_rule"]
+    ]
     emit("".join(line + "\n" for line in rows) + f"{summary['total']:>6}  total\n", output)
 
 
@@ -310,4 +391,3 @@ def _run_kernels(path, target, config, output_format, output) -> int:
 
 def register(app: typer.Typer) -> None:
     app.command("scan")(scan_command)
-

@@ -40,14 +40,36 @@ def targets_command(
         typer.echo(json.dumps(rows, indent=2))
         return
     table = Table(title="porter targets")
-    for column in ("name", "arch", "units", "clock", "wave", "LDS KiB", "HBM GB", "TB/s", "fp8 e4m3", "TF32", "bf16 TF/s", "fp8 TF/s"):
+    for column in (
+        "name",
+        "arch",
+        "units",
+        "clock",
+        "wave",
+        "LDS KiB",
+        "HBM GB",
+        "TB/s",
+        "fp8 e4m3",
+        "TF32",
+        "bf16 TF/s",
+        "fp8 TF/s",
+    ):
         table.add_column(column)
     for row in rows:
         peaks = row["peak_tflops"]
         table.add_row(
-            row["name"], row["arch"], str(row["units"]), f"{row['clock_ghz']:g}", str(row["wave_size"]),
-            str(row["lds_kib"]), str(row["hbm_gb"]), f"{row['hbm_tbps']:g}", row["fp8"], row["tf32"],
-            f"{peaks.get('bf16', 0):.0f}", f"{peaks.get('fp8', 0):.0f}",
+            row["name"],
+            row["arch"],
+            str(row["units"]),
+            f"{row['clock_ghz']:g}",
+            str(row["wave_size"]),
+            str(row["lds_kib"]),
+            str(row["hbm_gb"]),
+            f"{row['hbm_tbps']:g}",
+            row["fp8"],
+            row["tf32"],
+            f"{peaks.get('bf16', 0):.0f}",
+            f"{peaks.get('fp8', 0):.0f}",
         )
     Console().print(table)
 

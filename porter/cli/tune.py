@@ -24,7 +24,9 @@ from porter.tune import explain_infeasible, parse_config, rank_gemm
 from porter.tune.config import GemmConfig
 from porter.tune.library import library_advice
 
-tune_app = typer.Typer(help="Pick Triton kernel configs from an analytical model (no warm-up runs).", no_args_is_help=True)
+tune_app = typer.Typer(
+    help="Pick Triton kernel configs from an analytical model (no warm-up runs).", no_args_is_help=True
+)
 
 
 def _read_json(path: Path, what: str) -> Any:
@@ -78,8 +80,17 @@ def _rank_json(target: str, dtype: str, m: int, n: int, k: int, candidates, top)
     return {"ranked": [r.to_json() for r in ranked], "library": advice.to_dict()}
 
 
-_SHORT = {"BLOCK_M": "BM", "BLOCK_N": "BN", "BLOCK_K": "BK", "num_warps": "warps", "num_stages": "stages",
-          "GROUP_M": "G", "waves_per_eu": "wpe", "matrix_instr_nonkdim": "nonk", "predicted_ms": "pred ms"}
+_SHORT = {
+    "BLOCK_M": "BM",
+    "BLOCK_N": "BN",
+    "BLOCK_K": "BK",
+    "num_warps": "warps",
+    "num_stages": "stages",
+    "GROUP_M": "G",
+    "waves_per_eu": "wpe",
+    "matrix_instr_nonkdim": "nonk",
+    "predicted_ms": "pred ms",
+}
 
 
 def _print_table(title: str, result: dict[str, Any]) -> None:
@@ -101,8 +112,12 @@ def gemm_command(
     m: int | None = typer.Option(None, "--m", help="Rows of A and C."),
     n: int | None = typer.Option(None, "--n", help="Columns of B and C."),
     k: int | None = typer.Option(None, "--k", help="Reduction size."),
-    candidates_file: Path | None = typer.Option(None, "--candidates", help="JSON list of configs to rank instead of the standard space."),
-    problems_file: Path | None = typer.Option(None, "--problems", help="JSON list of {m, n, k, dtype}: rank each, output in the same order."),
+    candidates_file: Path | None = typer.Option(
+        None, "--candidates", help="JSON list of configs to rank instead of the standard space."
+    ),
+    problems_file: Path | None = typer.Option(
+        None, "--problems", help="JSON list of {m, n, k, dtype}: rank each, output in the same order."
+    ),
     top: int | None = typer.Option(None, "--top", min=1, help="Keep the best K."),
     output_format: str = typer.Option("table", "--format", help="table or json"),
 ) -> None:
@@ -115,7 +130,9 @@ def gemm_command(
         problems, results = load_problems(problems_file), []
         for i, problem in enumerate(problems):
             _note_dropped(target, problem["dtype"], candidates, f"problem {i}: ")
-            results.append(_rank_json(target, problem["dtype"], problem["m"], problem["n"], problem["k"], candidates, top))
+            results.append(
+                _rank_json(target, problem["dtype"], problem["m"], problem["n"], problem["k"], candidates, top)
+            )
         if output_format == "json":
             typer.echo(json.dumps(results, indent=2))
         else:

@@ -28,26 +28,42 @@ FORMATS = ("text", "json")
 def verify_command(
     path: Path = typer.Argument(..., help="Repository (directory) to verify.", show_default=False),
     target: str = typer.Option(None, "--target", "-t", help="Target name or gfx arch (default: config, else mi350x)."),
-    patch: list[Path] = typer.Option(None, "--patch", "-p", help="Patch file (git diff) to judge; repeatable, a series."),
+    patch: list[Path] = typer.Option(
+        None, "--patch", "-p", help="Patch file (git diff) to judge; repeatable, a series."
+    ),
     device: str = typer.Option("cpu", "--device", help="cpu: interpreter replay + cross-compile; cuda: the real GPU."),
     test_cmd: str = typer.Option(None, "--test-cmd", help='Test command (default: config, else "python -m pytest").'),
     timeout: float = typer.Option(None, "--timeout", help="Seconds allowed per test-command run (default 600)."),
     jobs: str = typer.Option(None, "--jobs", "-j", help='pytest-xdist workers: "auto", a number, or 0 for none.'),
     no_compile: bool = typer.Option(False, "--no-compile", help="Skip cross-compilation for the target."),
-    full_suite: bool = typer.Option(False, "--full-suite", help="Run every test, not only those the patches can affect."),
+    full_suite: bool = typer.Option(
+        False, "--full-suite", help="Run every test, not only those the patches can affect."
+    ),
     output_format: str = typer.Option("text", "--format", help="text | json."),
     output: Path = typer.Option(None, "--output", "-o", help="Write the JSON verdicts to this file (atomically)."),
-    config_file: Path = typer.Option(None, "--config", help="Read [tool.porter] from this file instead of the nearest "
-                                     "pyproject.toml."),
+    config_file: Path = typer.Option(
+        None, "--config", help="Read [tool.porter] from this file instead of the nearest pyproject.toml."
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="A line per test replayed."),
 ) -> None:
     """Replay tests on the CPU, cross-compile kernels for the target and judge patches."""
     try:
-        code = run_verify(path, target=target, patch_files=patch or [], device=device, test_cmd=test_cmd,
-                          timeout=timeout, jobs=jobs, cross_compile=not no_compile, full_suite=full_suite,
-                          output_format=output_format, output=output, config_file=config_file,
-                          progress=Progress(verbosity(quiet, verbose)))
+        code = run_verify(
+            path,
+            target=target,
+            patch_files=patch or [],
+            device=device,
+            test_cmd=test_cmd,
+            timeout=timeout,
+            jobs=jobs,
+            cross_compile=not no_compile,
+            full_suite=full_suite,
+            output_format=output_format,
+            output=output,
+            config_file=config_file,
+            progress=Progress(verbosity(quiet, verbose)),
+        )
     except PorterError:
         raise
     except Exception as error:  # porter's bug: one line and a hint, not a traceback
@@ -62,8 +78,11 @@ def _options(device, test_cmd, timeout, jobs, cross_compile, full_suite):
         raise UsageError(f"--device: expected one of {', '.join(DEVICES)}, got {device!r}")
     if timeout is not None and timeout <= 0:
         raise UsageError("--timeout: expected a positive number of seconds")
-    values: dict = {"device": device, "cross_compile": cross_compile and device == "cpu",
-                    "select_tests": not full_suite}
+    values: dict = {
+        "device": device,
+        "cross_compile": cross_compile and device == "cpu",
+        "select_tests": not full_suite,
+    }
     if test_cmd is not None:
         values["test_cmd"] = parse_test_cmd(test_cmd, "--test-cmd")
     if timeout is not None:
@@ -75,9 +94,22 @@ def _options(device, test_cmd, timeout, jobs, cross_compile, full_suite):
     return VerifyOptions(**values)
 
 
-def run_verify(path: Path, *, target=None, patch_files=(), device="cpu", test_cmd=None, timeout=None, jobs=None,
-               cross_compile=True, full_suite=False, output_format="text", output=None, config_file=None,
-               progress=None) -> int:
+def run_verify(
+    path: Path,
+    *,
+    target=None,
+    patch_files=(),
+    device="cpu",
+    test_cmd=None,
+    timeout=None,
+    jobs=None,
+    cross_compile=True,
+    full_suite=False,
+    output_format="text",
+    output=None,
+    config_file=None,
+    progress=None,
+) -> int:
     from porter.config import load_config
     from porter.pipeline import VerifierFailed
     from porter.targets import get_target
@@ -107,9 +139,13 @@ def run_verify(path: Path, *, target=None, patch_files=(), device="cpu", test_cm
     for verdict in verdicts:
         for line in test_lines(verdict):
             progress.detail(line)
-    payload = {"target": target_record.name, "arch": target_record.arch, "device": device,
-               "verdicts": [v.to_dict() for v in verdicts],
-               "runtime_findings": [f.to_dict() for f in findings]}
+    payload = {
+        "target": target_record.name,
+        "arch": target_record.arch,
+        "device": device,
+        "verdicts": [v.to_dict() for v in verdicts],
+        "runtime_findings": [f.to_dict() for f in findings],
+    }
     if output is not None:
         _write_atomically(output, json.dumps(payload, indent=2, default=str) + "\n")
     if output_format == "json":
@@ -140,8 +176,13 @@ def test_lines(verdict: Verdict) -> list[str]:
     run = verdict.tests
     if run is None:
         return []
-    groups = (("failed", run.failed), ("error", run.errors), ("passed", run.passed), ("skipped", run.skipped),
-              ("not replayed", run.not_replayed))
+    groups = (
+        ("failed", run.failed),
+        ("error", run.errors),
+        ("passed", run.passed),
+        ("skipped", run.skipped),
+        ("not replayed", run.not_replayed),
+    )
     return [f"{verdict.patch_id}: {status} {test}" for status, tests in groups for test in tests]
 
 
@@ -169,9 +210,11 @@ def print_verdicts(verdicts: list[Verdict], target) -> None:
         console.print(f"[bold]{verdict.patch_id}[/bold]: {mark} on {target.name} ({target.arch})")
         if verdict.tests is not None:
             run = verdict.tests
-            console.print(f"  tests: {len(run.passed)} passed, {len(run.failed)} failed, {len(run.errors)} errors, "
-                          f"{len(run.skipped)} skipped, {len(run.not_replayed)} not replayed "
-                          f"({run.duration_s:.1f} s)")
+            console.print(
+                f"  tests: {len(run.passed)} passed, {len(run.failed)} failed, {len(run.errors)} errors, "
+                f"{len(run.skipped)} skipped, {len(run.not_replayed)} not replayed "
+                f"({run.duration_s:.1f} s)"
+            )
         for reason in verdict.reasons:
             console.print(f"  - {reason}", markup=False)
         for test in verdict.newly_passing:
@@ -196,8 +239,10 @@ def _compile_lines(verdict: Verdict) -> list[str]:
             lines.append(f"    FAIL {record.source}::{record.kernel} [{config}]: {record.error}")
             continue
         status = "ok  " if record.launchable else "FAIL"
-        figures = (f"vgpr {record.vgprs} sgpr {record.sgprs} spills {record.spills} lds {record.lds_bytes}/"
-                   f"{record.lds_limit} threads {record.threads}/{record.thread_limit} occupancy {record.occupancy}")
+        figures = (
+            f"vgpr {record.vgprs} sgpr {record.sgprs} spills {record.spills} lds {record.lds_bytes}/"
+            f"{record.lds_limit} threads {record.threads}/{record.thread_limit} occupancy {record.occupancy}"
+        )
         lines.append(f"    {status} {record.source}::{record.kernel} [{config}]: {figures}")
         lines += [f"         {note}" for note in record.notes]
     return lines

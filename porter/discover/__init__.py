@@ -6,7 +6,15 @@ from porter.discover.source import decode, read_bytes, read_source
 from porter.discover.walk import DiscoverOptions, Discovery, discover, discover_paths, kinds_for
 
 __all__ = [
-    "DEFAULT_EXCLUDED_DIRS", "KIND_GLOBS", "DiscoverOptions", "Discovery", "decode", "discover",
+    "DEFAULT_EXCLUDED_DIRS",
+    "KIND_GLOBS",
+    "DiscoverOptions",
+    "Discovery",
+    "decode",
+    "discover",
     "discover_paths",
-    "kind_of", "kinds_for", "read_bytes", "read_source",
+    "kind_of",
+    "kinds_for",
+    "read_bytes",
+    "read_source",
 ]

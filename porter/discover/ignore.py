@@ -9,9 +9,26 @@ import pathspec
 
 # directories never worth scanning: VCS data, environments, caches, build output
 DEFAULT_EXCLUDED_DIRS = frozenset(
-    {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", "build", "dist",
-     "site-packages", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs",
-     ".porter-cache", ".porter-apply"}
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".venv",
+        "venv",
+        "node_modules",
+        "__pycache__",
+        "build",
+        "dist",
+        "site-packages",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".eggs",
+        ".porter-cache",
+        ".porter-apply",
+    }
 )
 
 
@@ -52,7 +69,7 @@ def is_ignored(layers: tuple[IgnoreLayer, ...], rel: str, is_dir: bool) -> bool:
     for layer in layers:
         if layer.prefix and not rel.startswith(layer.prefix):
             continue
-        include = layer.spec.check_file(layer.base + rel[len(layer.prefix):] + suffix).include
+        include = layer.spec.check_file(layer.base + rel[len(layer.prefix) :] + suffix).include
         if include is not None:
             decision = include
     return bool(decision)

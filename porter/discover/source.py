@@ -33,7 +33,7 @@ def decode(path: str, data: bytes) -> str | SkipNote:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        return SkipNote(path, f"not UTF-8 (byte {error.start}: {data[error.start:error.start + 1]!r})")
+        return SkipNote(path, f"not UTF-8 (byte {error.start}: {data[error.start : error.start + 1]!r})")
     if "\x00" in text:
         return SkipNote(path, "binary content (NUL bytes)")
     return text[1:] if text.startswith(BOM) else text
@@ -57,8 +57,9 @@ _PREFIX_CHAINS = (
     re.compile(r"not\s*[-+~]\s*(?:not\s*[-+~]\s*){%d}" % (MAX_PREFIX_CHAIN // 2 - 1)),
 )
 _LAMBDA_CHAIN = re.compile(r"lambda[^:\n]*:\s*(?:lambda[^:\n]*:\s*){%d}" % (MAX_LAMBDA_CHAIN - 1))
-_OPERATOR_CHAIN = re.compile(r"[\w.)\]]\s*[-+*/%%&|^@<>]{1,2}\s*(?:[\w.)\]'\"]+\s*[-+*/%%&|^@<>]{1,2}\s*){%d}"
-                             % (MAX_OPERATOR_CHAIN - 1))
+_OPERATOR_CHAIN = re.compile(
+    r"[\w.)\]]\s*[-+*/%%&|^@<>]{1,2}\s*(?:[\w.)\]'\"]+\s*[-+*/%%&|^@<>]{1,2}\s*){%d}" % (MAX_OPERATOR_CHAIN - 1)
+)
 
 
 def _longest_prefix_run(text: str) -> int:

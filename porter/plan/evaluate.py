@@ -31,29 +31,41 @@ class Evaluation:
 
     def to_dict(self) -> dict:
         return {
-            "label": self.label, "target": self.target.name, "gpus": self.model.gpus,
-            "batch_size_per_gpu": self.model.batch_size_per_gpu, "global_batch": self.model.global_batch,
-            "matmul_precision": self.model.matmul_precision, "effective_precision": self.step.precision,
-            "fp8": self.model.fp8, "step_ms": round(self.step.total, 4),
+            "label": self.label,
+            "target": self.target.name,
+            "gpus": self.model.gpus,
+            "batch_size_per_gpu": self.model.batch_size_per_gpu,
+            "global_batch": self.model.global_batch,
+            "matmul_precision": self.model.matmul_precision,
+            "effective_precision": self.step.precision,
+            "fp8": self.model.fp8,
+            "step_ms": round(self.step.total, 4),
             "throughput_samples_per_s": round(self.throughput, 1),
             "per_gpu_throughput": round(self.per_gpu_throughput, 1),
             "step_breakdown_ms": {k: round(v, 4) for k, v in self.step.components().items()},
             "memory_bytes": {k: int(v) for k, v in self.memory.categories().items()},
-            "memory_total_bytes": int(self.memory.total), "memory_budget_bytes": int(self.memory.budget),
-            "hbm_bytes": int(self.memory.capacity), "fits": self.memory.fits,
+            "memory_total_bytes": int(self.memory.total),
+            "memory_budget_bytes": int(self.memory.budget),
+            "hbm_bytes": int(self.memory.capacity),
+            "fits": self.memory.fits,
             "host_embedding_bytes": int(self.memory.host_embeddings),
             "placement": self.plan.summary(),
         }
 
 
-def evaluate(model: ModelDesc, target: Target, label: str = "", auto: bool = False,
-             constants: dict | None = None) -> Evaluation:
+def evaluate(
+    model: ModelDesc, target: Target, label: str = "", auto: bool = False, constants: dict | None = None
+) -> Evaluation:
     """Evaluate a recipe. auto=True re-plans sharding and placement for this target's HBM
     (every table sharded by the greedy sharder, spilling to UVM only what does not fit)."""
     constants = constants or plan_constants(target)
     if auto:
-        model = model.replace(tables=tuple(dataclasses.replace(t, sharding="auto", placement="hbm", cache_fraction=1.0,
-                                                               cache_hit_rate=None) for t in model.tables))
+        model = model.replace(
+            tables=tuple(
+                dataclasses.replace(t, sharding="auto", placement="hbm", cache_fraction=1.0, cache_hit_rate=None)
+                for t in model.tables
+            )
+        )
     budget = table_budget(model, target, constants)
     plan = shard(model, model.gpus, budget, auto_placement=auto)
     memory = memory_per_gpu(model, target, plan, constants)

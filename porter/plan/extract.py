@@ -122,8 +122,13 @@ class _Constants:
         left, right = self.resolve(node.left, local), self.resolve(node.right, local)
         if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (left, right)):
             return None
-        ops = {cst.Add: lambda a, b: a + b, cst.Subtract: lambda a, b: a - b, cst.Multiply: lambda a, b: a * b,
-               cst.FloorDivide: lambda a, b: a // b if b else None, cst.Power: lambda a, b: a**b if b < 64 else None}
+        ops = {
+            cst.Add: lambda a, b: a + b,
+            cst.Subtract: lambda a, b: a - b,
+            cst.Multiply: lambda a, b: a * b,
+            cst.FloorDivide: lambda a, b: a // b if b else None,
+            cst.Power: lambda a, b: a**b if b < 64 else None,
+        }
         op = ops.get(type(node.operator))
         return op(left, right) if op else None
 
@@ -169,7 +174,10 @@ class _Collector(cst.CSTVisitor):
     def visit_ListComp(self, node: cst.ListComp) -> bool:
         """Expand `[Config(...) for i, n in enumerate(SIZES)]` / `for n in SIZES` over constant lists."""
         call = node.elt
-        if not (isinstance(call, cst.Call) and _dotted(call.func).split(".")[-1] in ("EmbeddingBagConfig", "EmbeddingConfig")):
+        if not (
+            isinstance(call, cst.Call)
+            and _dotted(call.func).split(".")[-1] in ("EmbeddingBagConfig", "EmbeddingConfig")
+        ):
             return True
         comp = node.for_in
         seq = comp.iter
@@ -248,11 +256,18 @@ class _Collector(cst.CSTVisitor):
             self._named_value(key, value, node)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz") and self.draft.fp8 is None:
+        if (
+            node.attr.value in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz")
+            and self.draft.fp8 is None
+        ):
             self.draft.fp8 = Value("e5m2" if "e5m2" in node.attr.value else "e4m3", self.where(node), node.attr.value)
         if node.attr.value in ("EXACT_ROW_WISE_ADAGRAD", "ROW_WISE_ADAGRAD"):
-            self.draft.embedding_optimizer = self.draft.embedding_optimizer or Value("rowwise_adagrad", self.where(node))
-        elif node.attr.value in ("EXACT_ADAGRAD", "ADAM", "EXACT_SGD", "SGD") and _dotted(node.value).endswith("EmbOptimType"):
+            self.draft.embedding_optimizer = self.draft.embedding_optimizer or Value(
+                "rowwise_adagrad", self.where(node)
+            )
+        elif node.attr.value in ("EXACT_ADAGRAD", "ADAM", "EXACT_SGD", "SGD") and _dotted(node.value).endswith(
+            "EmbOptimType"
+        ):
             name = {"EXACT_ADAGRAD": "adagrad", "ADAM": "adam"}.get(node.attr.value, "sgd")
             self.draft.embedding_optimizer = self.draft.embedding_optimizer or Value(name, self.where(node))
 
@@ -263,7 +278,9 @@ class _Collector(cst.CSTVisitor):
             return
         value = self.constants.resolve(kwargs["default"]) if "default" in kwargs else None
         if self.draft.batch is None or self.draft.batch.value is None:
-            self.draft.batch = Value(value if isinstance(value, int) else None, self.where(node), "argparse --batch-size default")
+            self.draft.batch = Value(
+                value if isinstance(value, int) else None, self.where(node), "argparse --batch-size default"
+            )
 
     def _table(self, call: cst.Call, local: dict, note: str = "") -> None:
         kwargs = _kwargs(call)
@@ -275,8 +292,9 @@ class _Collector(cst.CSTVisitor):
         name = get("name")
         if not isinstance(name, str):
             name = f"table{len(self.draft.tables)}"
-        self.draft.tables.append({"name": name, "rows": get("num_embeddings"), "dim": get("embedding_dim"),
-                                  "where": where, "note": note})
+        self.draft.tables.append(
+            {"name": name, "rows": get("num_embeddings"), "dim": get("embedding_dim"), "where": where, "note": note}
+        )
 
     def _nn_embedding(self, call: cst.Call) -> None:
         kwargs, args = _kwargs(call), _positional(call)
@@ -287,7 +305,9 @@ class _Collector(cst.CSTVisitor):
 
 
 def _int_list(value: Any) -> bool:
-    return isinstance(value, list) and bool(value) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    return (
+        isinstance(value, list) and bool(value) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    )
 
 
 def extract(repo: Path) -> Draft:
@@ -384,7 +404,10 @@ def render_yaml(draft: Draft, name: str) -> str:
     if not draft.tables:
         lines[-1] = "tables: []  # TODO(porter): no embedding tables found"
     for table in draft.tables:
-        lines.append(f"  - name: {_yaml_value(table['name'])}  # {table['where']}" + (f" ({table['note']})" if table["note"] else ""))
+        lines.append(
+            f"  - name: {_yaml_value(table['name'])}  # {table['where']}"
+            + (f" ({table['note']})" if table["note"] else "")
+        )
         for key, what in (("rows", "num_embeddings"), ("dim", "embedding_dim")):
             value = table[key]
             lines.append(f"    {key}: {value if isinstance(value, int) else _todo(what + ' at ' + table['where'])}")

@@ -65,15 +65,17 @@ def roofline_gemm_ms(target: Target, precision: str, m: int, n: int, k: int) -> 
     return max(compute_s, memory_s) * 1e3
 
 
-def gemm_ms(target: Target, precision: str, m: int, n: int, k: int, source: str = "roofline",
-            roofline_efficiency: float = 1.0) -> float:
+def gemm_ms(
+    target: Target, precision: str, m: int, n: int, k: int, source: str = "roofline", roofline_efficiency: float = 1.0
+) -> float:
     """GEMM time in ms from the chosen source (see the module docstring)."""
     return _cached_gemm_ms(target.name, precision, m, n, k, source, roofline_efficiency)
 
 
 @lru_cache(maxsize=8192)
-def _cached_gemm_ms(target_name: str, precision: str, m: int, n: int, k: int, source: str,
-                    roofline_efficiency: float) -> float:
+def _cached_gemm_ms(
+    target_name: str, precision: str, m: int, n: int, k: int, source: str, roofline_efficiency: float
+) -> float:
     target = get_target(target_name)
     predicted = _from_tune(target, precision, m, n, k) if source == "tune" else None
     if predicted is not None:

@@ -95,8 +95,12 @@ def shard(model: ModelDesc, gpus: int, table_budget: float, auto_placement: bool
         if not auto_placement:
             return plan
         over = [g for g in range(gpus) if plan.hbm_load(g) > table_budget]
-        movable = [s for g in over for s in plan.on_gpu(g)
-                   if s.kind == "table_wise" and s.table.sharding == "auto" and gpus > 1]
+        movable = [
+            s
+            for g in over
+            for s in plan.on_gpu(g)
+            if s.kind == "table_wise" and s.table.sharding == "auto" and gpus > 1
+        ]
         if not movable:
             return _spill_to_uvm(plan, table_budget)
         forced_row_wise.add(max(movable, key=lambda s: s.bytes).table.name)
@@ -150,8 +154,9 @@ def _spill_to_uvm(plan: ShardPlan, table_budget: float) -> ShardPlan:
             keep = max(0.0, shard_.hbm_bytes - excess)
             fraction = keep / shard_.bytes if shard_.bytes else 0.0
             excess -= shard_.hbm_bytes - keep
-            shards[shards.index(shard_)] = Shard(shard_.table, gpu, shard_.kind, shard_.row_share, shard_.dim,
-                                                 "uvm", fraction)
+            shards[shards.index(shard_)] = Shard(
+                shard_.table, gpu, shard_.kind, shard_.row_share, shard_.dim, "uvm", fraction
+            )
         plan = ShardPlan(plan.gpus, shards)
     return plan
 
@@ -175,8 +180,14 @@ class MemoryBreakdown:
 
     @property
     def total(self) -> float:
-        return (self.embeddings + self.dense_params + self.dense_grads + self.dense_optimizer
-                + self.activations + self.embedding_workspace)
+        return (
+            self.embeddings
+            + self.dense_params
+            + self.dense_grads
+            + self.dense_optimizer
+            + self.activations
+            + self.embedding_workspace
+        )
 
     @property
     def budget(self) -> float:
@@ -187,9 +198,14 @@ class MemoryBreakdown:
         return self.total <= self.budget
 
     def categories(self) -> dict[str, float]:
-        return {"embeddings (HBM)": self.embeddings, "dense params": self.dense_params,
-                "dense grads": self.dense_grads, "dense optimizer": self.dense_optimizer,
-                "activations": self.activations, "embedding workspace": self.embedding_workspace}
+        return {
+            "embeddings (HBM)": self.embeddings,
+            "dense params": self.dense_params,
+            "dense grads": self.dense_grads,
+            "dense optimizer": self.dense_optimizer,
+            "activations": self.activations,
+            "embedding workspace": self.embedding_workspace,
+        }
 
 
 def act_bytes(model: ModelDesc) -> float:
@@ -207,8 +223,13 @@ def dense_static_bytes(model: ModelDesc) -> tuple[float, float, float]:
 def activation_bytes(model: ModelDesc, batch: int, factor: float) -> float:
     """Saved activations and their gradients for one local batch (factor covers grads/workspace)."""
     features = len(model.tables) + 1
-    widths = (model.dense.num_dense_features + sum(model.dense.bottom_mlp) + model.interaction_width()
-              + sum(model.dense.top_mlp) + sum(t.dim for t in model.tables))
+    widths = (
+        model.dense.num_dense_features
+        + sum(model.dense.bottom_mlp)
+        + model.interaction_width()
+        + sum(model.dense.top_mlp)
+        + sum(t.dim for t in model.tables)
+    )
     interaction = features * model.embedding_dim_out + (features * features if model.dense.interaction == "dot" else 0)
     return factor * batch * (widths + interaction) * act_bytes(model)
 

@@ -169,12 +169,21 @@ class _Fields:
                 raise self.error(key, "is required")
             return default
         value = self.data[key]
-        if kind is not object and (not isinstance(value, kind) or isinstance(value, bool) and bool not in _as_tuple(kind)):
+        if kind is not object and (
+            not isinstance(value, kind) or isinstance(value, bool) and bool not in _as_tuple(kind)
+        ):
             raise self.error(key, f"expected {_kind_name(kind)}, got {value!r}")
         return value
 
-    def number(self, key: str, default: Any = ..., *, minimum: float | None = None, maximum: float | None = None,
-               integer: bool = False) -> Any:
+    def number(
+        self,
+        key: str,
+        default: Any = ...,
+        *,
+        minimum: float | None = None,
+        maximum: float | None = None,
+        integer: bool = False,
+    ) -> Any:
         value = self.get(key, default, kind=int if integer else (int, float))
         if value is None:
             return None
@@ -206,7 +215,14 @@ def _as_tuple(kind: type | tuple) -> tuple:
 
 
 def _kind_name(kind: type | tuple) -> str:
-    names = {int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a mapping", bool: "true/false"}
+    names = {
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "a mapping",
+        bool: "true/false",
+    }
     return " or ".join(names.get(k, k.__name__) for k in _as_tuple(kind))
 
 
@@ -295,8 +311,10 @@ def parse_model(data: Any, file: str = "<model>") -> ModelDesc:
     if dense.interaction == "dot":
         for i, table in enumerate(tables):
             if table.dim != dense.bottom_mlp[-1]:
-                raise ConfigError(f"{file}: field 'tables[{i}] ({table.name}).dim': {table.dim} must equal "
-                                  f"dense.bottom_mlp[-1] ({dense.bottom_mlp[-1]}) for the dot interaction")
+                raise ConfigError(
+                    f"{file}: field 'tables[{i}] ({table.name}).dim': {table.dim} must equal "
+                    f"dense.bottom_mlp[-1] ({dense.bottom_mlp[-1]}) for the dot interaction"
+                )
     return model
 
 

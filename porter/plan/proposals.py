@@ -41,10 +41,18 @@ class Proposal:
         return self.result.per_gpu_throughput / self.baseline.per_gpu_throughput
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "title": self.title, "change": self.change, "why": self.why, "facts": self.facts,
-                "speedup_vs_direct_port": round(self.speedup, 4),
-                "per_gpu_speedup_vs_direct_port": round(self.per_gpu_speedup, 4),
-                "in_combined_plan": self.in_combined, "notes": self.notes, "projected": self.result.to_dict()}
+        return {
+            "id": self.id,
+            "title": self.title,
+            "change": self.change,
+            "why": self.why,
+            "facts": self.facts,
+            "speedup_vs_direct_port": round(self.speedup, 4),
+            "per_gpu_speedup_vs_direct_port": round(self.per_gpu_speedup, 4),
+            "in_combined_plan": self.in_combined,
+            "notes": self.notes,
+            "projected": self.result.to_dict(),
+        }
 
 
 def _gb(value: float) -> str:
@@ -58,15 +66,27 @@ def hbm_resident(model: ModelDesc, target: Target, direct: Evaluation) -> Propos
     if not offloaded and resharded.step.all_to_all >= direct.step.all_to_all:
         return None
     still = [name for name, where in resharded.plan.summary().items() if "uvm" in where or "host" in where]
-    change = (f"place {', '.join(offloaded) or 'all tables'} in HBM and let the sharder re-shard by size "
-              f"(row-wise only where a table would unbalance the GPUs): {_summary_changes(direct, resharded)}")
-    why = (f"{target.name} has {_gb(target.hbm_bytes)} of HBM per GPU "
-           f"({_gb(target.hbm_bytes * (1 - model.headroom))} usable with {model.headroom:.0%} headroom); "
-           f"UVM misses cross the host link ({target.extra.get('interconnect', {}).get('host_link', 'PCIe')}) and "
-           f"row-wise shards multiply the all-to-all")
+    change = (
+        f"place {', '.join(offloaded) or 'all tables'} in HBM and let the sharder re-shard by size "
+        f"(row-wise only where a table would unbalance the GPUs): {_summary_changes(direct, resharded)}"
+    )
+    why = (
+        f"{target.name} has {_gb(target.hbm_bytes)} of HBM per GPU "
+        f"({_gb(target.hbm_bytes * (1 - model.headroom))} usable with {model.headroom:.0%} headroom); "
+        f"UVM misses cross the host link ({target.extra.get('interconnect', {}).get('host_link', 'PCIe')}) and "
+        f"row-wise shards multiply the all-to-all"
+    )
     notes = [f"still offloaded: {', '.join(still)}"] if still else []
-    return Proposal("hbm-resident-tables", "HBM-resident tables, fewer shards", change, why,
-                    target.facts("hbm_bytes", "hbm_gbps", "interconnect"), resharded, direct, notes)
+    return Proposal(
+        "hbm-resident-tables",
+        "HBM-resident tables, fewer shards",
+        change,
+        why,
+        target.facts("hbm_bytes", "hbm_gbps", "interconnect"),
+        resharded,
+        direct,
+        notes,
+    )
 
 
 def _summary_changes(before: Evaluation, after: Evaluation) -> str:
@@ -82,17 +102,24 @@ def tf32_to_bf16x3(model: ModelDesc, target: Target, direct: Evaluation) -> Prop
     changed = model.replace(tf32_fallback="bf16x3")
     result = evaluate(changed, target, "bf16x3", auto=False)
     bf16 = evaluate(model.replace(matmul_precision="bf16", activation_dtype="bf16"), target, "bf16")
-    notes = [f"bf16 autocast instead (accuracy to re-validate): {bf16.step.total:.2f} ms/step, "
-             f"{bf16.throughput / direct.throughput:.2f}x the direct port"]
+    notes = [
+        f"bf16 autocast instead (accuracy to re-validate): {bf16.step.total:.2f} ms/step, "
+        f"{bf16.throughput / direct.throughput:.2f}x the direct port"
+    ]
     return Proposal(
-        "tf32-to-bf16x3", "TF32 matmuls as bf16x3",
+        "tf32-to-bf16x3",
+        "TF32 matmuls as bf16x3",
         "keep fp32 weights and activations; run the MLP GEMMs with three bf16 products (Triton "
         "tl.dot(input_precision='bf16x3'), or hipBLASLt's emulated path), instead of the full-fp32 GEMMs "
         "a TF32 recipe falls back to",
         f"{target.name} has no TF32 (target.tf32 = {target.tf32!r}; fp32 dot precisions "
         f"{', '.join(target.fp32_dot_precisions)}): full fp32 runs at {target.peak_tflops('fp32'):.0f} TFLOP/s, "
         f"bf16x3 at about {target.peak_tflops('bf16') / 3:.0f} (a third of bf16's {target.peak_tflops('bf16'):.0f})",
-        target.facts("tf32", "fp32_dot_precisions", "best_fp32_dot_precision"), result, direct, notes)
+        target.facts("tf32", "fp32_dot_precisions", "best_fp32_dot_precision"),
+        result,
+        direct,
+        notes,
+    )
 
 
 def fp8_format(model: ModelDesc, source: Target, target: Target, direct: Evaluation) -> Proposal | None:
@@ -107,19 +134,33 @@ def fp8_format(model: ModelDesc, source: Target, target: Target, direct: Evaluat
         change = f"store and compute fp8 as torch.{dtype} (source used torch.{source_dtype})"
     else:
         result = evaluate(model.replace(fp8=True), target, "fp8 MLP", auto=False)
-        change = (f"optional: run the hidden MLP GEMMs in fp8 (torch.{dtype}, per-tensor scales; first and last "
-                  f"layer stay in {direct.step.precision})")
-    why = (f"{target.name} computes fp8 at {target.peak_tflops('fp8'):.0f} TFLOP/s in {target.fp8_family.upper()} "
-           f"formats ({', '.join(target.fp8_formats.values())}), e4m3 max {target.fp8_e4m3_max:g}")
+        change = (
+            f"optional: run the hidden MLP GEMMs in fp8 (torch.{dtype}, per-tensor scales; first and last "
+            f"layer stay in {direct.step.precision})"
+        )
+    why = (
+        f"{target.name} computes fp8 at {target.peak_tflops('fp8'):.0f} TFLOP/s in {target.fp8_family.upper()} "
+        f"formats ({', '.join(target.fp8_formats.values())}), e4m3 max {target.fp8_e4m3_max:g}"
+    )
     notes = []
     if rescale:
-        notes.append(f"e4m3 max differs ({source.fp8_e4m3_max:g} on {source.name}, {target.fp8_e4m3_max:g} on "
-                     f"{target.name}): recompute scales; checkpoints do not carry over bit for bit")
+        notes.append(
+            f"e4m3 max differs ({source.fp8_e4m3_max:g} on {source.name}, {target.fp8_e4m3_max:g} on "
+            f"{target.name}): recompute scales; checkpoints do not carry over bit for bit"
+        )
     if not model.fp8:
         notes.append("not in the combined plan: fp8 training needs accuracy validation")
-    return Proposal("fp8-format", f"fp8 as {dtype}", change, why,
-                    target.facts("fp8_formats", "fp8_family", "fp8_e4m3_max"), result, direct, notes,
-                    in_combined=model.fp8)
+    return Proposal(
+        "fp8-format",
+        f"fp8 as {dtype}",
+        change,
+        why,
+        target.facts("fp8_formats", "fp8_family", "fp8_e4m3_max"),
+        result,
+        direct,
+        notes,
+        in_combined=model.fp8,
+    )
 
 
 def aligned_shapes(model: ModelDesc, target: Target, direct: Evaluation) -> Proposal | None:
@@ -141,16 +182,27 @@ def aligned_shapes(model: ModelDesc, target: Target, direct: Evaluation) -> Prop
     if odd_dims:
         change += f"; embedding dims {odd_dims} to multiples of {multiple}"
     shapes = target.mfma.get("bf16") if target.mfma else target.extra.get("mma_align")
-    why = (f"{target.name}'s matrix instructions work on {shapes} (M, N, K[, cycles]) tiles: a K that is not a "
-           f"multiple of {multiple} pays for the padded tile anyway and breaks 16-byte vector loads")
+    why = (
+        f"{target.name}'s matrix instructions work on {shapes} (M, N, K[, cycles]) tiles: a K that is not a "
+        f"multiple of {multiple} pays for the padded tile anyway and breaks 16-byte vector loads"
+    )
     notes = ["the step model prices tile padding only; the vector-load effect is not modelled (measure it)"]
-    return Proposal("aligned-shapes", f"GEMM shapes aligned to {multiple}", change, why,
-                    target.facts("mfma", "wave_size"), result, direct, notes)
+    return Proposal(
+        "aligned-shapes",
+        f"GEMM shapes aligned to {multiple}",
+        change,
+        why,
+        target.facts("mfma", "wave_size"),
+        result,
+        direct,
+        notes,
+    )
 
 
 def largest_fitting_batch(model: ModelDesc, target: Target, auto: bool, max_growth: float = MAX_BATCH_GROWTH) -> int:
     """Largest per-GPU batch (a multiple of BATCH_STEP above the current one, at most max_growth times
     it) whose memory fits; memory grows with the batch, so a binary search finds it."""
+
     def fits(batch: int) -> bool:
         return evaluate(model.replace(batch_size_per_gpu=batch), target, auto=auto).memory.fits
 
@@ -164,8 +216,14 @@ def largest_fitting_batch(model: ModelDesc, target: Target, auto: bool, max_grow
     return model.batch_size_per_gpu + low * BATCH_STEP
 
 
-def larger_batch(model: ModelDesc, target: Target, direct: Evaluation, base: ModelDesc | None = None,
-                 auto: bool = True, max_growth: float = MAX_BATCH_GROWTH) -> Proposal | None:
+def larger_batch(
+    model: ModelDesc,
+    target: Target,
+    direct: Evaluation,
+    base: ModelDesc | None = None,
+    auto: bool = True,
+    max_growth: float = MAX_BATCH_GROWTH,
+) -> Proposal | None:
     """The largest per-GPU batch that fits the target's HBM (after the placement change)."""
     base = base or model
     batch = largest_fitting_batch(base, target, auto, max_growth)
@@ -173,13 +231,19 @@ def larger_batch(model: ModelDesc, target: Target, direct: Evaluation, base: Mod
         return None
     best = evaluate(base.replace(batch_size_per_gpu=batch), target, "larger batch", auto=auto)
     growth = best.model.batch_size_per_gpu / model.batch_size_per_gpu
-    change = (f"per-GPU batch {model.batch_size_per_gpu} -> {best.model.batch_size_per_gpu} "
-              f"(global {model.global_batch} -> {best.model.global_batch})")
-    why = (f"{_gb(target.hbm_bytes)} of HBM leaves room for {growth:.1f}x the activations; larger GEMM M and "
-           f"fewer fixed costs per sample")
-    notes = [f"learning rate: scale by {growth:.1f}x (SGD, linear rule) or sqrt({growth:.1f}) = {growth ** 0.5:.2f}x "
-             f"(Adam/Adagrad), with a warm-up over the first few thousand steps; re-validate NE/AUC since the "
-             f"global batch changes"]
+    change = (
+        f"per-GPU batch {model.batch_size_per_gpu} -> {best.model.batch_size_per_gpu} "
+        f"(global {model.global_batch} -> {best.model.global_batch})"
+    )
+    why = (
+        f"{_gb(target.hbm_bytes)} of HBM leaves room for {growth:.1f}x the activations; larger GEMM M and "
+        f"fewer fixed costs per sample"
+    )
+    notes = [
+        f"learning rate: scale by {growth:.1f}x (SGD, linear rule) or sqrt({growth:.1f}) = {growth**0.5:.2f}x "
+        f"(Adam/Adagrad), with a warm-up over the first few thousand steps; re-validate NE/AUC since the "
+        f"global batch changes"
+    ]
     return Proposal("larger-batch", "Larger per-GPU batch", change, why, target.facts("hbm_bytes"), best, direct, notes)
 
 
@@ -198,15 +262,30 @@ def fewer_gpus(model: ModelDesc, target: Target, direct: Evaluation, base: Model
         return None
     keeps_pace = [t for t in fitting if t.throughput >= direct.throughput]
     best = keeps_pace[-1] if keeps_pace else fitting[-1]
-    change = (f"{model.gpus} -> {best.model.gpus} GPUs, same global batch {model.global_batch} "
-              f"(per-GPU {best.model.batch_size_per_gpu}, global {best.model.global_batch} after rounding)")
-    why = (f"{model.gpus} x {_gb(target.hbm_bytes)} holds more than the job needs; fewer GPUs means fewer shards "
-           f"and less all-to-all")
-    notes = [f"{'keeps' if keeps_pace else 'does not keep'} the direct port's throughput on {model.gpus} GPUs; "
-             f"per-GPU throughput {best.per_gpu_throughput / direct.per_gpu_throughput:.2f}x",
-             "no learning-rate change: the global batch stays the same (up to rounding)"]
-    return Proposal("fewer-gpus", "Fewer GPUs for the same job", change, why, target.facts("hbm_bytes"), best,
-                    direct, notes, in_combined=False)
+    change = (
+        f"{model.gpus} -> {best.model.gpus} GPUs, same global batch {model.global_batch} "
+        f"(per-GPU {best.model.batch_size_per_gpu}, global {best.model.global_batch} after rounding)"
+    )
+    why = (
+        f"{model.gpus} x {_gb(target.hbm_bytes)} holds more than the job needs; fewer GPUs means fewer shards "
+        f"and less all-to-all"
+    )
+    notes = [
+        f"{'keeps' if keeps_pace else 'does not keep'} the direct port's throughput on {model.gpus} GPUs; "
+        f"per-GPU throughput {best.per_gpu_throughput / direct.per_gpu_throughput:.2f}x",
+        "no learning-rate change: the global batch stays the same (up to rounding)",
+    ]
+    return Proposal(
+        "fewer-gpus",
+        "Fewer GPUs for the same job",
+        change,
+        why,
+        target.facts("hbm_bytes"),
+        best,
+        direct,
+        notes,
+        in_combined=False,
+    )
 
 
 @dataclass
@@ -231,14 +310,18 @@ def co_design(model: ModelDesc, source: Target, target: Target) -> CoDesign:
     """Evaluate the source recipe on both targets, every proposal, and the combined plan."""
     source_current = evaluate(model, source, f"{source.name}: current recipe")
     direct = evaluate(model, target, f"{target.name}: direct port")
-    proposals = [p for p in (
-        hbm_resident(model, target, direct),
-        tf32_to_bf16x3(model, target, direct),
-        fp8_format(model, source, target, direct),
-        aligned_shapes(model, target, direct),
-        larger_batch(model, target, direct),
-        fewer_gpus(model, target, direct),
-    ) if p is not None]
+    proposals = [
+        p
+        for p in (
+            hbm_resident(model, target, direct),
+            tf32_to_bf16x3(model, target, direct),
+            fp8_format(model, source, target, direct),
+            aligned_shapes(model, target, direct),
+            larger_batch(model, target, direct),
+            fewer_gpus(model, target, direct),
+        )
+        if p is not None
+    ]
     for proposal in proposals:  # only what the model projects to help joins the combined plan
         if proposal.speedup < 1.0 and proposal.id != "fewer-gpus" and proposal.in_combined:
             proposal.in_combined = False

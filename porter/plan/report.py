@@ -35,8 +35,14 @@ def _attribution(plan: CoDesign) -> list[dict]:
     """Each combined step's throughput factor over the step before it (they multiply to the total)."""
     rows = []
     for title, before, after in zip(plan.step_titles, plan.waterfall, plan.waterfall[1:]):
-        rows.append({"step": title, "factor": round(after.throughput / before.throughput, 4),
-                     "step_ms": round(after.step.total, 4), "throughput": round(after.throughput, 1)})
+        rows.append(
+            {
+                "step": title,
+                "factor": round(after.throughput / before.throughput, 4),
+                "step_ms": round(after.step.total, 4),
+                "throughput": round(after.throughput, 1),
+            }
+        )
     return rows
 
 
@@ -49,13 +55,18 @@ def _constants_note(evaluation: Evaluation) -> str:
 def to_json(plan: CoDesign) -> dict:
     target, source = plan.direct.target, plan.source_current.target
     return {
-        "model": plan.direct.model.name, "source": source.name, "target": target.name,
+        "model": plan.direct.model.name,
+        "source": source.name,
+        "target": target.name,
         "speedup_co_design_vs_direct_port": round(plan.speedup, 4),
         "target_co_design_vs_source_current": round(plan.combined.throughput / plan.source_current.throughput, 4),
         "attribution": _attribution(plan),
-        "recipes": {"source_current": plan.source_current.to_dict(), "direct_port": plan.direct.to_dict(),
-                    "co_design": plan.combined.to_dict(),
-                    "fewer_gpus": plan.fewer_gpus_plan.to_dict() if plan.fewer_gpus_plan else None},
+        "recipes": {
+            "source_current": plan.source_current.to_dict(),
+            "direct_port": plan.direct.to_dict(),
+            "co_design": plan.combined.to_dict(),
+            "fewer_gpus": plan.fewer_gpus_plan.to_dict() if plan.fewer_gpus_plan else None,
+        },
         "proposals": [p.to_dict() for p in plan.proposals],
         "model_notes": {
             "gemm_source": {t.name: gemm_source(plan_constants(t)["gemm_source"]) for t in (source, target)},
@@ -74,12 +85,16 @@ def _gb(value: float) -> str:
 
 
 def _recipes_table(rows: list[Evaluation]) -> list[str]:
-    out = ["| recipe | GPUs | batch/GPU | GEMM precision | step (ms) | samples/s | HBM/GPU (GB) | budget (GB) | fits |",
-           "|---|---|---|---|---|---|---|---|---|"]
+    out = [
+        "| recipe | GPUs | batch/GPU | GEMM precision | step (ms) | samples/s | HBM/GPU (GB) | budget (GB) | fits |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for e in rows:
-        out.append(f"| {e.label} | {e.model.gpus} | {e.model.batch_size_per_gpu} | {e.step.precision} | "
-                   f"{_ms(e.step.total)} | {e.throughput:,.0f} | {_gb(e.memory.total)} | {_gb(e.memory.budget)} | "
-                   f"{'yes' if e.memory.fits else '**no**'} |")
+        out.append(
+            f"| {e.label} | {e.model.gpus} | {e.model.batch_size_per_gpu} | {e.step.precision} | "
+            f"{_ms(e.step.total)} | {e.throughput:,.0f} | {_gb(e.memory.total)} | {_gb(e.memory.budget)} | "
+            f"{'yes' if e.memory.fits else '**no**'} |"
+        )
     return out
 
 
@@ -87,8 +102,14 @@ def _breakdown_table(rows: list[Evaluation], kind: str) -> list[str]:
     get = (lambda e: e.step.components()) if kind == "step" else (lambda e: e.memory.categories())
     fmt = _ms if kind == "step" else _gb
     keys = list(get(rows[0]))
-    out = ["| " + ("component (ms)" if kind == "step" else "category (GB, busiest GPU)") + " | "
-           + " | ".join(e.label for e in rows) + " |", "|---" * (len(rows) + 1) + "|"]
+    out = [
+        "| "
+        + ("component (ms)" if kind == "step" else "category (GB, busiest GPU)")
+        + " | "
+        + " | ".join(e.label for e in rows)
+        + " |",
+        "|---" * (len(rows) + 1) + "|",
+    ]
     for key in keys:
         out.append(f"| {key} | " + " | ".join(fmt(get(e)[key]) for e in rows) + " |")
     total = (lambda e: e.step.total) if kind == "step" else (lambda e: e.memory.total)
@@ -100,10 +121,12 @@ def to_markdown(plan: CoDesign, chart: str | None = None) -> str:
     source, target = plan.source_current.target, plan.direct.target
     rows = [plan.source_current, plan.direct, plan.combined]
     lines = [f"# porter plan: {plan.direct.model.name}, {source.name} -> {target.name}", ""]
-    lines.append(f"**Co-design vs direct port: {plan.speedup:.2f}x the throughput** "
-                 f"({plan.direct.throughput:,.0f} -> {plan.combined.throughput:,.0f} samples/s on "
-                 f"{plan.combined.model.gpus} GPUs). Against the current recipe on {source.name}: "
-                 f"{plan.combined.throughput / plan.source_current.throughput:.2f}x.")
+    lines.append(
+        f"**Co-design vs direct port: {plan.speedup:.2f}x the throughput** "
+        f"({plan.direct.throughput:,.0f} -> {plan.combined.throughput:,.0f} samples/s on "
+        f"{plan.combined.model.gpus} GPUs). Against the current recipe on {source.name}: "
+        f"{plan.combined.throughput / plan.source_current.throughput:.2f}x."
+    )
     lines += ["", "Where it comes from (each step's factor over the one before; they multiply):", ""]
     for row in _attribution(plan):
         lines.append(f"- {row['step']}: x{row['factor']:.3f} ({row['step_ms']:.2f} ms/step)")
@@ -113,11 +136,15 @@ def to_markdown(plan: CoDesign, chart: str | None = None) -> str:
     lines += ["", "## Proposals", ""]
     for p in plan.proposals:
         e = p.result
-        lines += [f"### {p.title} (`{p.id}`){'' if p.in_combined else ' (not in the combined plan)'}", "",
-                  f"- **Change:** {p.change}", f"- **Why:** {p.why}",
-                  f"- **Projected on {target.name}:** {e.step.total:.2f} ms/step, {e.throughput:,.0f} samples/s "
-                  f"({p.speedup:.2f}x the direct port; {p.per_gpu_speedup:.2f}x per GPU), "
-                  f"{_gb(e.memory.total)} GB of {_gb(e.memory.budget)} GB per GPU"]
+        lines += [
+            f"### {p.title} (`{p.id}`){'' if p.in_combined else ' (not in the combined plan)'}",
+            "",
+            f"- **Change:** {p.change}",
+            f"- **Why:** {p.why}",
+            f"- **Projected on {target.name}:** {e.step.total:.2f} ms/step, {e.throughput:,.0f} samples/s "
+            f"({p.speedup:.2f}x the direct port; {p.per_gpu_speedup:.2f}x per GPU), "
+            f"{_gb(e.memory.total)} GB of {_gb(e.memory.budget)} GB per GPU",
+        ]
         lines += [f"- {note}" for note in p.notes] + [""]
     lines += ["## Placement", "", "| table | " + " | ".join(e.label for e in rows) + " |", "|---" * 4 + "|"]
     for name in plan.direct.plan.summary():
@@ -125,10 +152,12 @@ def to_markdown(plan: CoDesign, chart: str | None = None) -> str:
     lines += ["", "## Model notes", ""]
     for t in (source, target):
         lines.append(f"- GEMMs on {t.name}: {gemm_source(plan_constants(t)['gemm_source'])}")
-    lines += [f"- Step-model constants: {_constants_note(plan.source_current)}; {_constants_note(plan.direct)}. "
-              "The model's error on an H200 is in bench/plan/ (`python bench/plan/compare.py`).",
-              "- Communication uses the interconnect facts in porter/targets/specs.yaml; all-reduce is taken to "
-              "overlap the dense backward, the all-to-all not at all."]
+    lines += [
+        f"- Step-model constants: {_constants_note(plan.source_current)}; {_constants_note(plan.direct)}. "
+        "The model's error on an H200 is in bench/plan/ (`python bench/plan/compare.py`).",
+        "- Communication uses the interconnect facts in porter/targets/specs.yaml; all-reduce is taken to "
+        "overlap the dense backward, the all-to-all not at all.",
+    ]
     if chart:
         lines += ["", f"![memory and step-time breakdown]({chart})"]
     return "\n".join(lines) + "\n"
@@ -165,8 +194,11 @@ def bar_labels(rows: list[Evaluation], width: int = LABEL_WIDTH) -> list[str]:
     """Each recipe's name and figures, wrapped so neighbouring labels do not run into each other."""
     labels = []
     for e in rows:
-        parts = [*e.label.split(": ", 1), f"{e.model.gpus} GPUs, batch {e.model.batch_size_per_gpu}/GPU",
-                 f"{e.throughput / 1e6:.2f}M samples/s"]
+        parts = [
+            *e.label.split(": ", 1),
+            f"{e.model.gpus} GPUs, batch {e.model.batch_size_per_gpu}/GPU",
+            f"{e.throughput / 1e6:.2f}M samples/s",
+        ]
         labels.append("\n".join(line for part in parts for line in textwrap.wrap(part, width)))
     return labels
 
@@ -199,8 +231,9 @@ def render_chart(plan: CoDesign, path: Path) -> str | None:
             ax.bar(labels, values, bottom=bottoms, label=key, color=colours[key])
             bottoms = [b + v for b, v in zip(bottoms, values)]
         for i, (height, total) in enumerate(zip(bottoms, bar_totals(rows, kind))):
-            ax.annotate(total, (i, height), ha="center", va="bottom", fontsize=8,
-                        xytext=(0, 2), textcoords="offset points")
+            ax.annotate(
+                total, (i, height), ha="center", va="bottom", fontsize=8, xytext=(0, 2), textcoords="offset points"
+            )
         if kind == "memory":
             for i, e in enumerate(rows):
                 ax.hlines(e.memory.budget / 1e9, i - 0.4, i + 0.4, colors="black", linestyles="dashed")
@@ -212,8 +245,10 @@ def render_chart(plan: CoDesign, path: Path) -> str | None:
         ax.set_ylim(0, max(bottoms) * 1.12 or 1)
         ax.legend(fontsize=7)
         ax.tick_params(axis="x", labelsize=7)
-    fig.suptitle(f"{plan.direct.model.name}: {plan.source_current.target.name} -> {plan.direct.target.name} "
-                 f"(co-design {plan.speedup:.2f}x the direct port)")
+    fig.suptitle(
+        f"{plan.direct.model.name}: {plan.source_current.target.name} -> {plan.direct.target.name} "
+        f"(co-design {plan.speedup:.2f}x the direct port)"
+    )
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp.png")

@@ -25,9 +25,16 @@ from porter.plan.model import DTYPE_BYTES, ModelDesc
 from porter.targets import Target
 
 DEFAULT_CONSTANTS = {  # used only for keys a target's plan_model leaves out
-    "gemm_efficiency": 0.6, "hbm_efficiency": 0.6, "host_link_efficiency": 0.7, "host_gather_gbps": 20.0,
-    "comm_efficiency": 0.7, "step_overhead_ms": 1.0, "overlap_power": 3.0, "activation_factor": 2.0,
-    "gemm_source": "roofline", "sparse_grad_gelem_per_s": 20.0,
+    "gemm_efficiency": 0.6,
+    "hbm_efficiency": 0.6,
+    "host_link_efficiency": 0.7,
+    "host_gather_gbps": 20.0,
+    "comm_efficiency": 0.7,
+    "step_overhead_ms": 1.0,
+    "overlap_power": 3.0,
+    "activation_factor": 2.0,
+    "gemm_source": "roofline",
+    "sparse_grad_gelem_per_s": 20.0,
 }
 ELEMENTWISE_PASSES = 5  # bias+activation: write+read forward, three passes backward
 INTERACTION_PASSES = 3  # forward, and two for the backward
@@ -69,10 +76,16 @@ class StepBreakdown:
 
     def components(self) -> dict[str, float]:
         """Components that add up to `total` (dispatch shows only what the GPU work does not hide)."""
-        return {"dense GEMMs": self.dense_gemm, "dense memory": self.dense_memory,
-                "embeddings (HBM)": self.embedding_hbm, "embeddings (UVM misses)": self.embedding_uvm,
-                "host-side embeddings": self.host_embedding, "all-to-all": self.all_to_all,
-                "all-reduce (exposed)": self.all_reduce_exposed, "dispatch (exposed)": self.compute - self.gpu}
+        return {
+            "dense GEMMs": self.dense_gemm,
+            "dense memory": self.dense_memory,
+            "embeddings (HBM)": self.embedding_hbm,
+            "embeddings (UVM misses)": self.embedding_uvm,
+            "host-side embeddings": self.host_embedding,
+            "all-to-all": self.all_to_all,
+            "all-reduce (exposed)": self.all_reduce_exposed,
+            "dispatch (exposed)": self.compute - self.gpu,
+        }
 
 
 def matmul_precision(model: ModelDesc, target: Target, layer: str) -> str:
@@ -104,8 +117,13 @@ def dense_memory_bytes(model: ModelDesc) -> float:
     features = len(model.tables) + 1
     interaction = features * model.embedding_dim_out + (features * features if model.dense.interaction == "dot" else 0)
     params, grads, state = dense_static_bytes(model)
-    return (ELEMENTWISE_PASSES * batch * widths * act + INTERACTION_PASSES * batch * interaction * act
-            + 2 * params + grads + 2 * state)
+    return (
+        ELEMENTWISE_PASSES * batch * widths * act
+        + INTERACTION_PASSES * batch * interaction * act
+        + 2 * params
+        + grads
+        + 2 * state
+    )
 
 
 def embedding_bytes(model: ModelDesc, plan: ShardPlan, gpu: int) -> dict[str, float]:
@@ -187,8 +205,13 @@ def step_time(model: ModelDesc, target: Target, plan: ShardPlan, constants: dict
     sparse_s = constants["sparse_grad_gelem_per_s"] * 1e9
 
     def emb_cost(b: dict) -> float:
-        return (b["hbm"] / hbm_s + b["sparse_elems"] / sparse_s + b["uvm_link"] / link_s + b["host_link"] / link_s
-                + b["host_memory"] / (constants["host_gather_gbps"] * 1e9))
+        return (
+            b["hbm"] / hbm_s
+            + b["sparse_elems"] / sparse_s
+            + b["uvm_link"] / link_s
+            + b["host_link"] / link_s
+            + b["host_memory"] / (constants["host_gather_gbps"] * 1e9)
+        )
 
     busiest = max(per_gpu, key=emb_cost)
     all_reduce = all_reduce_ms(model, target, plan, constants)
@@ -197,7 +220,8 @@ def step_time(model: ModelDesc, target: Target, plan: ShardPlan, constants: dict
         dense_memory=dense_memory_bytes(model) / hbm_s * 1e3,
         embedding_hbm=(busiest["hbm"] / hbm_s + busiest["sparse_elems"] / sparse_s) * 1e3,
         embedding_uvm=busiest["uvm_link"] / link_s * 1e3,
-        host_embedding=(busiest["host_link"] / link_s + busiest["host_memory"] / (constants["host_gather_gbps"] * 1e9)) * 1e3,
+        host_embedding=(busiest["host_link"] / link_s + busiest["host_memory"] / (constants["host_gather_gbps"] * 1e9))
+        * 1e3,
         all_to_all=all_to_all_ms(model, target, plan, constants),
         all_reduce_exposed=max(0.0, all_reduce - gemm_backward),
         dispatch=constants["step_overhead_ms"],

@@ -53,16 +53,27 @@ def load_cases(paths: list[Path]) -> list[Case]:
     for (precision, kind, batch), cases in merged.items():
         times = [c["step_ms_median"] for c in cases]
         mean = sum(times) / len(times)
-        out.append(Case(precision, kind, batch, cases[0]["placement"], mean, (max(times) - min(times)) / mean,
-                        max(c["peak_bytes"] for c in cases), cases[0]["static_bytes"]))
+        out.append(
+            Case(
+                precision,
+                kind,
+                batch,
+                cases[0]["placement"],
+                mean,
+                (max(times) - min(times)) / mean,
+                max(c["peak_bytes"] for c in cases),
+                cases[0]["static_bytes"],
+            )
+        )
     return sorted(out, key=lambda c: (c.placement, c.precision, c.batch))
 
 
 def case_model(desc: ModelDesc, case: Case) -> ModelDesc:
     tables = tuple(dataclasses.replace(t, placement=case.placements.get(t.name, t.placement)) for t in desc.tables)
     act = "bf16" if case.precision == "bf16" else "fp32"
-    return desc.replace(tables=tables, batch_size_per_gpu=case.batch, matmul_precision=case.precision,
-                        activation_dtype=act)
+    return desc.replace(
+        tables=tables, batch_size_per_gpu=case.batch, matmul_precision=case.precision, activation_dtype=act
+    )
 
 
 def predict(desc: ModelDesc, case: Case, target: Target, constants: dict | None = None):
@@ -71,8 +82,13 @@ def predict(desc: ModelDesc, case: Case, target: Target, constants: dict | None 
     return result.step.total, result.memory.total, result.memory.total - result.memory.embeddings
 
 
-def compare(desc_path: Path | None = None, runs: list[Path] | None = None, target: str = "h200",
-            constants: dict | None = None, only_calibration: bool = False) -> list[dict]:
+def compare(
+    desc_path: Path | None = None,
+    runs: list[Path] | None = None,
+    target: str = "h200",
+    constants: dict | None = None,
+    only_calibration: bool = False,
+) -> list[dict]:
     """One row per case: measured, predicted, relative errors, calibration flag."""
     desc = load_model(desc_path or BENCH / "h200_dlrm.yaml")
     runs = runs or sorted((BENCH / "data").glob("h200_run*.json"))
@@ -83,20 +99,33 @@ def compare(desc_path: Path | None = None, runs: list[Path] | None = None, targe
         if only_calibration and not case.calibration:
             continue
         ms, peak, dynamic = predict(desc, case, tgt, constants)
-        rows.append({"precision": case.precision, "placement": case.placement, "batch": case.batch,
-                     "calibration": case.calibration, "measured_ms": case.step_ms, "predicted_ms": ms,
-                     "error": ms / case.step_ms - 1, "run_spread": case.spread,
-                     "measured_peak_gb": case.peak_bytes / 1e9, "predicted_peak_gb": peak / 1e9,
-                     "peak_error": peak / case.peak_bytes - 1,
-                     # peak less what was allocated before the first step (tables, their state, the MLPs)
-                     "measured_dynamic_gb": (case.peak_bytes - case.static_bytes) / 1e9,
-                     "predicted_dynamic_gb": dynamic / 1e9})
+        rows.append(
+            {
+                "precision": case.precision,
+                "placement": case.placement,
+                "batch": case.batch,
+                "calibration": case.calibration,
+                "measured_ms": case.step_ms,
+                "predicted_ms": ms,
+                "error": ms / case.step_ms - 1,
+                "run_spread": case.spread,
+                "measured_peak_gb": case.peak_bytes / 1e9,
+                "predicted_peak_gb": peak / 1e9,
+                "peak_error": peak / case.peak_bytes - 1,
+                # peak less what was allocated before the first step (tables, their state, the MLPs)
+                "measured_dynamic_gb": (case.peak_bytes - case.static_bytes) / 1e9,
+                "predicted_dynamic_gb": dynamic / 1e9,
+            }
+        )
     return rows
 
 
 def summary(rows: list[dict]) -> dict:
     held_out = [r for r in rows if not r["calibration"]]
-    return {"cases": len(rows), "held_out": len(held_out),
-            "max_abs_error_held_out": max(abs(r["error"]) for r in held_out),
-            "mean_abs_error_held_out": sum(abs(r["error"]) for r in held_out) / len(held_out),
-            "max_abs_peak_error": max(abs(r["peak_error"]) for r in rows)}
+    return {
+        "cases": len(rows),
+        "held_out": len(held_out),
+        "max_abs_error_held_out": max(abs(r["error"]) for r in held_out),
+        "mean_abs_error_held_out": sum(abs(r["error"]) for r in held_out) / len(held_out),
+        "max_abs_peak_error": max(abs(r["peak_error"]) for r in rows),
+    }

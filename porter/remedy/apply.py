@@ -89,10 +89,14 @@ def _prepare(base: Path, texts: dict[str, str], originals: dict[str, str] | None
         if new != current:
             out.append((rel, current, new))
     if changed:
-        raise ApplyError(f"--apply refused: changed since porter read them: {', '.join(changed)}; nothing was written "
-                         "(run porter again on the current files)")
+        raise ApplyError(
+            f"--apply refused: changed since porter read them: {', '.join(changed)}; nothing was written "
+            "(run porter again on the current files)"
+        )
     if secret:
-        raise ApplyError(f"--apply refused: the new text of {', '.join(secret)} holds a secret value; nothing was written")
+        raise ApplyError(
+            f"--apply refused: the new text of {', '.join(secret)} holds a secret value; nothing was written"
+        )
     return out
 
 
@@ -117,8 +121,10 @@ def _destination(base: Path, rel: str) -> Path:
     except OSError as error:
         raise environment_error(destination, error) from None
     if not stat.S_ISREG(info.st_mode):
-        raise ApplyError(f"--apply refused: {rel} is not a regular file (porter does not write through links or "
-                         "special files); nothing was written")
+        raise ApplyError(
+            f"--apply refused: {rel} is not a regular file (porter does not write through links or "
+            "special files); nothing was written"
+        )
     return destination
 
 
@@ -146,8 +152,16 @@ def _stage(base: Path, work: Path, prepared) -> list[Entry]:
             if current is not None:
                 backup = f"{index}.old"
                 _write_synced(work / backup, current, mode)
-            entries.append(Entry(rel, f"{index}.new", backup, None if current is None else sha256(current),
-                                 sha256(new), _missing_dirs(base, destination.parent)))
+            entries.append(
+                Entry(
+                    rel,
+                    f"{index}.new",
+                    backup,
+                    None if current is None else sha256(current),
+                    sha256(new),
+                    _missing_dirs(base, destination.parent),
+                )
+            )
     except OSError as error:
         shutil.rmtree(work, ignore_errors=True)
         raise environment_error(getattr(error, "filename", None) or work, error) from None
@@ -218,8 +232,9 @@ def _commit(base: Path, work: Path, entries: list[Entry]) -> None:
         _write_journal(work, "rollback", entries)
         _roll_back(base, work, entries)
         shutil.rmtree(work, ignore_errors=True)
-        raise ApplyError(f"--apply failed and was rolled back, nothing changed: "
-                         f"{error.filename or ''}: {error.strerror or error}") from None
+        raise ApplyError(
+            f"--apply failed and was rolled back, nothing changed: {error.filename or ''}: {error.strerror or error}"
+        ) from None
 
 
 # ---- recovery ------------------------------------------------------------------------------
@@ -239,8 +254,10 @@ def recover(root: str | Path) -> list[str]:
         except FileNotFoundError:
             entries, state = [], "none"
         except (OSError, ValueError, KeyError, TypeError) as error:
-            raise ApplyError(f"{work / JOURNAL}: unreadable journal of an interrupted --apply ({error}); "
-                             "inspect and remove the directory by hand") from None
+            raise ApplyError(
+                f"{work / JOURNAL}: unreadable journal of an interrupted --apply ({error}); "
+                "inspect and remove the directory by hand"
+            ) from None
         messages = _roll_forward(base, work, entries) if state == "commit" else _roll_back(base, work, entries)
     shutil.rmtree(work, ignore_errors=True)
     verb = {"commit": "completed", "rollback": "rolled back"}.get(state, "cleaned up (nothing had been written)")

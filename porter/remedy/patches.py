@@ -31,7 +31,9 @@ def unified_diff(edit: FileEdit, context: int = 3) -> str:
     else:
         from_file = f"a/{edit.path}"
     lines = list(
-        difflib.unified_diff(old_lines, new_lines, fromfile=from_file, tofile=f"b/{edit.path}", n=context, lineterm="\n")
+        difflib.unified_diff(
+            old_lines, new_lines, fromfile=from_file, tofile=f"b/{edit.path}", n=context, lineterm="\n"
+        )
     )
     out: list[str] = []
     for line in lines:
@@ -83,8 +85,9 @@ def apply_hunks(text: str, before: str, after: str, allow_present: bool = True) 
     for hunk in hunks(before, after):
         start = _find(lines, hunk.old, hunk.old_start + offset)
         if start is None:
-            if allow_present and (_find(lines, hunk.new, hunk.old_start + offset) is not None
-                                  or _added_lines_present(hunk, lines)):
+            if allow_present and (
+                _find(lines, hunk.new, hunk.old_start + offset) is not None or _added_lines_present(hunk, lines)
+            ):
                 continue
             return None
         lines[start : start + len(hunk.old)] = hunk.new

@@ -62,7 +62,9 @@ class PlanOptions:
         unknown = sorted(set(table) - set(SUB_TABLE_KEYS["remedy"]))
         where = config.source or "pyproject.toml"
         if unknown:
-            raise ConfigError(f"{where}: [tool.porter.remedy] unknown key(s) {', '.join(unknown)}; valid keys: patch_tests")
+            raise ConfigError(
+                f"{where}: [tool.porter.remedy] unknown key(s) {', '.join(unknown)}; valid keys: patch_tests"
+            )
         patch_tests = table.get("patch_tests", False)
         if not isinstance(patch_tests, bool):
             raise ConfigError(f"{where}: [tool.porter.remedy] patch_tests: expected true or false, got {patch_tests!r}")
@@ -75,8 +77,9 @@ class ShimLocation:
     import_statement: str
 
 
-def shim_location(repo: Path, shim_module: str | None = None, source: str | None = None,
-                  for_file: str | None = None) -> ShimLocation:
+def shim_location(
+    repo: Path, shim_module: str | None = None, source: str | None = None, for_file: str | None = None
+) -> ShimLocation:
     """Where the shim lives ([tool.porter] shim_module; else, for `for_file`, inside the package that file
     ships in, so a wheel of the ported project carries it; else <top-level package>/_porter_shim.py, else
     porter_shim.py at the root) and the statement that imports it as `porter_shim`."""
@@ -120,8 +123,12 @@ class _Planner:
             if not self.options.patch_tests:
                 why = why_test_code(finding.path, self._read(finding.path), finding)
                 if why is not None:
-                    self._review(finding, "test", f"{why}: reported, not patched (the tests judge the port; "
-                                 "[tool.porter.remedy] patch_tests = true lets porter edit them)")
+                    self._review(
+                        finding,
+                        "test",
+                        f"{why}: reported, not patched (the tests judge the port; "
+                        "[tool.porter.remedy] patch_tests = true lets porter edit them)",
+                    )
                     continue
             if finding.provenance == "runtime":
                 runtime.append(finding)
@@ -162,15 +169,21 @@ class _Planner:
     def location(self, path: str) -> ShimLocation:
         """The shim of the package `path` ships in (one per package; one module when configured)."""
         if path not in self._locations:
-            self._locations[path] = shim_location(self.repo, self.options.shim_module, self.options.config_source,
-                                                  for_file=path)
+            self._locations[path] = shim_location(
+                self.repo, self.options.shim_module, self.options.config_source, for_file=path
+            )
         return self._locations[path]
 
     def _context(self, path: str) -> CodemodContext:
         location = self.location(path)
         opts = {"tune_topk": self.options.tune_topk, "repo": str(self.repo)}
-        return CodemodContext(path=path, exclusive=self.options.exclusive, shim_import=location.import_statement,
-                              shim_alias=SHIM_ALIAS, options=opts)
+        return CodemodContext(
+            path=path,
+            exclusive=self.options.exclusive,
+            shim_import=location.import_statement,
+            shim_alias=SHIM_ALIAS,
+            options=opts,
+        )
 
     def _codemod_patch(self, path: str, fn, group: list[Finding], quiet: bool = False) -> bool:
         """Plan the codemod's patch for `group` in `path`; False when it changed nothing (quiet: the
@@ -199,10 +212,16 @@ class _Planner:
         group = self._claimed(result, group, before, after, shifted)
         rules = sorted({f.rule for f in group})
         patch = Patch(
-            id="", kind="shim" if result.uses_shim else "codemod", rules=rules,
+            id="",
+            kind="shim" if result.uses_shim else "codemod",
+            rules=rules,
             title=f"{'/'.join(rules)} in {path}",
-            rationale=result.rationale, edits=[FileEdit(path=path, before=before, after=after)],
-            findings=list(group), facts=result.facts, safety=self._safety(result, rules), notes=list(result.notes),
+            rationale=result.rationale,
+            edits=[FileEdit(path=path, before=before, after=after)],
+            findings=list(group),
+            facts=result.facts,
+            safety=self._safety(result, rules),
+            notes=list(result.notes),
             depends_on=depends,
         )
         if result.uses_shim:
@@ -251,8 +270,9 @@ class _Planner:
         flags = [result.safety] + [self.options.rule_safety.get(rule, "safe") for rule in rules]
         return "unsafe" if "unsafe" in flags else "safe"
 
-    def _run(self, fn, text: str, group: list[Finding], ctx: CodemodContext, covered_by=None,
-             quiet: bool = False) -> CodemodResult | None:
+    def _run(
+        self, fn, text: str, group: list[Finding], ctx: CodemodContext, covered_by=None, quiet: bool = False
+    ) -> CodemodResult | None:
         try:
             result = fn(text, group, self.target, ctx)
         except Exception as error:  # a codemod bug must not sink the whole run: report it
@@ -279,7 +299,10 @@ class _Planner:
             return None
         verb = "Add" if edit.before is None else "Regenerate"
         self.shim_patches[location.path] = Patch(
-            id="", kind="shim", rules=[], title=f"{verb} the porter shim module {location.path}",
+            id="",
+            kind="shim",
+            rules=[],
+            title=f"{verb} the porter shim module {location.path}",
             rationale=(
                 f"Rewritten code asks this module at run time which backend it runs on ({self.target.name}: "
                 f"{self.target.arch}, {self.target.wave_size}-lane waves) so the same source keeps its NVIDIA "
@@ -311,8 +334,11 @@ class _Planner:
         if finding.fix == "agent" or self.options.agent is not None:
             self._agent(finding)
             return
-        tried_text = ("no codemod for it" if not tried else
-                      f"the codemods of {', '.join(dict.fromkeys(tried))} found nothing to rewrite at the launch or the origin")
+        tried_text = (
+            "no codemod for it"
+            if not tried
+            else f"the codemods of {', '.join(dict.fromkeys(tried))} found nothing to rewrite at the launch or the origin"
+        )
         self._review(finding, "runtime", f"seen on the target ({tried_text}): {finding.message}")
 
     # ---- the rest --------------------------------------------------------------------------------
@@ -326,8 +352,11 @@ class _Planner:
                 self.codemod_patches.append(patch)
                 return
         if declined is not None:
-            self._review(finding, "declined", f"{declined}; the agent's proposals were not accepted"
-                         if hook is not None else declined)
+            self._review(
+                finding,
+                "declined",
+                f"{declined}; the agent's proposals were not accepted" if hook is not None else declined,
+            )
             return
         self._review(finding, "agent", "needs the agent (LLM) or a person: no mechanical fix")
 

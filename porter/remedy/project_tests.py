@@ -21,8 +21,10 @@ from porter.records import Finding
 TEST_DIRS = frozenset({"tests", "test", "testing", "unittests"})
 _TEST_FILE = re.compile(r"^(test_.*|.*_test|conftest)\.py$")
 # call names (last dotted parts) that build a mock or decide whether a test runs
-_MOCK_CALLS = re.compile(r"(^|\.)(patch(\.object|\.dict|\.multiple)?|setattr|setitem|delattr|MagicMock|Mock|"
-                         r"NonCallableMock|PropertyMock|AsyncMock|create_autospec)$")
+_MOCK_CALLS = re.compile(
+    r"(^|\.)(patch(\.object|\.dict|\.multiple)?|setattr|setitem|delattr|MagicMock|Mock|"
+    r"NonCallableMock|PropertyMock|AsyncMock|create_autospec)$"
+)
 _SKIP_CALLS = re.compile(r"(^|\.)(skipif|skipIf|skipUnless|skip|xfail|importorskip|SkipTest|requires_cuda)$")
 _MONKEYPATCH_OWNER = re.compile(r"(^|\.)(monkeypatch|mock|mocker|unittest\.mock|patch)$")
 
@@ -83,14 +85,20 @@ class _Spans(cst.CSTVisitor):
         name = _name(node.func)
         if _SKIP_CALLS.search(name):
             self._add(node, f"a skip condition ({name})")
-        elif _MOCK_CALLS.search(name) and (not name.endswith(("setattr", "setitem", "delattr"))
-                                           or _MONKEYPATCH_OWNER.search(name.rsplit(".", 1)[0] if "." in name else "")):
+        elif _MOCK_CALLS.search(name) and (
+            not name.endswith(("setattr", "setitem", "delattr"))
+            or _MONKEYPATCH_OWNER.search(name.rsplit(".", 1)[0] if "." in name else "")
+        ):
             self._add(node, f"a mock ({name})")
 
     def visit_If(self, node: cst.If) -> None:
         body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-        calls = [small.value if isinstance(small, cst.Expr) else small.exc
-                 for stmt in body if isinstance(stmt, cst.SimpleStatementLine)
-                 for small in stmt.body if isinstance(small, cst.Expr) or (isinstance(small, cst.Raise) and small.exc)]
+        calls = [
+            small.value if isinstance(small, cst.Expr) else small.exc
+            for stmt in body
+            if isinstance(stmt, cst.SimpleStatementLine)
+            for small in stmt.body
+            if isinstance(small, cst.Expr) or (isinstance(small, cst.Raise) and small.exc)
+        ]
         if any(_SKIP_CALLS.search(_name(call)) for call in calls if call is not None):
             self._add(node.test, "a skip condition (if ...: skip)")

@@ -31,8 +31,22 @@ SHIM_ALIAS = "porter_shim"
 
 # has_feature() names: the contract's list first; specs.yaml may add more through `features`.
 FEATURES = ("tma", "wgmma", "fp8", "bf16", "tf32", "clusters", "warp_specialization", "mxfp4")
-_NOT_PACKAGES = {"tests", "test", "testing", "docs", "doc", "examples", "example", "benchmarks", "bench",
-                 "build", "dist", "scripts", "tools", "site-packages"}
+_NOT_PACKAGES = {
+    "tests",
+    "test",
+    "testing",
+    "docs",
+    "doc",
+    "examples",
+    "example",
+    "benchmarks",
+    "bench",
+    "build",
+    "dist",
+    "scripts",
+    "tools",
+    "site-packages",
+}
 
 
 def render_shim(
@@ -201,7 +215,11 @@ def source_roots(root: Path) -> list[str]:
     find = setuptools.get("packages", {})
     if isinstance(find, dict) and isinstance(find.get("find"), dict):
         declared += [w for w in find["find"].get("where", []) if isinstance(w, str)]
-    wheel = tool.get("hatch", {}).get("build", {}).get("targets", {}).get("wheel", {}) if isinstance(tool.get("hatch"), dict) else {}
+    wheel = (
+        tool.get("hatch", {}).get("build", {}).get("targets", {}).get("wheel", {})
+        if isinstance(tool.get("hatch"), dict)
+        else {}
+    )
     if isinstance(wheel, dict):
         declared += [str(PurePosixPath(p).parent) for p in wheel.get("packages", []) if isinstance(p, str)]
         sources = wheel.get("sources")
@@ -218,7 +236,7 @@ def package_dir_of(root: Path, file_path: str) -> str | None:
     (no __init__.py) its own directory. None for a top-level module or a file outside any package."""
     path = PurePosixPath(file_path)
     source = _source_root_of(root, path)
-    below = path.parent.parts[len(PurePosixPath(source).parts) if source else 0:]
+    below = path.parent.parts[len(PurePosixPath(source).parts) if source else 0 :]
     if not below or below[0] in _NOT_PACKAGES or not all(part.isidentifier() for part in below):
         return None
     base = PurePosixPath(source) if source else PurePosixPath()
@@ -231,7 +249,9 @@ def package_dir_of(root: Path, file_path: str) -> str | None:
 
 def _source_root_of(root: Path, path: PurePosixPath) -> str:
     """The longest source root that contains the file; a root that is itself a package counts as ""."""
-    roots = [r for r in source_roots(root) if not r or path.parts[:len(PurePosixPath(r).parts)] == PurePosixPath(r).parts]
+    roots = [
+        r for r in source_roots(root) if not r or path.parts[: len(PurePosixPath(r).parts)] == PurePosixPath(r).parts
+    ]
     return max(roots, key=lambda r: len(PurePosixPath(r).parts) if r else 0)
 
 
@@ -243,8 +263,11 @@ def top_level_package(root: Path) -> str | None:
         for base in (root, root / "src")
         if base.is_dir()
         for path in sorted(base.iterdir())
-        if path.is_dir() and (path / "__init__.py").is_file() and path.name.isidentifier()
-        and not path.name.startswith((".", "_")) and path.name.lower() not in _NOT_PACKAGES
+        if path.is_dir()
+        and (path / "__init__.py").is_file()
+        and path.name.isidentifier()
+        and not path.name.startswith((".", "_"))
+        and path.name.lower() not in _NOT_PACKAGES
     ]
     project = _project_name(root)
     named = [c for c in candidates if PurePosixPath(c).name.lower() == project]
@@ -286,7 +309,7 @@ def shim_import(repo_root: str | Path, module_path: str) -> tuple[str, str]:
     root = Path(repo_root)
     path = PurePosixPath(module_path)
     source = _source_root_of(root, path)
-    packages = list(path.parent.parts[len(PurePosixPath(source).parts) if source else 0:])
+    packages = list(path.parent.parts[len(PurePosixPath(source).parts) if source else 0 :])
     if not source and (root / "__init__.py").is_file():
         packages.insert(0, root.resolve().name)  # the root is the package itself
     if packages and not all(part.isidentifier() for part in packages):

@@ -63,7 +63,9 @@ def step_summary(result, max_annotations: int | None = None) -> str:
     from porter.report.markdown import render_markdown
 
     shown = len(annotated(result.findings, max_annotations))
-    head = (f"porter annotated {shown} of {len(result.findings)} finding(s)"
-            + (f" (--max-annotations {max_annotations}, most severe first)" if max_annotations is not None else "")
-            + "; all of them are listed below.\n\n")
+    head = (
+        f"porter annotated {shown} of {len(result.findings)} finding(s)"
+        + (f" (--max-annotations {max_annotations}, most severe first)" if max_annotations is not None else "")
+        + "; all of them are listed below.\n\n"
+    )
     return head + render_markdown(result) + "\n"

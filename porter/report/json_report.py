@@ -17,8 +17,22 @@ from porter.report.summary import summarize
 
 SCHEMA_VERSION = 1
 FINDING_KEYS = (
-    "rule", "name", "severity", "category", "path", "line", "column", "end_line", "end_column",
-    "message", "fix", "target", "facts", "data", "provenance", "reach",
+    "rule",
+    "name",
+    "severity",
+    "category",
+    "path",
+    "line",
+    "column",
+    "end_line",
+    "end_column",
+    "message",
+    "fix",
+    "target",
+    "facts",
+    "data",
+    "provenance",
+    "reach",
 )
 
 

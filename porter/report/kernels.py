@@ -39,8 +39,13 @@ def _config_rows(path: str, kernel: dict):
         options = config.get("options") or {}
         estimate = config.get("estimate") or {}
         yield [
-            path, kernel["name"], str(config.get("line", kernel["line"])), str(config.get("index", "")), meta,
-            show(options.get("num_warps")), show(options.get("num_stages")),
+            path,
+            kernel["name"],
+            str(config.get("line", kernel["line"])),
+            str(config.get("index", "")),
+            meta,
+            show(options.get("num_warps")),
+            show(options.get("num_stages")),
             _limit_cell(estimate.get("threads"), estimate.get("thread_limit"), estimate.get("threads_ok")),
             _limit_cell(estimate.get("lds_bytes"), estimate.get("lds_limit"), estimate.get("lds_ok")),
         ]
@@ -69,8 +74,13 @@ def _launch_row(path: str, launch: dict):
     estimate = launch.get("estimate") or {}
     meta = ", ".join(f"{key}={show(val)}" for key, val in (launch.get("meta") or {}).items())
     return [
-        path, launch.get("kernel") or "?", str(launch.get("line", "")), "launch", meta,
-        show(options.get("num_warps")), show(options.get("num_stages")),
+        path,
+        launch.get("kernel") or "?",
+        str(launch.get("line", "")),
+        "launch",
+        meta,
+        show(options.get("num_warps")),
+        show(options.get("num_stages")),
         _limit_cell(estimate.get("threads"), estimate.get("thread_limit"), estimate.get("threads_ok")),
         _limit_cell(estimate.get("lds_bytes"), estimate.get("lds_limit"), estimate.get("lds_ok")),
     ]
@@ -79,11 +89,16 @@ def _launch_row(path: str, launch: dict):
 def _totals(inventory) -> str:
     kernels = [kernel for record in inventory.files for kernel in record.get("kernels") or []]
     configs = [c for kernel in kernels for c in ((kernel.get("autotune") or {}).get("configs") or [])]
-    over = [c for c in configs if (c.get("estimate") or {}).get("threads_ok") is False
-            or (c.get("estimate") or {}).get("lds_ok") is False]
-    return (f"{len(kernels)} kernel(s), {len(configs)} autotune config(s) in {len(inventory.files)} file(s); "
-            f"{len(over)} config(s) over a {inventory.target} limit. LDS figures are estimates; "
-            f"`porter verify` reads the compiled kernel's.")
+    over = [
+        c
+        for c in configs
+        if (c.get("estimate") or {}).get("threads_ok") is False or (c.get("estimate") or {}).get("lds_ok") is False
+    ]
+    return (
+        f"{len(kernels)} kernel(s), {len(configs)} autotune config(s) in {len(inventory.files)} file(s); "
+        f"{len(over)} config(s) over a {inventory.target} limit. LDS figures are estimates; "
+        f"`porter verify` reads the compiled kernel's."
+    )
 
 
 def print_kernels(inventory, console: Console) -> None:

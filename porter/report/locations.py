@@ -20,8 +20,9 @@ from porter.errors import UsageError
 def git_top_level(directory: Path) -> Path | None:
     """The work tree's top level holding `directory`, or None outside git (or without git)."""
     try:
-        done = subprocess.run(["git", "-C", str(directory), "rev-parse", "--show-toplevel"],
-                              capture_output=True, text=True, timeout=30)
+        done = subprocess.run(
+            ["git", "-C", str(directory), "rev-parse", "--show-toplevel"], capture_output=True, text=True, timeout=30
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     top = done.stdout.strip()

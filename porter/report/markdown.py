@@ -59,8 +59,7 @@ def render_markdown(result) -> str:
         f"{summary['total']} finding(s) in {summary['files']} file(s): "
         f"{counts['error']} error, {counts['warning']} warning, {counts['info']} info; "
         f"{summary['fixable']} with an automatic fix.",
-        f"Scanned {result.stats.files_seen} file(s), {result.stats.lines} lines; "
-        f"{len(result.skipped)} skipped.",
+        f"Scanned {result.stats.files_seen} file(s), {result.stats.lines} lines; {len(result.skipped)} skipped.",
     ]
     if summary["total"]:
         lines += ["", "## Summary", ""] + _summary_table(summary, result.rules)

@@ -51,8 +51,9 @@ def writable_destination(path: str | Path) -> Path:
     if stat.S_ISLNK(info.st_mode):
         return _link_destination(target)
     if not stat.S_ISREG(info.st_mode):
-        raise OutputError(f"{target}: not a regular file ({_kind(info.st_mode)}); porter writes only regular files "
-                          "or new paths")
+        raise OutputError(
+            f"{target}: not a regular file ({_kind(info.st_mode)}); porter writes only regular files or new paths"
+        )
     return target
 
 
@@ -71,8 +72,13 @@ def _link_destination(link: Path) -> Path:
 
 
 def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")):
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
         if test(mode):
             return name
     return "a special file"

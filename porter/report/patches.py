@@ -57,13 +57,17 @@ def headline(plan, verdicts, options: dict[str, Any]) -> str:
     if options.get("problem"):
         return f"porter rewrite for {t.name} ({t.arch}): NOT VERIFIED, verification could not run: {options['problem']}"
     if not options.get("verified", True):
-        return (f"porter rewrite for {t.name} ({t.arch}): NOT VERIFIED (--no-verify): {counts['patches']} unverified "
-                "patches, nothing is known about the target")
+        return (
+            f"porter rewrite for {t.name} ({t.arch}): NOT VERIFIED (--no-verify): {counts['patches']} unverified "
+            "patches, nothing is known about the target"
+        )
     done = counts["target_failures"] == 0 and counts["rejected"] == 0 and counts["unverified"] == 0
     state = "done on the target" if done else "NOT DONE"
-    return (f"porter rewrite for {t.name} ({t.arch}): {state}: {counts['target_failures']} target failure(s), "
-            f"{counts['rejected']} rejected, {counts['unverified']} unverified, {counts['accepted']} accepted "
-            f"of {counts['patches']} patches; {counts['needs_review']} finding(s) need review")
+    return (
+        f"porter rewrite for {t.name} ({t.arch}): {state}: {counts['target_failures']} target failure(s), "
+        f"{counts['rejected']} rejected, {counts['unverified']} unverified, {counts['accepted']} accepted "
+        f"of {counts['patches']} patches; {counts['needs_review']} finding(s) need review"
+    )
 
 
 def render_text(plan, verdicts, applied, skipped, out_dir: str | None, options: dict[str, Any] | None = None) -> str:
@@ -96,8 +100,10 @@ def render_text(plan, verdicts, applied, skipped, out_dir: str | None, options: 
 def render_github(plan, verdicts, applied, skipped, options: dict[str, Any] | None = None) -> str:
     out = []
     for failure in (options or {}).get("target_failures", []):
-        props = (f"file={escape_property(failure['path'])},line={failure['line']},"
-                 f"title={escape_property(failure['rule'] + ' fails on the target')}")
+        props = (
+            f"file={escape_property(failure['path'])},line={failure['line']},"
+            f"title={escape_property(failure['rule'] + ' fails on the target')}"
+        )
         out.append(f"::error {props}::{escape_data(failure['message'])}")
     for patch in plan.patches:
         state = patch_status(patch.id, verdicts, applied, skipped)
@@ -153,14 +159,28 @@ def render_markdown(plan, verdicts, applied, skipped, options) -> str:
     counts = summary_counts(plan, verdicts, options)
     t = plan.target
     md = [f"# porter rewrite report: {t.name} ({t.arch})", "", f"**{headline(plan, verdicts, options)}**", ""]
-    mode = "exclusive (target values written directly)" if options.get("exclusive") else "portable (NVIDIA branch kept, target chosen at run time)"
+    mode = (
+        "exclusive (target values written directly)"
+        if options.get("exclusive")
+        else "portable (NVIDIA branch kept, target chosen at run time)"
+    )
     md += [f"Mode: {mode}. Verification: {options.get('verification') or 'not run'}.", ""]
     if options.get("problem"):
-        md += ["## Verification could not run", "", options["problem"], "",
-               "Set these in the repository's `pyproject.toml` and run again:", "", "```toml",
-               "[tool.porter.verify]", 'test_cmd = "python -m pytest tests"  # the command that runs the tests',
-               "timeout = 1200  # seconds per test run", "select_tests = true  # only tests importing patched files",
-               "```", ""]
+        md += [
+            "## Verification could not run",
+            "",
+            options["problem"],
+            "",
+            "Set these in the repository's `pyproject.toml` and run again:",
+            "",
+            "```toml",
+            "[tool.porter.verify]",
+            'test_cmd = "python -m pytest tests"  # the command that runs the tests',
+            "timeout = 1200  # seconds per test run",
+            "select_tests = true  # only tests importing patched files",
+            "```",
+            "",
+        ]
     md += ["## Still failing on the target", ""]
     failures = options.get("target_failures", [])
     md += [f"- {_failure_line(f)}" for f in failures] or ["Nothing the replay and the cross-compile saw."]
@@ -168,8 +188,9 @@ def render_markdown(plan, verdicts, applied, skipped, options) -> str:
     md += ["## Needs review", ""]
     pending = [p for p in plan.patches if verdict_state(p.id, verdicts) != "accepted"]
     for patch in pending:
-        md += _patch_section(patch, verdicts.get(patch.id), patch_status(patch.id, verdicts, applied, skipped),
-                             skipped.get(patch.id))
+        md += _patch_section(
+            patch, verdicts.get(patch.id), patch_status(patch.id, verdicts, applied, skipped), skipped.get(patch.id)
+        )
     for item in plan.needs_review:
         f = item.finding
         head = f"- `{f.path}:{f.line}` **{f.rule}** {f.name} ({f.severity}, {item.kind}): {f.message}"
@@ -179,15 +200,23 @@ def render_markdown(plan, verdicts, applied, skipped, options) -> str:
     md += ["", "## Accepted patches", ""]
     for patch in plan.patches:
         if verdict_state(patch.id, verdicts) == "accepted":
-            md += _patch_section(patch, verdicts.get(patch.id), patch_status(patch.id, verdicts, applied, skipped),
-                                 skipped.get(patch.id))
-    md += ["## Summary", "", f"{counts['findings']} findings, {counts['patches']} patches ({counts['accepted']} accepted, "
-           f"{counts['rejected']} rejected, {counts['unverified']} unverified), {counts['needs_review']} need review.", ""]
+            md += _patch_section(
+                patch, verdicts.get(patch.id), patch_status(patch.id, verdicts, applied, skipped), skipped.get(patch.id)
+            )
+    md += [
+        "## Summary",
+        "",
+        f"{counts['findings']} findings, {counts['patches']} patches ({counts['accepted']} accepted, "
+        f"{counts['rejected']} rejected, {counts['unverified']} unverified), {counts['needs_review']} need review.",
+        "",
+    ]
     for number, item in enumerate(options.get("rounds", []), start=1):
-        md.append(f"- round {number}: {item['patches']} patches, {item['accepted']} accepted"
-                  + (f", new runtime findings: {', '.join(item['new_runtime'])}" if item["new_runtime"] else "")
-                  + (f", remedied at the launches instead: {'; '.join(item['relocated'])}" if item.get("relocated") else "")
-                  + (f", {item['agent_asked']} finding(s) sent to the agent" if item.get("agent_asked") else ""))
+        md.append(
+            f"- round {number}: {item['patches']} patches, {item['accepted']} accepted"
+            + (f", new runtime findings: {', '.join(item['new_runtime'])}" if item["new_runtime"] else "")
+            + (f", remedied at the launches instead: {'; '.join(item['relocated'])}" if item.get("relocated") else "")
+            + (f", {item['agent_asked']} finding(s) sent to the agent" if item.get("agent_asked") else "")
+        )
     md += [""]
     md += _table(sorted(counts["by_rule"].items()), "rule") + [""]
     md += _table(sorted(counts["by_severity"].items()), "severity") + [""]
@@ -230,6 +259,12 @@ def _patch_section(patch, verdict, state: str, skip_reason: str | None) -> list[
         md.append(f"- not applied: {skip_reason}")
     diff = ["```diff", patch.diff.rstrip("\n"), "```"]
     if patch.diff.count("\n") > FOLD_DIFF_LINES:
-        diff = ["<details><summary>diff ({} lines)</summary>".format(patch.diff.count("\n")), "", *diff, "", "</details>"]
+        diff = [
+            "<details><summary>diff ({} lines)</summary>".format(patch.diff.count("\n")),
+            "",
+            *diff,
+            "",
+            "</details>",
+        ]
     md += ["", *diff, ""]
     return md

@@ -56,8 +56,10 @@ def check_out_dir(out_dir: str | Path, tree: str | Path | None = None) -> Path:
     if not out.is_dir():
         raise OutputError(f"--out {out}: exists and is not a directory")
     if previous_files(out) is None and any(out.iterdir()):
-        raise OutputError(f"--out {out}: a non-empty directory that is not a porter report; "
-                          "give a new or empty directory (porter never deletes files it did not write)")
+        raise OutputError(
+            f"--out {out}: a non-empty directory that is not a porter report; "
+            "give a new or empty directory (porter never deletes files it did not write)"
+        )
     return out
 
 
@@ -104,8 +106,16 @@ def report_pathspecs(out_dir: str | Path, root: str | Path) -> list[str]:
 # ---- writing it ----------------------------------------------------------------------------
 
 
-def write_report_dir(out_dir: str | Path, plan, verdicts: dict[str, Any], applied: set[str], skipped: dict[str, str],
-                     options: dict[str, Any], scan_result=None, extra_files: dict[str, str] | None = None) -> Path:
+def write_report_dir(
+    out_dir: str | Path,
+    plan,
+    verdicts: dict[str, Any],
+    applied: set[str],
+    skipped: dict[str, str],
+    options: dict[str, Any],
+    scan_result=None,
+    extra_files: dict[str, str] | None = None,
+) -> Path:
     """Render the report and publish it to `out_dir` (checked against the tree in options["root"])."""
     root = options.get("root")
     out = check_out_dir(out_dir, root)
@@ -117,8 +127,9 @@ def write_report_dir(out_dir: str | Path, plan, verdicts: dict[str, Any], applie
 def render_report_files(plan, verdicts, applied, skipped, options, scan_result=None, root=None) -> dict[str, str]:
     from porter.remedy.patches import tree_patch_text
 
-    files = {f"patches/{patch.id}.patch": tree_patch_text(root, patch) if root else patch.diff
-             for patch in plan.patches}
+    files = {
+        f"patches/{patch.id}.patch": tree_patch_text(root, patch) if root else patch.diff for patch in plan.patches
+    }
     files["report.md"] = strip_terminal_codes(patch_report.render_markdown(plan, verdicts, applied, skipped, options))
     files["report.json"] = patch_report.render_json(plan, verdicts, applied, skipped, options)
     files["needs-review.md"] = strip_terminal_codes(_needs_review(plan))

@@ -34,9 +34,17 @@ def _references_text(info: RuleInfo) -> str:
 
 
 def rule_record(info: RuleInfo) -> dict:
-    return {"id": info.id, "name": info.name, "summary": info.summary, "severity": info.severity,
-            "category": info.category, "fix": info.fix, "fix_safety": info.safety or None,
-            "enabled_by_default": info.enabled_by_default, "docs": info.docs}
+    return {
+        "id": info.id,
+        "name": info.name,
+        "summary": info.summary,
+        "severity": info.severity,
+        "category": info.category,
+        "fix": info.fix,
+        "fix_safety": info.safety or None,
+        "enabled_by_default": info.enabled_by_default,
+        "docs": info.docs,
+    }
 
 
 def rules_json(infos: list[RuleInfo]) -> str:
@@ -45,16 +53,22 @@ def rules_json(infos: list[RuleInfo]) -> str:
 
 def rules_table(infos: list[RuleInfo]) -> str:
     """One line a rule: id, severity, fix, name and summary."""
-    rows = [f"{info.id}  {info.severity:<7}  {(info.fix or '-'):<7}  {'' if info.enabled_by_default else '(opt-in) '}"
-            f"{info.name}: {info.summary}" for info in infos]
+    rows = [
+        f"{info.id}  {info.severity:<7}  {(info.fix or '-'):<7}  {'' if info.enabled_by_default else '(opt-in) '}"
+        f"{info.name}: {info.summary}"
+        for info in infos
+    ]
     return "".join(row + "\n" for row in rows)
 
 
 def rules_markdown(infos: list[RuleInfo]) -> str:
     """The rule index: a table, then a section per rule (anchors are the lower-case ids)."""
     table = ["| id | name | severity | fix | default | summary |", "|---|---|---|---|---|---|"]
-    table += [f"| [{info.id}](#{info.id.lower()}) | `{info.name}` | {info.severity} | {info.fix or '-'} | "
-              f"{'on' if info.enabled_by_default else 'opt-in'} | {_cell(info.summary)} |" for info in infos]
+    table += [
+        f"| [{info.id}](#{info.id.lower()}) | `{info.name}` | {info.severity} | {info.fix or '-'} | "
+        f"{'on' if info.enabled_by_default else 'opt-in'} | {_cell(info.summary)} |"
+        for info in infos
+    ]
     sections = [f"## {info.id}\n\n" + info.help_markdown() for info in infos]
     return INDEX_HEADER + "\n" + "\n".join(table) + "\n\n" + "\n\n".join(sections) + "\n"
 

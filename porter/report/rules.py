@@ -55,13 +55,21 @@ class RuleInfo:
 
 
 PARSE_ERROR = RuleInfo(
-    id=PARSE_ERROR_ID, name="parse-error", summary="the file could not be parsed as Python",
-    severity="error", category="", docs={"what": "porter could not parse this file, so no rule ran on it."},
+    id=PARSE_ERROR_ID,
+    name="parse-error",
+    summary="the file could not be parsed as Python",
+    severity="error",
+    category="",
+    docs={"what": "porter could not parse this file, so no rule ran on it."},
 )
 
 ANALYZER_ERROR = RuleInfo(
-    id=ANALYZER_ERROR_ID, name="analyzer-error", summary="a rule's visitor failed on this file (a porter bug)",
-    severity="error", category="", docs={"what": "One rule could not finish on this file; the other rules' findings stand."},
+    id=ANALYZER_ERROR_ID,
+    name="analyzer-error",
+    summary="a rule's visitor failed on this file (a porter bug)",
+    severity="error",
+    category="",
+    docs={"what": "One rule could not finish on this file; the other rules' findings stand."},
 )
 BUILTIN_RULES = {PARSE_ERROR_ID: PARSE_ERROR, ANALYZER_ERROR_ID: ANALYZER_ERROR}
 
@@ -78,9 +86,14 @@ def rule_info(rule: Any) -> RuleInfo:
     safety = _get(fix, "safety", "") if fix is not None and not isinstance(fix, str) else ""
     docs = _get(rule, "docs") or {}
     return RuleInfo(
-        id=str(_get(rule, "id")), name=str(_get(rule, "name", "")), summary=str(_get(rule, "summary", "") or ""),
-        severity=str(_get(rule, "severity", "warning") or "warning"), category=str(_get(rule, "category", "") or ""),
-        fix=fix_kind, safety=safety or "", docs=dict(docs) if isinstance(docs, dict) else {},
+        id=str(_get(rule, "id")),
+        name=str(_get(rule, "name", "")),
+        summary=str(_get(rule, "summary", "") or ""),
+        severity=str(_get(rule, "severity", "warning") or "warning"),
+        category=str(_get(rule, "category", "") or ""),
+        fix=fix_kind,
+        safety=safety or "",
+        docs=dict(docs) if isinstance(docs, dict) else {},
         enabled_by_default=_get(rule, "enabled_by_default", True) is not False,
     )
 
@@ -105,6 +118,10 @@ def runtime_rule_infos() -> dict[str, RuleInfo]:
 
 def info_for(rules: dict[str, RuleInfo], finding) -> RuleInfo:
     """The finding's rule (a runtime rule when the rule set lacks it), or a stand-in built from the finding."""
-    return rules.get(finding.rule) or runtime_rule_infos().get(finding.rule) or RuleInfo(
-        id=finding.rule, name=finding.name, severity=finding.severity, category=finding.category, fix=finding.fix
+    return (
+        rules.get(finding.rule)
+        or runtime_rule_infos().get(finding.rule)
+        or RuleInfo(
+            id=finding.rule, name=finding.name, severity=finding.severity, category=finding.category, fix=finding.fix
+        )
     )

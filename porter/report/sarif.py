@@ -91,23 +91,32 @@ def _result(finding, rule_index: int, fingerprint: str, paths: ProjectPaths) -> 
         "ruleIndex": rule_index,
         "level": LEVELS.get(finding.severity, "warning"),
         "message": {"text": finding.message},
-        "locations": [{
-            "physicalLocation": {
-                "artifactLocation": {"uri": paths.uri(finding.path), "uriBaseId": "%SRCROOT%"},
-                "region": region,
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": paths.uri(finding.path), "uriBaseId": "%SRCROOT%"},
+                    "region": region,
+                }
             }
-        }],
+        ],
         "partialFingerprints": {FINGERPRINT_KEY: fingerprint, GITHUB_FINGERPRINT_KEY: fingerprint},
-        "properties": {"fix": finding.fix, "target": finding.target or None,
-                       "provenance": finding.provenance, "reach": finding.reach},
+        "properties": {
+            "fix": finding.fix,
+            "target": finding.target or None,
+            "provenance": finding.provenance,
+            "reach": finding.reach,
+        },
     }
     return result
 
 
 def _notification(note, paths: ProjectPaths) -> dict:
     location = {"artifactLocation": {"uri": paths.uri(note.path), "uriBaseId": "%SRCROOT%"}}
-    return {"level": "note", "message": {"text": f"skipped: {note.reason}"},
-            "locations": [{"physicalLocation": location}]}
+    return {
+        "level": "note",
+        "message": {"text": f"skipped: {note.reason}"},
+        "locations": [{"physicalLocation": location}],
+    }
 
 
 def build_sarif(result, project_root=None) -> dict:
@@ -133,10 +142,12 @@ def build_sarif(result, project_root=None) -> dict:
         "originalUriBaseIds": {"%SRCROOT%": {"uri": paths.project_root.as_uri() + "/"}},
         "columnKind": "unicodeCodePoints",
         "results": [_result(f, index[f.rule], fp, paths) for f, fp in zip(result.findings, prints)],
-        "invocations": [{
-            "executionSuccessful": True,
-            "toolExecutionNotifications": [_notification(note, paths) for note in result.skipped],
-        }],
+        "invocations": [
+            {
+                "executionSuccessful": True,
+                "toolExecutionNotifications": [_notification(note, paths) for note in result.skipped],
+            }
+        ],
         "properties": {"target": result.target},
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}

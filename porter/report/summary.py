@@ -21,15 +21,24 @@ def summarize(findings: list[Finding]) -> dict:
     by_severity: Counter[str] = Counter(finding.severity for finding in findings)
     rows: dict[str, dict] = {}
     for finding in findings:
-        row = rows.setdefault(finding.rule, {
-            "rule": finding.rule, "name": finding.name, "severity": finding.severity,
-            "count": 0, "fixable": 0, "fix": finding.fix,
-        })
+        row = rows.setdefault(
+            finding.rule,
+            {
+                "rule": finding.rule,
+                "name": finding.name,
+                "severity": finding.severity,
+                "count": 0,
+                "fixable": 0,
+                "fix": finding.fix,
+            },
+        )
         row["count"] += 1
         row["fixable"] += finding.fix is not None and finding.fix != "advice"
         if SEVERITY_RANK.get(finding.severity, 0) > SEVERITY_RANK.get(row["severity"], 0):
             row["severity"] = finding.severity
-    by_rule = sorted(rows.values(), key=lambda row: (-SEVERITY_RANK.get(row["severity"], 0), -row["count"], row["rule"]))
+    by_rule = sorted(
+        rows.values(), key=lambda row: (-SEVERITY_RANK.get(row["severity"], 0), -row["count"], row["rule"])
+    )
     return {
         "total": len(findings),
         "files": len({finding.path for finding in findings}),

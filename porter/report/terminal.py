@@ -61,7 +61,9 @@ def _finding_header(finding, rules) -> Text:
     header.append(f"{finding.rule} ", style="bold")
     header.append(f"[{finding.name}] ", style="dim")
     header.append(finding.message)
-    if finding.reach != "target":  # reach unknown: a platform test porter could not decide; nvidia_only: shown on request
+    if (
+        finding.reach != "target"
+    ):  # reach unknown: a platform test porter could not decide; nvidia_only: shown on request
         header.append(f"  [reach {finding.reach}: {finding.reach_reason}]", style="magenta")
     header.append(f"  ({fix})", style="green" if finding.fix else "dim")
     return header
@@ -71,12 +73,22 @@ def _summary_table(result) -> Table:
     summary = summarize(result.findings)
     table = Table(title=f"porter scan summary: {result.target}", title_justify="left")
     columns: tuple[tuple[str, JustifyMethod], ...] = (
-        ("rule", "left"), ("name", "left"), ("severity", "left"), ("count", "right"), ("fix", "left"))
+        ("rule", "left"),
+        ("name", "left"),
+        ("severity", "left"),
+        ("count", "right"),
+        ("fix", "left"),
+    )
     for column, justify in columns:
         table.add_column(column, justify=justify)
     for row in summary["by_rule"]:
-        table.add_row(row["rule"], row["name"], Text(row["severity"], style=STYLES.get(row["severity"], "")),
-                      str(row["count"]), row["fix"] or "-")
+        table.add_row(
+            row["rule"],
+            row["name"],
+            Text(row["severity"], style=STYLES.get(row["severity"], "")),
+            str(row["count"]),
+            row["fix"] or "-",
+        )
     return table
 
 

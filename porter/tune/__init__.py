@@ -1,8 +1,8 @@
 """Analytical GEMM performance model: zero-warmup Triton config selection (`porter tune`).
 
-    rank_gemm(target, dtype, m, n, k, candidates=None, top=None) -> list[RankedConfig]
-    predict_gemm_ms(target, dtype, m, n, k, config=None) -> float
-    default_space(target, dtype, m) -> list[GemmConfig]
+rank_gemm(target, dtype, m, n, k, candidates=None, top=None) -> list[RankedConfig]
+predict_gemm_ms(target, dtype, m, n, k, config=None) -> float
+default_space(target, dtype, m) -> list[GemmConfig]
 """
 
 from porter.tune.config import GemmConfig, parse_config
@@ -20,6 +20,14 @@ def default_space(target, dtype: str, m: int) -> list[GemmConfig]:
 
 
 __all__ = [
-    "GemmConfig", "ModelConstants", "RankedConfig", "constants_for", "default_space", "explain_infeasible",
-    "parse_config", "predict_gemm_ms", "rank_gemm", "resolve_dtype",
+    "GemmConfig",
+    "ModelConstants",
+    "RankedConfig",
+    "constants_for",
+    "default_space",
+    "explain_infeasible",
+    "parse_config",
+    "predict_gemm_ms",
+    "rank_gemm",
+    "resolve_dtype",
 ]

@@ -42,8 +42,11 @@ def parse_config(raw: Any, where: str = "candidate") -> GemmConfig:
         return raw
     if not isinstance(raw, Mapping):
         raise UsageError(f"{where}: expected an object with keys {', '.join(REQUIRED_KEYS)}, got {type(raw).__name__}")
-    if raw.keys() <= _CANONICAL and all(type(v) is int and (v > 0 or (v == 0 and key in _ZERO_OK))
-                                        for key, v in raw.items()) and _has_required(raw):
+    if (
+        raw.keys() <= _CANONICAL
+        and all(type(v) is int and (v > 0 or (v == 0 and key in _ZERO_OK)) for key, v in raw.items())
+        and _has_required(raw)
+    ):
         if all(not (raw[key] & (raw[key] - 1)) for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K")):
             return GemmConfig(**raw)  # fast path: already canonical, positive ints, power-of-two tiles
     values = {_SYNONYMS[key] if key in _SYNONYMS else key: value for key, value in raw.items()}

@@ -26,7 +26,7 @@ class ModelConstants:
     l2_bytes_per_unit_clk: float = 64.0  # L2 -> one unit bandwidth (bytes per unit per clock)
     l2_device_bytes_per_clk: float | None = None  # aggregate L2 -> units bandwidth (None: units x per-unit)
     wrapped_bytes_per_clk: float | None = None  # device rate for rows past M (offs % M re-reads the same
-                                                # few lines, so the same L2 slices serve them); None: off
+    # few lines, so the same L2 slices serve them); None: off
     mall_gbps: float | None = None  # AMD Infinity Cache bandwidth (serves per-XCD L2 misses)
     mem_latency_ns: float = 800.0  # latency of a load that misses L2 (DRAM)
     l2_latency_ns: float = 300.0  # latency of a load that hits L2; a step's latency mixes the two
@@ -89,8 +89,10 @@ def _vendor_defaults(target: Target) -> dict[str, Any]:
             "max_acc_regs": target.registers["arch_vgprs"] // 2,
         }
     # half the per-thread registers for accumulators: 128x256 on 8 warps (128) fits, 256x256 does not
-    return {"max_acc_regs": (target.registers["per_thread_max"] + 1) // 2,
-            "max_threads_per_unit": 2 * target.max_threads_per_block}
+    return {
+        "max_acc_regs": (target.registers["per_thread_max"] + 1) // 2,
+        "max_threads_per_unit": 2 * target.max_threads_per_block,
+    }
 
 
 def constants_for(target: Target) -> ModelConstants:

@@ -18,12 +18,24 @@ class GemmDtype:
 
 
 _ALIASES = {
-    "bf16": "bf16", "bfloat16": "bf16",
-    "fp16": "fp16", "float16": "fp16", "half": "fp16",
-    "fp8": "fp8e4m3", "fp8e4m3": "fp8e4m3", "e4m3": "fp8e4m3", "fp8e4m3fn": "fp8e4m3",
-    "float8_e4m3fn": "fp8e4m3", "fp8e4nv": "fp8e4m3",
-    "fp8e4m3fnuz": "fp8e4m3fnuz", "float8_e4m3fnuz": "fp8e4m3fnuz", "e4m3fnuz": "fp8e4m3fnuz", "fp8e4b8": "fp8e4m3fnuz",
-    "fp32": "fp32", "float32": "fp32", "float": "fp32",
+    "bf16": "bf16",
+    "bfloat16": "bf16",
+    "fp16": "fp16",
+    "float16": "fp16",
+    "half": "fp16",
+    "fp8": "fp8e4m3",
+    "fp8e4m3": "fp8e4m3",
+    "e4m3": "fp8e4m3",
+    "fp8e4m3fn": "fp8e4m3",
+    "float8_e4m3fn": "fp8e4m3",
+    "fp8e4nv": "fp8e4m3",
+    "fp8e4m3fnuz": "fp8e4m3fnuz",
+    "float8_e4m3fnuz": "fp8e4m3fnuz",
+    "e4m3fnuz": "fp8e4m3fnuz",
+    "fp8e4b8": "fp8e4m3fnuz",
+    "fp32": "fp32",
+    "float32": "fp32",
+    "float": "fp32",
 }
 _FP8_TORCH_NAME = {"fp8e4m3": "float8_e4m3fn", "fp8e4m3fnuz": "float8_e4m3fnuz"}
 DTYPES = ("bf16", "fp16", "fp8e4m3", "fp8e4m3fnuz", "fp32")

@@ -21,8 +21,11 @@ from porter.tune.model import Machine, infeasibility, lds_bytes, predict_seconds
 NEAR = 1.03  # within 3% of the model's best: inside the H200 sweeps' timing noise (README)
 # representative problems: M from decode to large batches, on square, wide (MLP up), deep (MLP
 # down) and small (recommendation) N x K
-PROBLEMS = tuple((m, n, k) for m in (16, 32, 128, 512, 2048, 4096, 8192, 16384)
-                 for n, k in ((4096, 4096), (14336, 4096), (4096, 14336), (1024, 1024)))
+PROBLEMS = tuple(
+    (m, n, k)
+    for m in (16, 32, 128, 512, 2048, 4096, 8192, 16384)
+    for n, k in ((4096, 4096), (14336, 4096), (4096, 14336), (1024, 1024))
+)
 
 
 def dtype_for(elem_bytes: int | None, kernel_dtypes: tuple | list | set = ()) -> str:

@@ -55,13 +55,25 @@ def library_advice(target: Target, dtype: str, m: int, n: int, k: int, triton_ms
     ceiling = blas_ceiling(target, dtype)
     name = resolve_dtype(dtype, target).name
     if ceiling is None:
-        return LibraryAdvice(target.name, name, m, n, k, library, None, triton_ms, False,
-                             f"no measured {library} ceiling for {name} on {target.name}: cannot compare")
+        return LibraryAdvice(
+            target.name,
+            name,
+            m,
+            n,
+            k,
+            library,
+            None,
+            triton_ms,
+            False,
+            f"no measured {library} ceiling for {name} on {target.name}: cannot compare",
+        )
     blas_ms = blas_seconds(target, dtype, m, n, k, ceiling) * 1e3
     faster = math.isfinite(triton_ms) and blas_ms < FASTER_MARGIN * triton_ms
     if faster:
-        note = (f"{library} is predicted faster: {blas_ms:.4f} ms against {triton_ms:.4f} ms for the best Triton "
-                f"config ({triton_ms / blas_ms:.2f}x); call torch.matmul here rather than a Triton GEMM")
+        note = (
+            f"{library} is predicted faster: {blas_ms:.4f} ms against {triton_ms:.4f} ms for the best Triton "
+            f"config ({triton_ms / blas_ms:.2f}x); call torch.matmul here rather than a Triton GEMM"
+        )
     else:
         note = f"Triton's best ({triton_ms:.4f} ms) is within 10% of {library} ({blas_ms:.4f} ms) or faster"
     return LibraryAdvice(target.name, name, m, n, k, library, blas_ms, triton_ms, faster, note)

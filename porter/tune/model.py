@@ -64,10 +64,15 @@ class Machine:
         const = const or constants_for(target)
         clock = target.clock_ghz * 1e9
         per_xcd = target.l2_scope == "xcd" and target.xcds > 1
-        reuse_pool = (target.mall_bytes if per_xcd and target.mall_bytes else (target.l2_bytes or 0))
+        reuse_pool = target.mall_bytes if per_xcd and target.mall_bytes else (target.l2_bytes or 0)
         return cls(
-            target=target, dtype=dtype, const=const, clock_hz=clock, units=target.units,
-            wave=target.wave_size, peak_flops_clk=_peak_flops_clk(target, dtype),
+            target=target,
+            dtype=dtype,
+            const=const,
+            clock_hz=clock,
+            units=target.units,
+            wave=target.wave_size,
+            peak_flops_clk=_peak_flops_clk(target, dtype),
             hbm_bps=target.hbm_gbps * 1e9 * const.hbm_eff,
             l2_unit_bps=const.l2_bytes_per_unit_clk * clock,
             l2_device_bps=(const.l2_device_bytes_per_clk or const.l2_bytes_per_unit_clk * target.units) * clock,
@@ -77,10 +82,16 @@ class Machine:
             mall_bps=const.mall_gbps * 1e9 if (per_xcd and const.mall_gbps) else None,
             latency_s=const.mem_latency_ns * 1e-9,
             l2_latency_s=const.l2_latency_ns * 1e-9,
-            mma_buffers=(const.async_mma_buffers if const.async_mma_buffers is not None
-                         else int(bool(target.features.get("wgmma")))),
-            lds_bps=(target.extra["lds_bytes_per_clk"] * clock * const.lds_eff
-                     if target.extra.get("lds_bytes_per_clk") else None),
+            mma_buffers=(
+                const.async_mma_buffers
+                if const.async_mma_buffers is not None
+                else int(bool(target.features.get("wgmma")))
+            ),
+            lds_bps=(
+                target.extra["lds_bytes_per_clk"] * clock * const.lds_eff
+                if target.extra.get("lds_bytes_per_clk")
+                else None
+            ),
             mfma_table=_mfma_table(target, dtype),
         )
 
@@ -141,7 +152,9 @@ def infeasibility(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | None
     if acc > cap:
         return f"{acc:.0f} accumulator registers per lane (> {cap}): spills"
     if target.is_amd and _mfma(machine, cfg) is None:
-        return f"no {machine.dtype.name} MFMA fits BLOCK_K={cfg.BLOCK_K} / matrix_instr_nonkdim={cfg.matrix_instr_nonkdim}"
+        return (
+            f"no {machine.dtype.name} MFMA fits BLOCK_K={cfg.BLOCK_K} / matrix_instr_nonkdim={cfg.matrix_instr_nonkdim}"
+        )
     return None
 
 
@@ -242,8 +255,11 @@ def _wgmma_grid(cfg: GemmConfig) -> tuple[int, int]:
 @lru_cache(maxsize=1024)
 def _warp_grid(bm: int, bn: int, warps: int) -> tuple[int, int]:
     """Warps along M and along N for mma.sync / MFMA tiles: the split that reads least."""
-    splits = [(wm, warps // wm) for wm in (1, 2, 4, 8, 16) if wm <= warps and warps % wm == 0
-              and wm <= max(1, bm // 16) and warps // wm <= max(1, bn // 16)]
+    splits = [
+        (wm, warps // wm)
+        for wm in (1, 2, 4, 8, 16)
+        if wm <= warps and warps % wm == 0 and wm <= max(1, bm // 16) and warps // wm <= max(1, bn // 16)
+    ]
     return min(splits, key=lambda s: s[1] * bm + s[0] * bn, default=(warps, warps))
 
 
@@ -282,8 +298,12 @@ def registers_needed(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | N
         tile_dwords = (cfg.BLOCK_M + cfg.BLOCK_N) * cfg.BLOCK_K * machine.dtype.in_bytes / (4 * threads)
         # NVIDIA: each 4-byte copy a thread issues per K step keeps its own address and predicate
         copies = sum(four_byte_copies(machine, cfg, unaligned)) / threads
-        return (acc_regs(machine, cfg) + const.reg_overhead + const.reg_per_tile_dword * tile_dwords
-                + const.copy_regs_per_elem * copies)
+        return (
+            acc_regs(machine, cfg)
+            + const.reg_overhead
+            + const.reg_per_tile_dword * tile_dwords
+            + const.copy_regs_per_elem * copies
+        )
     staged = const.unaligned_regs_per_elem * unaligned.elements / threads
     return acc_regs(machine, cfg) + const.unaligned_reg_overhead + staged
 
@@ -301,7 +321,10 @@ def blocks_per_unit(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | No
         limits.append(target.lds_bytes // lds)
     if target.is_amd:
         simds = _amd_fact(target, target.simds_per_unit, "simds_per_unit")
-        waves_simd = min(_amd_fact(target, target.waves_per_simd_max, "waves_per_simd_max"), int(target.registers["vgprs_per_wave_max"] // regs))
+        waves_simd = min(
+            _amd_fact(target, target.waves_per_simd_max, "waves_per_simd_max"),
+            int(target.registers["vgprs_per_wave_max"] // regs),
+        )
         if cfg.waves_per_eu:  # the compiler budgets registers for this occupancy (spilling if it must)
             waves_simd = cfg.waves_per_eu
         limits.append(waves_simd // -(-cfg.num_warps // simds))
@@ -345,8 +368,9 @@ def predict_seconds(machine: Machine, m: int, n: int, k: int, cfg: GemmConfig) -
     return time_seconds(machine, m, n, k, cfg, unaligned)
 
 
-def time_seconds(machine: Machine, m: int, n: int, k: int, cfg: GemmConfig,
-                 unaligned: Unaligned | None = None) -> float:
+def time_seconds(
+    machine: Machine, m: int, n: int, k: int, cfg: GemmConfig, unaligned: Unaligned | None = None
+) -> float:
     """Predicted seconds of a config already known to be feasible: whole waves plus the rest
     (`unaligned`: the shape's element-wise operands when the caller has them already)."""
     const = machine.const
@@ -423,9 +447,24 @@ def _overlap(power: float, *times: float) -> float:
 class _StepContext:
     """Per-config quantities shared by the (at most two) distinct waves of one launch."""
 
-    __slots__ = ("mc", "m", "n", "cfg", "tiles_m", "tiles_n", "k_steps", "step_flops", "rate",
-                 "a_cross_wave", "b_cross_wave", "elem", "unaligned", "spill_factor", "lds_bytes",
-                 "copy_s")
+    __slots__ = (
+        "mc",
+        "m",
+        "n",
+        "cfg",
+        "tiles_m",
+        "tiles_n",
+        "k_steps",
+        "step_flops",
+        "rate",
+        "a_cross_wave",
+        "b_cross_wave",
+        "elem",
+        "unaligned",
+        "spill_factor",
+        "lds_bytes",
+        "copy_s",
+    )
 
     def __init__(self, mc, m, n, k, cfg, tiles_m, tiles_n, waves, k_steps, rate, pad_m, pad_n, unaligned):
         self.mc, self.m, self.n, self.cfg = mc, m, n, cfg
@@ -514,8 +553,10 @@ class _StepContext:
         mc = self.mc
         depth = self.cfg.num_stages - 1 - mc.mma_buffers
         if depth >= 1:
-            return (_overlap(mc.const.overlap_power, compute, memory, latency / depth)
-                    + mc.const.latency_exposed * latency / depth)
+            return (
+                _overlap(mc.const.overlap_power, compute, memory, latency / depth)
+                + mc.const.latency_exposed * latency / depth
+            )
         serial = (compute + memory) / per_unit + latency
         return _overlap(mc.const.overlap_power, compute, serial, memory)
 

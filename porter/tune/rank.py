@@ -40,9 +40,15 @@ def _check_shape(m: int, n: int, k: int) -> None:
 
 
 def rank_gemm(
-    target: Target | str, dtype: str, m: int, n: int, k: int,
-    candidates: Iterable[Any] | None = None, top: int | None = None,
-    include_infeasible: bool = False, constants: ModelConstants | None = None,
+    target: Target | str,
+    dtype: str,
+    m: int,
+    n: int,
+    k: int,
+    candidates: Iterable[Any] | None = None,
+    top: int | None = None,
+    include_infeasible: bool = False,
+    constants: ModelConstants | None = None,
 ) -> list[RankedConfig]:
     """Candidates (dicts or GemmConfig; the standard space when None) ranked best first by
     predicted time. Infeasible ones are dropped, or listed last with predicted_ms=inf and a
@@ -69,7 +75,12 @@ def rank_gemm(
 
 
 def predict_gemm_ms(
-    target: Target | str, dtype: str, m: int, n: int, k: int, config: Any = None,
+    target: Target | str,
+    dtype: str,
+    m: int,
+    n: int,
+    k: int,
+    config: Any = None,
     constants: ModelConstants | None = None,
 ) -> float:
     """Predicted milliseconds of `config` (the best of the standard space when None); inf when

@@ -25,8 +25,14 @@ from porter.tune.space import default_space
 SWEEP_DTYPES = {"bf16": "bf16", "fp8": "fp8e4m3", "fp16": "fp16", "fp32": "fp32"}  # sweep dtype tag -> porter dtype
 DEFAULT_CONFIG = (128, 128, 64, 4, 3, 8)
 TUTORIAL = [  # Triton matmul tutorial's get_cuda_autotune_config(), first 8 entries (GROUP_M 8)
-    (128, 256, 64, 8, 3, 8), (64, 256, 32, 4, 4, 8), (128, 128, 32, 4, 4, 8), (128, 64, 32, 4, 4, 8),
-    (64, 128, 32, 4, 4, 8), (128, 32, 32, 4, 4, 8), (64, 32, 32, 2, 5, 8), (32, 64, 32, 2, 5, 8),
+    (128, 256, 64, 8, 3, 8),
+    (64, 256, 32, 4, 4, 8),
+    (128, 128, 32, 4, 4, 8),
+    (128, 64, 32, 4, 4, 8),
+    (64, 128, 32, 4, 4, 8),
+    (128, 32, 32, 4, 4, 8),
+    (64, 32, 32, 2, 5, 8),
+    (32, 64, 32, 2, 5, 8),
 ]
 SELECTORS = ("model", "model_top4", "model_top8", "default", "best_fixed", "tutorial8")
 
@@ -66,9 +72,20 @@ def load_rows(path: Path | str) -> list[Row]:
         tried = [i for i, t in enumerate(res["ms"]) if t is not None]
         if not tried:
             continue
-        rows.append(Row(res["name"], res["split"], res["dtype"], res["m"], res["n"], res["k"],
-                        [configs[i] for i in tried], [res["ms"][i] for i in tried], res.get("cublas_ms"),
-                        [configs[i] for i, t in enumerate(res["ms"]) if t is None]))
+        rows.append(
+            Row(
+                res["name"],
+                res["split"],
+                res["dtype"],
+                res["m"],
+                res["n"],
+                res["k"],
+                [configs[i] for i in tried],
+                [res["ms"][i] for i in tried],
+                res.get("cublas_ms"),
+                [configs[i] for i, t in enumerate(res["ms"]) if t is None],
+            )
+        )
     return rows
 
 
@@ -98,10 +115,14 @@ def pick_untimed(row: Row, machine: Machine, best_timed_s: float) -> bool:
     """Whether `porter tune` itself would pick a config the sweep has no time for: one of its own
     candidate space (porter.tune.space) that the model ranks above the best timed one. Such a row
     is scored on the timed configs only, which flatters the model; validate.py counts them."""
-    space = {(c.BLOCK_M, c.BLOCK_N, c.BLOCK_K, c.num_warps, c.num_stages)
-             for c in default_space(machine.target, SWEEP_DTYPES[row.dtype], row.m)}
-    return any(cfg[:5] in space and predict_seconds(machine, row.m, row.n, row.k, to_config(cfg)) < best_timed_s
-               for cfg in row.untimed)
+    space = {
+        (c.BLOCK_M, c.BLOCK_N, c.BLOCK_K, c.num_warps, c.num_stages)
+        for c in default_space(machine.target, SWEEP_DTYPES[row.dtype], row.m)
+    }
+    return any(
+        cfg[:5] in space and predict_seconds(machine, row.m, row.n, row.k, to_config(cfg)) < best_timed_s
+        for cfg in row.untimed
+    )
 
 
 def best_fixed_config(rows: Iterable[Row]) -> tuple | None:
@@ -161,11 +182,26 @@ def evaluate(rows: list[Row], target: Target | str = "h200", const: ModelConstan
         scores = row_scores(row, order, fixed_by_dtype[row.dtype])
         machine = Machine.build(tgt, resolve_dtype(SWEEP_DTYPES[row.dtype], tgt), const or constants_for(tgt))
         pick_s = predict_seconds(machine, row.m, row.n, row.k, to_config(row.configs[order[0]]))
-        detail.append({"name": row.name, "split": row.split, "dtype": row.dtype, "m": row.m, "n": row.n, "k": row.k,
-                       "best_ms": row.best, "pick": list(row.configs[order[0]]), "pick_ms": row.ms[order[0]],
-                       "cublas_ms": row.cublas_ms, "pick_untimed": pick_untimed(row, machine, pick_s), **scores})
-    out: dict[str, Any] = {"fixed": {d: {k: list(v) if v else None for k, v in f.items()} for d, f in fixed_by_dtype.items()},
-                           "rows": detail}
+        detail.append(
+            {
+                "name": row.name,
+                "split": row.split,
+                "dtype": row.dtype,
+                "m": row.m,
+                "n": row.n,
+                "k": row.k,
+                "best_ms": row.best,
+                "pick": list(row.configs[order[0]]),
+                "pick_ms": row.ms[order[0]],
+                "cublas_ms": row.cublas_ms,
+                "pick_untimed": pick_untimed(row, machine, pick_s),
+                **scores,
+            }
+        )
+    out: dict[str, Any] = {
+        "fixed": {d: {k: list(v) if v else None for k, v in f.items()} for d, f in fixed_by_dtype.items()},
+        "rows": detail,
+    }
     for split in sorted({r.split for r in rows}):
         for dtype in ["all"] + sorted(fixed_by_dtype):
             chosen = [d for d in detail if d["split"] == split and dtype in ("all", d["dtype"])]
@@ -176,7 +212,9 @@ def evaluate(rows: list[Row], target: Target | str = "h200", const: ModelConstan
 def format_table(result: dict[str, Any], split: str = "val") -> str:
     """Plain-text table: selectors as rows, geomean/min per dtype as columns."""
     groups = [key for key in result if key.startswith(split + "/")]
-    header = f"{'selector (' + split + ')':22s}" + "".join(f"{g.split('/')[1] + ' geo':>11s}{'min':>7s}" for g in groups)
+    header = f"{'selector (' + split + ')':22s}" + "".join(
+        f"{g.split('/')[1] + ' geo':>11s}{'min':>7s}" for g in groups
+    )
     lines = [header]
     for sel in SELECTORS:
         cells = "".join(f"{result[g][sel]['geomean']:11.3f}{result[g][sel]['min']:7.3f}" for g in groups)

@@ -18,8 +18,9 @@ SMALL_M = 64  # at or below this M the space adds BLOCK_M = 32 tiles
 SMALL_TILES = [(32, bn, bk, 4, s) for bn in (32, 64, 128) for bk in (64, 128) for s in (3, 4, 5)]
 # AMD: 16-row tiles (the 16x16 MFMA's height) and K tiles of 256, as AMD's tuned gfx942/gfx950
 # tables use at small M, at the stage counts those tables use (2, 3)
-AMD_SMALL_TILES = [(bm, bn, bk, 4, s) for bm in (16, 32) for bn in (16, 32, 64, 128) for bk in (64, 128, 256)
-                   for s in (2, 3)]
+AMD_SMALL_TILES = [
+    (bm, bn, bk, 4, s) for bm in (16, 32) for bn in (16, 32, 64, 128) for bk in (64, 128, 256) for s in (2, 3)
+]
 AMD_KNOBS = {"waves_per_eu": (0, 2), "matrix_instr_nonkdim": (16, 32)}
 
 

@@ -66,14 +66,23 @@ class Evaluation:
     def reasons(self) -> list[str]:
         reasons = [self.problem] if self.problem else []
         messages = self.result.run.messages
-        reasons += [f"test passed without these patches and fails with them: {test}"
-                    + (f" ({messages[test]})" if messages.get(test) else "") for test in self.regressions]
+        reasons += [
+            f"test passed without these patches and fails with them: {test}"
+            + (f" ({messages[test]})" if messages.get(test) else "")
+            for test in self.regressions
+        ]
         return reasons + self.compile_failures
 
 
 class Verifier:
-    def __init__(self, repo: Path, patches: list[Patch], target: Target, options: VerifyOptions,
-                 patch_files: dict[str, Path] | None = None):
+    def __init__(
+        self,
+        repo: Path,
+        patches: list[Patch],
+        target: Target,
+        options: VerifyOptions,
+        patch_files: dict[str, Path] | None = None,
+    ):
         self.repo, self.target, self.options = repo, target, options
         self.patches = list(patches)
         self.patch_files = patch_files or {}
@@ -193,8 +202,14 @@ class Verifier:
 
     def _cross_compile(self, evaluation: Evaluation) -> None:
         evaluation.jobs = jobs_from_launches(evaluation.result.replay.launches)
-        evaluation.compiles = compile_jobs(self.root, evaluation.jobs, self.target, jobs=self.options.compile_jobs,
-                                           timeout_s=self.options.compile_timeout_s, cache_dir=self.cache_dir)
+        evaluation.compiles = compile_jobs(
+            self.root,
+            evaluation.jobs,
+            self.target,
+            jobs=self.options.compile_jobs,
+            timeout_s=self.options.compile_timeout_s,
+            cache_dir=self.cache_dir,
+        )
 
     def _compare(self, evaluation: Evaluation, references: list[Evaluation]) -> None:
         run = evaluation.result.run
@@ -204,17 +219,23 @@ class Verifier:
             passed_before += [t for t in reference.result.run.passed if t not in passed_before]
         evaluation.regressions = [t for t in passed_before if t in broken]
         evaluation.reference_passed = passed_before
-        failing_before = {_job_key(j) for reference in references
-                          for j, r in zip(reference.jobs, reference.compiles) if record_failure(r)}
+        failing_before = {
+            _job_key(j)
+            for reference in references
+            for j, r in zip(reference.jobs, reference.compiles)
+            if record_failure(r)
+        }
         touched = {path for pid in evaluation.patch_ids for path in self.touched.get(pid, [])}
         for job, record in zip(evaluation.jobs, evaluation.compiles):
             if not record_failure(record):
                 if record.spills:
                     evaluation.spill_warnings.append(f"{record.source}::{record.kernel}: {record.notes[-1]}")
                 continue
-            caused = (_job_key(job) not in failing_before
-                      and bool(touched & ({job["file"]} | set(job.get("sites", []))))
-                      and not self._fails_without_patches(job, record))
+            caused = (
+                _job_key(job) not in failing_before
+                and bool(touched & ({job["file"]} | set(job.get("sites", []))))
+                and not self._fails_without_patches(job, record)
+            )
             (evaluation.caused if caused else evaluation.not_caused).append(record)
 
     def _fails_without_patches(self, job: dict, record: CompileRecord) -> bool:
@@ -223,9 +244,14 @@ class Verifier:
             return False  # a launch that compiles but cannot run: its parameters are what changed
         key = _job_key(job)
         if key not in self.pristine_compiles:
-            self.pristine_compiles[key] = compile_jobs(self.pristine, [job], self.target, jobs=1,
-                                                       timeout_s=self.options.compile_timeout_s,
-                                                       cache_dir=self.cache_dir)[0]
+            self.pristine_compiles[key] = compile_jobs(
+                self.pristine,
+                [job],
+                self.target,
+                jobs=1,
+                timeout_s=self.options.compile_timeout_s,
+                cache_dir=self.cache_dir,
+            )[0]
         before = self.pristine_compiles[key]
         return not before.ok and _error_class(before.error) == _error_class(record.error)
 
@@ -254,8 +280,9 @@ class Verifier:
         self.problem = baseline_problem(self.baseline.result, self.options)
         if self.problem:
             for patch_id in applicable:
-                verdicts[patch_id] = Verdict(patch_id, False, [self.problem], tests=self.baseline.result.run,
-                                             state="unverified")
+                verdicts[patch_id] = Verdict(
+                    patch_id, False, [self.problem], tests=self.baseline.result.run, state="unverified"
+                )
             return [verdicts[p.id] for p in self.patches]
         if applicable:
             self._judge(applicable, verdicts)
@@ -318,7 +345,9 @@ class Verifier:
         if not culprits or (remainder is not None and not remainder.ok):
             for patch_id in ids:
                 verdict = self._verdict(patch_id, evaluation, accepted=False)
-                verdict.reasons.insert(0, f"fails only in combination with {', '.join(i for i in ids if i != patch_id)}")
+                verdict.reasons.insert(
+                    0, f"fails only in combination with {', '.join(i for i in ids if i != patch_id)}"
+                )
                 verdicts[patch_id] = verdict
             return
         for patch_id in culprits:
@@ -335,13 +364,19 @@ class Verifier:
         run = evaluation.result.run
         base = self.baseline.result.run
         touched = set(self.touched.get(patch_id, []))
-        relevant = [r for j, r in zip(evaluation.jobs, evaluation.compiles)
-                    if touched & ({j["file"]} | set(j.get("sites", [])))]
+        relevant = [
+            r for j, r in zip(evaluation.jobs, evaluation.compiles) if touched & ({j["file"]} | set(j.get("sites", [])))
+        ]
         before = evaluation.reference_passed or base.passed
-        verdict = Verdict(patch_id, accepted, [] if accepted else evaluation.reasons(), tests=run,
-                          newly_passing=[t for t in run.passed if t not in before],
-                          newly_failing=[t for t in (run.failed + run.errors) if t not in base.failed + base.errors],
-                          compiles=relevant or list(evaluation.compiles))
+        verdict = Verdict(
+            patch_id,
+            accepted,
+            [] if accepted else evaluation.reasons(),
+            tests=run,
+            newly_passing=[t for t in run.passed if t not in before],
+            newly_failing=[t for t in (run.failed + run.errors) if t not in base.failed + base.errors],
+            compiles=relevant or list(evaluation.compiles),
+        )
         verdict.warnings = _warnings(evaluation, base)
         unexercised = unexercised_warning(run, sorted(touched))
         if unexercised:
@@ -371,13 +406,18 @@ class Verifier:
         run = evaluation.result.run
         if not self.importing_tests(patch_id, run):
             files = ", ".join(self.touched.get(patch_id, [])) or "its files"
-            gaps.append(f"no test that imports {files} passed with the patch "
-                        f"({len(run.passed)} passed, {len(run.failed) + len(run.errors)} failed or errored, "
-                        f"{len(run.not_replayed)} not replayed)")
+            gaps.append(
+                f"no test that imports {files} passed with the patch "
+                f"({len(run.passed)} passed, {len(run.failed) + len(run.errors)} failed or errored, "
+                f"{len(run.not_replayed)} not replayed)"
+            )
         missing = [name for name in sorted(self.kernels.get(patch_id, set())) if not self._compiled(name, evaluation)]
         if missing:
-            why = ("cross-compilation is off" if not self.options.cross_compile
-                   else "no replayed test launched them, or they do not compile and launch on the target")
+            why = (
+                "cross-compilation is off"
+                if not self.options.cross_compile
+                else "no replayed test launched them, or they do not compile and launch on the target"
+            )
             gaps.append(f"kernel(s) {', '.join(missing)} not compiled for {self.target.arch} ({why})")
         return gaps
 
@@ -420,8 +460,9 @@ def _warnings(evaluation: Evaluation, base: TestRun) -> list[str]:
     broken = [test for test in run.errors if test in base.errors or test in base.failed]
     if broken:
         example = f"{broken[0]}: {run.messages.get(broken[0], '')}".rstrip(": ")
-        warnings.append(f"{len(broken)} test(s) error before and after, so these patches are not tested there "
-                        f"(e.g. {example})")
+        warnings.append(
+            f"{len(broken)} test(s) error before and after, so these patches are not tested there (e.g. {example})"
+        )
     for test, reason in run.not_replayed.items():
         note = "passed at baseline, " if test in base.passed else ""
         warnings.append(f"not replayed on the CPU ({note}{reason}): {test}")
@@ -429,8 +470,10 @@ def _warnings(evaluation: Evaluation, base: TestRun) -> list[str]:
     if bf16:
         warnings.append(f"{BF16_DOT_ISSUE}; kernels: {', '.join(sorted(set(bf16)))}")
     for item in evaluation.result.replay.autotune_disagreements:
-        warnings.append(f"autotune configs of {item['kernel']} disagree ({item['detail']}): config "
-                        f"{item['config_index']} [{item['config']}] vs config {item['reference_index']}")
+        warnings.append(
+            f"autotune configs of {item['kernel']} disagree ({item['detail']}): config "
+            f"{item['config_index']} [{item['config']}] vs config {item['reference_index']}"
+        )
     return warnings
 
 
@@ -505,26 +548,42 @@ def baseline_problem(result: RunResult, options: VerifyOptions) -> str:
     """Why the unpatched tree's test run cannot serve as a baseline, with what to set; "" when it can."""
     run = result.run
     if run.timed_out:
-        return (f"the baseline test run timed out after {options.timeout_s:g} s: raise [tool.porter.verify] "
-                "timeout, or set test_cmd to a faster subset (e.g. \"python -m pytest tests/unit\"), and keep "
-                "select_tests = true so only the tests importing the patched files run")
+        return (
+            f"the baseline test run timed out after {options.timeout_s:g} s: raise [tool.porter.verify] "
+            'timeout, or set test_cmd to a faster subset (e.g. "python -m pytest tests/unit"), and keep '
+            "select_tests = true so only the tests importing the patched files run"
+        )
     if result.problem:
-        return (f"the baseline test run failed ({result.problem}): set [tool.porter.verify] test_cmd to the "
-                "command that runs this project's tests")
-    missing = sorted({m.group(1) for m in (re.search(r"No module named '([\w.]+)'", run.messages.get(t, ""))
-                                          for t in run.errors + run.failed) if m})
+        return (
+            f"the baseline test run failed ({result.problem}): set [tool.porter.verify] test_cmd to the "
+            "command that runs this project's tests"
+        )
+    missing = sorted(
+        {
+            m.group(1)
+            for m in (
+                re.search(r"No module named '([\w.]+)'", run.messages.get(t, "")) for t in run.errors + run.failed
+            )
+            if m
+        }
+    )
     if missing and not run.passed:
-        return (f"the tests cannot import {', '.join(missing)} ({len(run.errors) + len(run.failed)} tests fail "
-                "before any patch): install the project's test dependencies into the interpreter porter runs "
-                "the tests with, or set [tool.porter.verify] test_cmd")
+        return (
+            f"the tests cannot import {', '.join(missing)} ({len(run.errors) + len(run.failed)} tests fail "
+            "before any patch): install the project's test dependencies into the interpreter porter runs "
+            "the tests with, or set [tool.porter.verify] test_cmd"
+        )
     return ""
 
 
 def _job_key(job: dict) -> str:
     import json
 
-    return json.dumps([job["module"], job["qualname"], job["signature"], job["constexprs"], job["options"]],
-                      sort_keys=True, default=str)
+    return json.dumps(
+        [job["module"], job["qualname"], job["signature"], job["constexprs"], job["options"]],
+        sort_keys=True,
+        default=str,
+    )
 
 
 def _error_class(error: str) -> str:
@@ -563,8 +622,13 @@ def _merged_edits(root: Path, patch: Patch) -> dict[str, str] | None:
 # ------------------------------------------------------------ entry points
 
 
-def verify_patches(repo: Path, patches: list[Patch], target: Target, options: VerifyOptions | None = None,
-                   patch_files: dict[str, Path] | None = None) -> list[Verdict]:
+def verify_patches(
+    repo: Path,
+    patches: list[Patch],
+    target: Target,
+    options: VerifyOptions | None = None,
+    patch_files: dict[str, Path] | None = None,
+) -> list[Verdict]:
     """Baseline once, the batch, bisection on failure: one Verdict per patch, in the given order."""
     options = _configured(repo, options or VerifyOptions())
     verifier = Verifier(Path(repo), patches, target, options, patch_files)
@@ -596,21 +660,33 @@ def verify_plan(repo: Path, patches: list[Patch], target: Target, options: Verif
     elapsed = time.monotonic() - start
     for verdict in verdicts:
         verdict.warnings.append(f"verified in {elapsed:.1f} s")
-    selection = (f"{len(verifier.test_files)} test file(s) selected by import graph" if verifier.test_files
-                 else "the full test suite")
-    summary = (f"porter verify: replayed {selection} under {target.name} emulation"
-               + (f", cross-compiled the launched kernels for {target.arch}" if verifier.options.cross_compile else "")
-               + f", {elapsed:.0f} s (timeout {options.timeout_s:g} s per test run)")
-    return Verification(verdicts, baseline=trees[0] if trees else None, accepted_tree=trees[-1] if trees else None,
-                        problem=verifier.problem, summary=summary)
+    selection = (
+        f"{len(verifier.test_files)} test file(s) selected by import graph"
+        if verifier.test_files
+        else "the full test suite"
+    )
+    summary = (
+        f"porter verify: replayed {selection} under {target.name} emulation"
+        + (f", cross-compiled the launched kernels for {target.arch}" if verifier.options.cross_compile else "")
+        + f", {elapsed:.0f} s (timeout {options.timeout_s:g} s per test run)"
+    )
+    return Verification(
+        verdicts,
+        baseline=trees[0] if trees else None,
+        accepted_tree=trees[-1] if trees else None,
+        problem=verifier.problem,
+        summary=summary,
+    )
 
 
 def _tree_verdict(name: str, evaluation: Evaluation) -> Verdict:
     """A tree's own verdict: failing tests and kernels that fail on the target, whoever caused them."""
     run = evaluation.result.run
     reasons = [evaluation.result.problem] if evaluation.result.problem else []
-    reasons += [f"test fails: {test}" + (f" ({run.messages[test]})" if run.messages.get(test) else "")
-                for test in run.failed + run.errors]
+    reasons += [
+        f"test fails: {test}" + (f" ({run.messages[test]})" if run.messages.get(test) else "")
+        for test in run.failed + run.errors
+    ]
     reasons += grouped_failures(evaluation.compiles)
     warnings = _warnings(evaluation, TestRun(command=[]))
     return Verdict(name, not reasons, reasons, tests=run, compiles=evaluation.compiles, warnings=warnings)

@@ -25,8 +25,16 @@ from porter.records import CompileRecord
 from porter.targets import Target
 from porter.verify.workspace import project_import_paths
 
-_OPTION_KEYS = ("num_warps", "num_stages", "num_ctas", "waves_per_eu", "matrix_instr_nonkdim", "kpack",
-                "maxnreg", "schedule_hint")
+_OPTION_KEYS = (
+    "num_warps",
+    "num_stages",
+    "num_ctas",
+    "waves_per_eu",
+    "matrix_instr_nonkdim",
+    "kpack",
+    "maxnreg",
+    "schedule_hint",
+)
 
 
 # ---------------------------------------------------------------- jobs from the replay
@@ -80,9 +88,20 @@ def _package_digest(root: Path, file: str) -> str:
 
 
 def _cache_key(root: Path, job: dict, target: Target, triton_version: str) -> str:
-    text = json.dumps([_package_digest(root, job["file"]), job["module"], job["qualname"], job["signature"],
-                       job["constexprs"], job["options"], target.triton_target, triton_version], sort_keys=True,
-                      default=str)
+    text = json.dumps(
+        [
+            _package_digest(root, job["file"]),
+            job["module"],
+            job["qualname"],
+            job["signature"],
+            job["constexprs"],
+            job["options"],
+            target.triton_target,
+            triton_version,
+        ],
+        sort_keys=True,
+        default=str,
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -98,15 +117,28 @@ def _triton_version() -> str:
 # ---------------------------------------------------------------- records
 
 
-def compile_records(root: Path, launches: list[dict[str, Any]], target: Target, *, jobs: int = 2,
-                    timeout_s: float = 180.0, cache_dir: Path | None = None) -> list[CompileRecord]:
+def compile_records(
+    root: Path,
+    launches: list[dict[str, Any]],
+    target: Target,
+    *,
+    jobs: int = 2,
+    timeout_s: float = 180.0,
+    cache_dir: Path | None = None,
+) -> list[CompileRecord]:
     """A CompileRecord per distinct launch and autotune config the replay recorded."""
-    return compile_jobs(root, jobs_from_launches(launches), target, jobs=jobs, timeout_s=timeout_s,
-                        cache_dir=cache_dir)
+    return compile_jobs(root, jobs_from_launches(launches), target, jobs=jobs, timeout_s=timeout_s, cache_dir=cache_dir)
 
 
-def compile_jobs(root: Path, work: list[dict[str, Any]], target: Target, *, jobs: int = 2,
-                 timeout_s: float = 180.0, cache_dir: Path | None = None) -> list[CompileRecord]:
+def compile_jobs(
+    root: Path,
+    work: list[dict[str, Any]],
+    target: Target,
+    *,
+    jobs: int = 2,
+    timeout_s: float = 180.0,
+    cache_dir: Path | None = None,
+) -> list[CompileRecord]:
     """CompileRecords for every job, in order; cached results are reused, the rest compiled in subprocesses."""
     version = _triton_version()
     results: dict[int, dict[str, Any]] = {}
@@ -118,7 +150,7 @@ def compile_jobs(root: Path, work: list[dict[str, Any]], target: Target, *, jobs
             results[index] = cached | {"cached": True}
         else:
             pending.append((index, key))
-    chunks = [pending[i::max(1, jobs)] for i in range(max(1, jobs))]
+    chunks = [pending[i :: max(1, jobs)] for i in range(max(1, jobs))]
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         outcomes = pool.map(lambda chunk: _run_chunk(root, [work[i] for i, _ in chunk], target, timeout_s), chunks)
         for chunk, outcome in zip(chunks, outcomes):
@@ -135,8 +167,10 @@ def _run_chunk(root: Path, chunk: list[dict], target: Target, timeout_s: float) 
     with tempfile.TemporaryDirectory(prefix="porter-compile-") as scratch:
         job_file = Path(scratch) / "jobs.json"
         out_file = Path(scratch) / "results.jsonl"
-        job_file.write_text(json.dumps({"target": list(target.triton_target), "target_name": target.name,
-                                        "jobs": chunk}), encoding="utf-8")
+        job_file.write_text(
+            json.dumps({"target": list(target.triton_target), "target_name": target.name, "jobs": chunk}),
+            encoding="utf-8",
+        )
         env = dict(os.environ)
         env.pop("TRITON_INTERPRET", None)
         env["PORTER_EMULATE_TARGET"] = target.name
@@ -147,8 +181,14 @@ def _run_chunk(root: Path, chunk: list[dict], target: Target, timeout_s: float) 
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         problem = ""
         try:
-            done = subprocess.run([sys.executable, "-m", "porter.verify.crosscompile", str(job_file), str(out_file)],
-                                  cwd=root, env=env, capture_output=True, text=True, timeout=timeout_s * len(chunk))
+            done = subprocess.run(
+                [sys.executable, "-m", "porter.verify.crosscompile", str(job_file), str(out_file)],
+                cwd=root,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=timeout_s * len(chunk),
+            )
             if done.returncode != 0:
                 problem = f"compile worker exited with status {done.returncode}: {_last_line(done.stderr)}"
         except subprocess.TimeoutExpired:
@@ -189,10 +229,19 @@ def _cache_write(cache_dir: Path | None, key: str, result: dict) -> None:
 
 def to_record(job: dict, result: dict, target: Target) -> CompileRecord:
     config = dict(job["constexprs"]) | dict(job["options"])
-    record = CompileRecord(kernel=job["qualname"], config=config, arch=target.arch, ok=bool(result.get("ok")),
-                           error=result.get("error", ""), source=job["file"], signature=dict(job["signature"]),
-                           cached=bool(result.get("cached")), launch_site=(job.get("site_lines") or [""])[0],
-                           kernel_line=int(job.get("line") or 0), tests=list(job.get("tests", [])))
+    record = CompileRecord(
+        kernel=job["qualname"],
+        config=config,
+        arch=target.arch,
+        ok=bool(result.get("ok")),
+        error=result.get("error", ""),
+        source=job["file"],
+        signature=dict(job["signature"]),
+        cached=bool(result.get("cached")),
+        launch_site=(job.get("site_lines") or [""])[0],
+        kernel_line=int(job.get("line") or 0),
+        tests=list(job.get("tests", [])),
+    )
     if not record.ok:
         record.launchable = False
         return record
@@ -204,12 +253,16 @@ def to_record(job: dict, result: dict, target: Target) -> CompileRecord:
     record.notes.extend(result.get("notes", []))
     if record.lds_bytes is not None and record.lds_bytes > record.lds_limit:
         record.launchable = False
-        record.notes.append(f"LDS {record.lds_bytes} B over the {target.name} limit of {record.lds_limit} B "
-                            f"({record.lds_bytes / 1024:g} KiB > {record.lds_limit / 1024:g} KiB): fails at launch")
+        record.notes.append(
+            f"LDS {record.lds_bytes} B over the {target.name} limit of {record.lds_limit} B "
+            f"({record.lds_bytes / 1024:g} KiB > {record.lds_limit / 1024:g} KiB): fails at launch"
+        )
     if record.threads > record.thread_limit:
         record.launchable = False
-        record.notes.append(f"num_warps={warps} x {target.wave_size} lanes = {record.threads} threads, over the "
-                            f"{target.name} limit of {record.thread_limit}: fails at launch")
+        record.notes.append(
+            f"num_warps={warps} x {target.wave_size} lanes = {record.threads} threads, over the "
+            f"{target.name} limit of {record.thread_limit}: fails at launch"
+        )
     if record.spills:
         record.notes.append(f"{record.spills} register spills (scratch {result.get('scratch', 0)} B): slow, not wrong")
     return record
@@ -271,9 +324,13 @@ def _amdgcn_figures(asm: str) -> dict[str, int | None]:
 
     vgpr_spills = find(r"\.vgpr_spill_count:\s*(\d+)") or 0
     sgpr_spills = find(r"\.sgpr_spill_count:\s*(\d+)") or 0
-    return {"vgprs": find(r"\.vgpr_count:\s*(\d+)"), "sgprs": find(r"\.sgpr_count:\s*(\d+)"),
-            "spills": vgpr_spills + sgpr_spills, "occupancy": find(r";\s*Occupancy:\s*(\d+)"),
-            "scratch": find(r";\s*ScratchSize:\s*(\d+)")}
+    return {
+        "vgprs": find(r"\.vgpr_count:\s*(\d+)"),
+        "sgprs": find(r"\.sgpr_count:\s*(\d+)"),
+        "spills": vgpr_spills + sgpr_spills,
+        "occupancy": find(r";\s*Occupancy:\s*(\d+)"),
+        "scratch": find(r";\s*ScratchSize:\s*(\d+)"),
+    }
 
 
 def import_root(file: str, module: str) -> str | None:
@@ -284,7 +341,7 @@ def import_root(file: str, module: str) -> str | None:
     if parts and parts[-1] == "__init__":
         parts = parts[:-1]
     names = module.split(".")
-    if not file or len(parts) < len(names) or parts[len(parts) - len(names):] != names:
+    if not file or len(parts) < len(names) or parts[len(parts) - len(names) :] != names:
         return None
     return "/".join(parts[: len(parts) - len(names)])
 
@@ -319,8 +376,11 @@ def _short_error(error: BaseException) -> str:
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     where = lines[0].rstrip(":") if lines and re.match(r"^at \d+:\d+:?$", lines[0]) else ""
     cause = error.__cause__
-    reason = str(cause).strip().splitlines()[-1] if cause is not None and str(cause).strip() else (
-        lines[-1] if lines else type(error).__name__)
+    reason = (
+        str(cause).strip().splitlines()[-1]
+        if cause is not None and str(cause).strip()
+        else (lines[-1] if lines else type(error).__name__)
+    )
     kind = type(cause or error).__name__
     text = f"{kind}: {reason}" + (f" ({where} of the kernel)" if where else "")
     return text[:600]

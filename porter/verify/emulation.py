@@ -71,11 +71,18 @@ def device_properties(target) -> SimpleNamespace:
 
 def triton_device_properties(target) -> dict[str, Any]:
     """What `driver.active.utils.get_device_properties(i)` returns on the target (HIP driver keys)."""
-    return {"max_shared_mem": target.lds_bytes, "max_num_regs": target.registers.get("file_bytes_per_unit", 0) // 4,
-            "multiprocessor_count": target.units, "sm_clock_rate": int(target.clock_ghz * 1e6),
-            "mem_clock_rate": 0, "mem_bus_width": 0, "arch": gcn_arch_name(target) or target.arch,
-            "warpSize": target.wave_size, "max_threads_per_sm": target.max_threads_per_block,
-            "cooperativeLaunch": 1}
+    return {
+        "max_shared_mem": target.lds_bytes,
+        "max_num_regs": target.registers.get("file_bytes_per_unit", 0) // 4,
+        "multiprocessor_count": target.units,
+        "sm_clock_rate": int(target.clock_ghz * 1e6),
+        "mem_clock_rate": 0,
+        "mem_bus_width": 0,
+        "arch": gcn_arch_name(target) or target.arch,
+        "warpSize": target.wave_size,
+        "max_threads_per_sm": target.max_threads_per_block,
+        "cooperativeLaunch": 1,
+    }
 
 
 # ---------------------------------------------------------------- torch
@@ -108,9 +115,18 @@ def _install_queries(cuda, target) -> None:
     cuda.get_device_capability = lambda device=None: tuple(target.capability)
     cuda.get_device_name = lambda device=None: properties.name
     cuda.get_arch_list = lambda: [target.arch]
-    for name in ("CUDAGraph", "graph", "make_graphed_callables", "mem_get_info", "memory_allocated",
-                 "max_memory_allocated", "memory_reserved", "max_memory_reserved", "memory_stats",
-                 "reset_peak_memory_stats"):
+    for name in (
+        "CUDAGraph",
+        "graph",
+        "make_graphed_callables",
+        "mem_get_info",
+        "memory_allocated",
+        "max_memory_allocated",
+        "memory_reserved",
+        "max_memory_reserved",
+        "memory_stats",
+        "reset_peak_memory_stats",
+    ):
         setattr(cuda, name, _refuse(name))
 
 

@@ -41,8 +41,10 @@ class Isolation:
     notes: tuple[str, ...] = field(default_factory=tuple)  # why a measure is not in force
 
     def summary(self) -> str:
-        parts = [f"private copy with its own .git; user: {self.user}; network: {self.network}; "
-                 "environment: secrets removed; processes: all killed at the end (group, session and token tracked)"]
+        parts = [
+            f"private copy with its own .git; user: {self.user}; network: {self.network}; "
+            "environment: secrets removed; processes: all killed at the end (group, session and token tracked)"
+        ]
         return "; ".join(parts + list(self.notes))
 
 
@@ -58,8 +60,9 @@ def _probe(python: str, euid: int, drop_root: bool) -> Isolation:
     for candidate in _candidates(euid if drop_root else -1, notes):
         problem = _try(candidate, python)
         if not problem:
-            return Isolation(candidate.prefix, candidate.uid, candidate.gid, candidate.user, candidate.network,
-                             tuple(notes))
+            return Isolation(
+                candidate.prefix, candidate.uid, candidate.gid, candidate.user, candidate.network, tuple(notes)
+            )
         notes.append(f"{candidate.user} / {candidate.network} not possible here ({problem})")
     return Isolation(notes=tuple(notes))
 
@@ -68,17 +71,27 @@ def _candidates(euid: int, notes: list[str]) -> list[Isolation]:
     unshare, setpriv = shutil.which("unshare"), shutil.which("setpriv")
     options: list[Isolation] = []
     if euid == -1:  # root, told not to drop it
-        return ([Isolation((unshare, "-n", "--"), user="root", network="none (network namespace)")] if unshare else []) \
-            + [Isolation(user="root")]
+        return (
+            [Isolation((unshare, "-n", "--"), user="root", network="none (network namespace)")] if unshare else []
+        ) + [Isolation(user="root")]
     if euid == 0:
         account = _account(UNPRIVILEGED_USER)
         if account and setpriv:
-            drop = (setpriv, f"--reuid={account.pw_uid}", f"--regid={account.pw_gid}", "--clear-groups",
-                    "--no-new-privs", "--")
+            drop = (
+                setpriv,
+                f"--reuid={account.pw_uid}",
+                f"--regid={account.pw_gid}",
+                "--clear-groups",
+                "--no-new-privs",
+                "--",
+            )
             user = f"{UNPRIVILEGED_USER} (uid {account.pw_uid})"
             if unshare:
-                options.append(Isolation((unshare, "-n", "--", *drop), account.pw_uid, account.pw_gid, user,
-                                         "none (network namespace)"))
+                options.append(
+                    Isolation(
+                        (unshare, "-n", "--", *drop), account.pw_uid, account.pw_gid, user, "none (network namespace)"
+                    )
+                )
             options.append(Isolation(drop, account.pw_uid, account.pw_gid, user, "host network"))
         else:
             notes.append(f"cannot drop root: no {UNPRIVILEGED_USER} account or no setpriv")
@@ -104,8 +117,9 @@ def _try(candidate: Isolation, python: str) -> str:
     interpreters), else a short reason."""
     check = "import subprocess, sys; subprocess.run([sys.executable, '-c', 'pass'], check=True)"
     try:
-        done = subprocess.run([*candidate.prefix, python, "-c", check], capture_output=True, text=True,
-                              timeout=30, cwd="/")
+        done = subprocess.run(
+            [*candidate.prefix, python, "-c", check], capture_output=True, text=True, timeout=30, cwd="/"
+        )
     except (OSError, subprocess.TimeoutExpired) as error:
         return str(error)[:120]
     if done.returncode != 0:
@@ -171,7 +185,7 @@ def _parent(pid: int) -> int | None:
             text = handle.read()
     except OSError:
         return None
-    fields = text[text.rfind(b")") + 2:].split()
+    fields = text[text.rfind(b")") + 2 :].split()
     return int(fields[1]) if len(fields) > 1 else None
 
 
@@ -213,7 +227,7 @@ def _is_zombie(pid: int) -> bool:
             text = handle.read()
     except OSError:
         return True
-    return text[text.rfind(b")") + 2:][:1] in (b"Z", b"X")
+    return text[text.rfind(b")") + 2 :][:1] in (b"Z", b"X")
 
 
 def _reap(pid: int) -> None:

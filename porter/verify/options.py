@@ -40,17 +40,26 @@ class VerifyOptions:
         known = set(SUB_TABLE_KEYS["verify"])
         unknown = set(table) - known
         if unknown:
-            raise ConfigError(f"{source}: [tool.porter.verify] unknown key(s) {', '.join(sorted(unknown))}; "
-                              f"valid keys: {', '.join(sorted(known))}")
+            raise ConfigError(
+                f"{source}: [tool.porter.verify] unknown key(s) {', '.join(sorted(unknown))}; "
+                f"valid keys: {', '.join(sorted(known))}"
+            )
         updates: dict[str, Any] = {}
         if "test_cmd" in table and not self.test_cmd:
             updates["test_cmd"] = parse_test_cmd(table["test_cmd"], f"{source}: [tool.porter.verify] test_cmd")
         for key, attr in (("timeout", "timeout_s"), ("compile_timeout", "compile_timeout_s")):
             if key in table:
                 value = table[key]
-                if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value <= 0:
-                    raise ConfigError(f"{source}: [tool.porter.verify] {key} must be a positive finite number of "
-                                      f"seconds, got {value!r}")
+                if (
+                    not isinstance(value, (int, float))
+                    or isinstance(value, bool)
+                    or not math.isfinite(value)
+                    or value <= 0
+                ):
+                    raise ConfigError(
+                        f"{source}: [tool.porter.verify] {key} must be a positive finite number of "
+                        f"seconds, got {value!r}"
+                    )
                 if getattr(self, attr) == getattr(VerifyOptions, attr):
                     updates[attr] = float(value)
         for key in ("cross_compile", "select_tests"):
@@ -62,8 +71,10 @@ class VerifyOptions:
             if key in table:
                 value = table[key]
                 if not (value == "auto" and key == "jobs") and (not isinstance(value, int) or value < 0):
-                    raise ConfigError(f"{source}: [tool.porter.verify] {key} must be a non-negative integer"
-                                      + (" or \"auto\"" if key == "jobs" else ""))
+                    raise ConfigError(
+                        f"{source}: [tool.porter.verify] {key} must be a non-negative integer"
+                        + (' or "auto"' if key == "jobs" else "")
+                    )
                 updates[key] = value
         return replace(self, **updates)
 

@@ -49,9 +49,11 @@ def requirements(repo: Path, options: VerifyOptions) -> tuple[list[Requirement],
         tests.append(Requirement("pytest", "porter replays the tests through a pytest plugin"))
     own: list[Requirement] = []
     if imports_any(repo, ("torch", "triton")):
-        tests += [Requirement("numpy", "Triton's interpreter (TRITON_INTERPRET=1) needs it"),
-                  Requirement("torch", "the repository imports torch or triton"),
-                  Requirement("triton", "the kernels replay under Triton's interpreter")]
+        tests += [
+            Requirement("numpy", "Triton's interpreter (TRITON_INTERPRET=1) needs it"),
+            Requirement("torch", "the repository imports torch or triton"),
+            Requirement("triton", "the kernels replay under Triton's interpreter"),
+        ]
         if options.cross_compile and options.device == "cpu":
             own.append(Requirement("triton.backends.amd", "kernels are cross-compiled for the target's gfx arch"))
     return tests, own
@@ -95,5 +97,7 @@ def _message(python: str, needed: list[Requirement], missing: dict[str, str]) ->
     first = next(r for r in needed if r.module in missing)
     own = python == sys.executable
     fix = GPU_EXTRA_FIX if own else f"{python} -m pip install {' '.join(sorted({n.split('.')[0] for n in names}))}"
-    return (f"cannot verify: {', '.join(names)} not importable by {python} ({first.why}; {missing[first.module]}); "
-            f"fix: {fix} (or pass --no-verify to get unverified patches only)")
+    return (
+        f"cannot verify: {', '.join(names)} not importable by {python} ({first.why}; {missing[first.module]}); "
+        f"fix: {fix} (or pass --no-verify to get unverified patches only)"
+    )

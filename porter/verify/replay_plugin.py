@@ -44,14 +44,44 @@ if os.environ.get("PORTER_REPLAY_DIR"):
 
 _CUDA_DEVICE = re.compile(r"^cuda(:\d+)?$")
 _FACTORIES = (
-    "empty", "zeros", "ones", "full", "rand", "randn", "randint", "randperm", "arange", "linspace",
-    "logspace", "eye", "tensor", "as_tensor", "empty_like", "zeros_like", "ones_like", "full_like",
-    "rand_like", "randn_like", "randint_like", "empty_strided", "normal", "tril_indices", "triu_indices",
+    "empty",
+    "zeros",
+    "ones",
+    "full",
+    "rand",
+    "randn",
+    "randint",
+    "randperm",
+    "arange",
+    "linspace",
+    "logspace",
+    "eye",
+    "tensor",
+    "as_tensor",
+    "empty_like",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "rand_like",
+    "randn_like",
+    "randint_like",
+    "empty_strided",
+    "normal",
+    "tril_indices",
+    "triu_indices",
 )
 _TENSOR_NEW = ("new_empty", "new_zeros", "new_ones", "new_full", "new_tensor", "new_empty_strided")
 # Messages of the CPU build when a test reaches for a CUDA runtime feature porter does not emulate.
-_NO_RUNTIME = ("not compiled with cuda", "compiled without cuda", "no cuda gpus", "found no nvidia driver", "0 active drivers",
-               "cuda driver", "torch.cuda.graph", "cudagraph")
+_NO_RUNTIME = (
+    "not compiled with cuda",
+    "compiled without cuda",
+    "no cuda gpus",
+    "found no nvidia driver",
+    "0 active drivers",
+    "cuda driver",
+    "torch.cuda.graph",
+    "cudagraph",
+)
 
 
 class _State:
@@ -218,8 +248,11 @@ def describe_launch(fn, args: tuple, kwargs: dict) -> dict[str, Any]:
 
 
 def _launch_key(record: dict[str, Any]) -> str:
-    return json.dumps([record["module"], record["qualname"], record["signature"], record["constexprs"],
-                       record["options"]], sort_keys=True, default=str)
+    return json.dumps(
+        [record["module"], record["qualname"], record["signature"], record["constexprs"], record["options"]],
+        sort_keys=True,
+        default=str,
+    )
 
 
 def _launch_site() -> tuple[str, int]:
@@ -237,8 +270,9 @@ def _record_launch(record: dict[str, Any]) -> dict[str, Any]:
     key = _launch_key(record)
     site, line = _launch_site()
     with STATE.lock:
-        kept = STATE.launches.setdefault(key, record | {"count": 0, "tests": [], "dot_dtypes": [], "sites": [],
-                                                        "site_lines": []})
+        kept = STATE.launches.setdefault(
+            key, record | {"count": 0, "tests": [], "dot_dtypes": [], "sites": [], "site_lines": []}
+        )
         kept["count"] += 1
         if site and site not in kept["sites"]:
             kept["sites"].append(site)
@@ -277,8 +311,12 @@ def _record_through_run_method(functions) -> None:
     original_run = functions.run
 
     def run(self, *args, grid, warmup, **kwargs):
-        return _recorded(self.fn, lambda: original_run(self, *args, grid=grid, warmup=warmup, **kwargs),
-                         kwargs | {"warmup": warmup}, args)
+        return _recorded(
+            self.fn,
+            lambda: original_run(self, *args, grid=grid, warmup=warmup, **kwargs),
+            kwargs | {"warmup": warmup},
+            args,
+        )
 
     functions.run = run
 
@@ -346,8 +384,9 @@ def allow_target_dot_precisions(target) -> None:
     default = builder.options.default_dot_input_precision
     if default not in allowed:
         default = "ieee"
-    builder.options = dataclasses.replace(builder.options, allowed_dot_input_precisions=allowed,
-                                          default_dot_input_precision=default)
+    builder.options = dataclasses.replace(
+        builder.options, allowed_dot_input_precisions=allowed, default_dot_input_precision=default
+    )
 
 
 # ---------------------------------------------------------------- autotune
@@ -441,13 +480,20 @@ def _check_agreement(tuner) -> None:
     for index, config, produced in outputs[1:]:
         mismatch = _first_mismatch(reference, produced)
         if mismatch:
-            detail = {"kernel": name, "config_index": index, "config": _config_text(config),
-                      "reference_index": ref_index, "reference": _config_text(ref_config), "detail": mismatch,
-                      "test": STATE.current_test}
+            detail = {
+                "kernel": name,
+                "config_index": index,
+                "config": _config_text(config),
+                "reference_index": ref_index,
+                "reference": _config_text(ref_config),
+                "detail": mismatch,
+                "test": STATE.current_test,
+            }
             STATE.autotune_disagreements.append(detail)
             raise AutotuneDisagreement(
                 f"autotune configs of {name} disagree: config {index} ({detail['config']}) vs config "
-                f"{ref_index} ({detail['reference']}): {mismatch}")
+                f"{ref_index} ({detail['reference']}): {mismatch}"
+            )
 
 
 def _note_autotune(tuner) -> None:
@@ -481,8 +527,10 @@ def not_replayed_reason(error: BaseException, test_id: str) -> str:
         if "inline_asm not supported" in lowered:
             return "uses inline asm (tl.inline_asm_elementwise), which the Triton interpreter cannot run"
         if _raised_in_libdevice(link) or "`_semantic` argument must be provided" in text:
-            return ("calls a libdevice function, which the Triton interpreter cannot run (libdevice functions "
-                    "are stubs the compiler replaces per backend)")
+            return (
+                "calls a libdevice function, which the Triton interpreter cannot run (libdevice functions "
+                "are stubs the compiler replaces per backend)"
+            )
         if any(marker in lowered for marker in _NO_RUNTIME):
             return f"needs a CUDA runtime feature the CPU replay does not emulate: {text.splitlines()[0][:200]}"
     if _test_ran_bf16_dot(test_id):

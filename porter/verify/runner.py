@@ -73,8 +73,9 @@ def _names_tests(command: list[str], custom: bool) -> bool:
     if not custom:
         return False
     start = command.index("pytest") + 1 if "pytest" in command else 1
-    return any(not part.startswith("-") and (part.endswith(".py") or "/" in part or "::" in part)
-               for part in command[start:])
+    return any(
+        not part.startswith("-") and (part.endswith(".py") or "/" in part or "::" in part) for part in command[start:]
+    )
 
 
 def _environment(root: Path, options: VerifyOptions, target_name: str, replay_dir: Path, home: Path) -> dict[str, str]:
@@ -117,8 +118,14 @@ def run_tests(root: Path, options: VerifyOptions, target_name: str, test_files: 
         start = time.monotonic()
         output, returncode, problem, timed_out = _execute(command, root, env, options.timeout_s, isolation.prefix)
         duration = time.monotonic() - start
-        run = TestRun(command=command, duration_s=round(duration, 3), returncode=returncode, timed_out=timed_out,
-                      output_tail=_tail(output), isolation=isolation.summary())
+        run = TestRun(
+            command=command,
+            duration_s=round(duration, 3),
+            returncode=returncode,
+            timed_out=timed_out,
+            output_tail=_tail(output),
+            isolation=isolation.summary(),
+        )
         replay = read_replay(replay_dir)
         if problem:
             return RunResult(run, replay, problem)
@@ -145,8 +152,9 @@ def _last_line(output: str) -> str:
     return lines[-1][:300] if lines else "(no output)"
 
 
-def _execute(command: list[str], cwd: Path, env: dict[str, str], timeout: float,
-             prefix: tuple[str, ...] = ()) -> tuple[str, int, str, bool]:
+def _execute(
+    command: list[str], cwd: Path, env: dict[str, str], timeout: float, prefix: tuple[str, ...] = ()
+) -> tuple[str, int, str, bool]:
     """(output, returncode, problem, timed_out). Output goes to a file, not a pipe, so a daemon
     holding it open cannot stall the run; every process of the run is killed when it ends."""
     program = command[0] if os.sep in command[0] else shutil.which(command[0], path=env.get("PATH"))
@@ -157,8 +165,15 @@ def _execute(command: list[str], cwd: Path, env: dict[str, str], timeout: float,
     become_subreaper()
     with tempfile.TemporaryFile() as sink:
         try:
-            process = subprocess.Popen(command, cwd=cwd, env={**env, TOKEN_VARIABLE: token}, stdout=sink,
-                                       stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+            process = subprocess.Popen(
+                command,
+                cwd=cwd,
+                env={**env, TOKEN_VARIABLE: token},
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         except OSError as error:
             return "", -1, f"the test command cannot start: {command[0]}: {error.strerror or error}", False
         timed_out = False
@@ -208,7 +223,7 @@ def parse_junit(path: Path, run: TestRun) -> None:
             (run.failed if "failure" in children else run.errors).append(test)
             raised = [line[1:].strip() for line in (element.text or "").splitlines() if line.startswith("E ")]
             errors = [line for line in raised if "Error" in line or "assert" in line.lower()] or raised
-            run.messages[test] = (errors[-1][:300] if errors else _first_line(element.get("message") or ""))
+            run.messages[test] = errors[-1][:300] if errors else _first_line(element.get("message") or "")
         elif "skipped" in children:
             message = children["skipped"].get("message", "") or (children["skipped"].text or "")
             if NOT_REPLAYED_PREFIX in message:
@@ -230,8 +245,11 @@ def read_replay(directory: Path) -> ReplayLog:
         except (OSError, ValueError):
             continue
         for launch in payload.get("launches", []):
-            key = json.dumps([launch.get(k) for k in ("module", "qualname", "signature", "constexprs", "options")],
-                             sort_keys=True, default=str)
+            key = json.dumps(
+                [launch.get(k) for k in ("module", "qualname", "signature", "constexprs", "options")],
+                sort_keys=True,
+                default=str,
+            )
             kept = merged.setdefault(key, launch)
             if kept is not launch:
                 kept["count"] = kept.get("count", 0) + launch.get("count", 0)

@@ -55,14 +55,24 @@ def _parse(path: Path) -> RuntimeRule:
     raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     missing = [key for key in _REQUIRED if key not in raw]
     if missing or raw["when"] not in _WHEN or not re.fullmatch(r"PT9\d\d", str(raw["id"])):
-        raise ValueError(f"{path.name}: a runtime rule needs {', '.join(_REQUIRED)}, an id PT9xx and `when` "
-                         f"in {_WHEN} (missing: {', '.join(missing) or 'none'})")
-    return RuntimeRule(id=raw["id"], name=raw["name"], summary=raw["summary"], severity=raw["severity"],
-                       when=raw["when"], message=" ".join(str(raw["message"]).split()), fix=raw.get("fix"),
-                       error_patterns=tuple(raw.get("error_patterns") or ()),
-                       source_patterns=tuple(raw.get("source_patterns") or ()),
-                       confirms=tuple(raw.get("confirms") or ()), docs=dict(raw.get("docs") or {}),
-                       category=raw.get("category", "triton"))
+        raise ValueError(
+            f"{path.name}: a runtime rule needs {', '.join(_REQUIRED)}, an id PT9xx and `when` "
+            f"in {_WHEN} (missing: {', '.join(missing) or 'none'})"
+        )
+    return RuntimeRule(
+        id=raw["id"],
+        name=raw["name"],
+        summary=raw["summary"],
+        severity=raw["severity"],
+        when=raw["when"],
+        message=" ".join(str(raw["message"]).split()),
+        fix=raw.get("fix"),
+        error_patterns=tuple(raw.get("error_patterns") or ()),
+        source_patterns=tuple(raw.get("source_patterns") or ()),
+        confirms=tuple(raw.get("confirms") or ()),
+        docs=dict(raw.get("docs") or {}),
+        category=raw.get("category", "triton"),
+    )
 
 
 @lru_cache(maxsize=1)
@@ -105,7 +115,7 @@ def _kernel_source(root: Path | None, record: CompileRecord) -> tuple[str, int]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == record.kernel.split(".")[-1]:
             start = min([node.lineno] + [d.lineno for d in node.decorator_list])
             end = node.end_lineno or node.lineno
-            return "\n".join(text.splitlines()[start - 1:end]), end
+            return "\n".join(text.splitlines()[start - 1 : end]), end
     return "", 0
 
 
@@ -123,13 +133,27 @@ def _config_text(record: CompileRecord) -> str:
     return ", ".join(f"{key}={value}" for key, value in record.config.items())
 
 
-def _finding(rule: RuntimeRule, target: Target, path: str, line: int, values: dict[str, Any],
-             data: dict[str, Any]) -> Finding:
+def _finding(
+    rule: RuntimeRule, target: Target, path: str, line: int, values: dict[str, Any], data: dict[str, Any]
+) -> Finding:
     message = rule.message.format_map(_Blank(values))
-    return Finding(rule=rule.id, name=rule.name, severity=rule.severity, path=path, line=line, column=1,
-                   end_line=line, end_column=1, message=message, fix=rule.fix, category=rule.category,
-                   target=target.name, facts=target.facts("max_threads_per_block", "lds_bytes", "wave_size"),
-                   data=data | {"origin": None, "evidence": message}, provenance="runtime")
+    return Finding(
+        rule=rule.id,
+        name=rule.name,
+        severity=rule.severity,
+        path=path,
+        line=line,
+        column=1,
+        end_line=line,
+        end_column=1,
+        message=message,
+        fix=rule.fix,
+        category=rule.category,
+        target=target.name,
+        facts=target.facts("max_threads_per_block", "lds_bytes", "wave_size"),
+        data=data | {"origin": None, "evidence": message},
+        provenance="runtime",
+    )
 
 
 class _Blank(dict):
@@ -138,19 +162,37 @@ class _Blank(dict):
 
 
 def _kernel_data(record: CompileRecord, end_line: int) -> dict[str, Any]:
-    return {"name": record.kernel, "path": record.source, "line": record.kernel_line, "end_line": end_line,
-            "arch": record.arch, "config": dict(record.config), "signature": dict(record.signature)}
+    return {
+        "name": record.kernel,
+        "path": record.source,
+        "line": record.kernel_line,
+        "end_line": end_line,
+        "arch": record.arch,
+        "config": dict(record.config),
+        "signature": dict(record.signature),
+    }
 
 
 def _compile_findings(record: CompileRecord, target: Target, root: Path | None) -> list[Finding]:
     path, line = _location(record)
     source, end_line = _kernel_source(root, record)
-    data = {"launch": {"path": path, "line": line, "tests": list(record.tests)},
-            "kernel": _kernel_data(record, end_line)}
-    values = {"kernel": record.kernel, "arch": record.arch, "config": _config_text(record), "launch": f"{path}:{line}",
-              "target": target.name, "error": record.error, "lds_bytes": record.lds_bytes,
-              "lds_limit": record.lds_limit, "threads": record.threads, "thread_limit": record.thread_limit,
-              "num_warps": record.config.get("num_warps")}
+    data = {
+        "launch": {"path": path, "line": line, "tests": list(record.tests)},
+        "kernel": _kernel_data(record, end_line),
+    }
+    values = {
+        "kernel": record.kernel,
+        "arch": record.arch,
+        "config": _config_text(record),
+        "launch": f"{path}:{line}",
+        "target": target.name,
+        "error": record.error,
+        "lds_bytes": record.lds_bytes,
+        "lds_limit": record.lds_limit,
+        "threads": record.threads,
+        "thread_limit": record.thread_limit,
+        "num_warps": record.config.get("num_warps"),
+    }
     if not record.ok:
         return [_finding(_compile_rule(record, source), target, path, line, values, data)]
     found = []
@@ -241,8 +283,13 @@ def merge_findings(static: list[Finding], runtime: list[Finding]) -> list[Findin
 
 def _confirmed(static: Finding, runtime: Finding) -> Finding:
     evidence = list(static.data.get("runtime", []))
-    entry = {"rule": runtime.rule, "message": runtime.message, "launch": runtime.data.get("launch"),
-             "kernel": runtime.data.get("kernel"), "value": runtime.data.get("value")}
+    entry = {
+        "rule": runtime.rule,
+        "message": runtime.message,
+        "launch": runtime.data.get("launch"),
+        "kernel": runtime.data.get("kernel"),
+        "value": runtime.data.get("value"),
+    }
     if entry not in evidence:
         evidence.append(entry)
     severity = static.severity if SEVERITY_RANK[static.severity] >= SEVERITY_RANK["error"] else "error"

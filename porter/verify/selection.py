@@ -153,6 +153,8 @@ def unexercised_warning(run: TestRun, paths: list[str]) -> str:
         return ""
     shown = ", ".join(python[:3]) + (f" and {len(python) - 3} more" if len(python) > 3 else "")
     if not run.imports:
-        return (f"the replay recorded no imports (not a pytest run?), so no test is known to exercise the "
-                f"patched code ({shown})")
+        return (
+            f"the replay recorded no imports (not a pytest run?), so no test is known to exercise the "
+            f"patched code ({shown})"
+        )
     return f"no test that passed in the replay imports the patched code ({shown}): the tests say nothing about it"

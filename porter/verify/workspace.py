@@ -56,8 +56,15 @@ def _own_git(root: Path) -> None:
     """`git init` + one commit of the copy, with hooks, signing and the user's config left out."""
     if shutil.which("git") is None:
         return
-    env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_AUTHOR_NAME="porter",
-               GIT_AUTHOR_EMAIL="porter@localhost", GIT_COMMITTER_NAME="porter", GIT_COMMITTER_EMAIL="porter@localhost")
+    env = dict(
+        os.environ,
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_CONFIG_GLOBAL=os.devnull,
+        GIT_AUTHOR_NAME="porter",
+        GIT_AUTHOR_EMAIL="porter@localhost",
+        GIT_COMMITTER_NAME="porter",
+        GIT_COMMITTER_EMAIL="porter@localhost",
+    )
     quiet = ["-c", "core.hooksPath=" + os.devnull, "-c", "commit.gpgsign=false"]
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "--no-verify", "--allow-empty", "-m", "porter copy"]):
         try:
@@ -113,8 +120,10 @@ def apply_patch(root: Path, patch: Patch) -> None:
         if edit.before is not None and current is None:
             raise PatchApplyError(f"{edit.path}: the patch edits this file, but it does not exist")
         if edit.before is not None and current != edit.before:
-            raise PatchApplyError(f"{edit.path}: the file differs from the text the patch was computed against "
-                                  f"(line {_first_difference(current or '', edit.before)})")
+            raise PatchApplyError(
+                f"{edit.path}: the file differs from the text the patch was computed against "
+                f"(line {_first_difference(current or '', edit.before)})"
+            )
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_name(path.name + ".porter-tmp")
         temporary.write_text(edit.after, encoding="utf-8")
@@ -136,15 +145,17 @@ def apply_patch_file(root: Path, patch_file: Path) -> list[str]:
     # Paths in the patch are relative to the verified root even when it is a subdirectory of a
     # git worktree: stop git from discovering a repository above it.
     env = dict(os.environ, GIT_CEILING_DIRECTORIES=str(root.resolve().parent))
-    check = subprocess.run(["git", "apply", "--check", "--verbose", "-"], cwd=root, input=text,
-                           capture_output=True, timeout=60, env=env)
+    check = subprocess.run(
+        ["git", "apply", "--check", "--verbose", "-"], cwd=root, input=text, capture_output=True, timeout=60, env=env
+    )
     if check.returncode != 0:
         reason = check.stderr.decode(errors="replace").strip().splitlines()
         errors = [line for line in reason if line.startswith("error:") and not line.endswith("searching for:")]
         errors = errors or reason[-1:]
         raise PatchApplyError(f"{patch_file.name} does not apply: {'; '.join(errors) or 'git apply failed'}")
-    numstat = subprocess.run(["git", "apply", "--numstat", "-"], cwd=root, input=text, capture_output=True,
-                             timeout=60, env=env)
+    numstat = subprocess.run(
+        ["git", "apply", "--numstat", "-"], cwd=root, input=text, capture_output=True, timeout=60, env=env
+    )
     subprocess.run(["git", "apply", "-"], cwd=root, input=text, capture_output=True, timeout=60, check=True, env=env)
     paths = []
     for line in numstat.stdout.decode(errors="replace").splitlines():
@@ -159,21 +170,35 @@ def patch_from_file(patch_file: Path) -> Patch:
     if not patch_file.is_file():
         raise UsageError(f"{patch_file}: patch file not found")
     text = patch_file.read_text(encoding="utf-8", errors="replace")
-    return Patch(id=patch_file.stem, kind="advice", rules=[], title=patch_file.name,
-                 rationale=f"patch file {patch_file}", edits=[], diff=text,
-                 notes=[f"patch-file:{patch_file.resolve()}"])
+    return Patch(
+        id=patch_file.stem,
+        kind="advice",
+        rules=[],
+        title=patch_file.name,
+        rationale=f"patch file {patch_file}",
+        edits=[],
+        diff=text,
+        notes=[f"patch-file:{patch_file.resolve()}"],
+    )
 
 
 def patch_file_paths(root: Path, patch_file: Path) -> list[str]:
     """The paths a patch file touches, without applying it."""
     env = dict(os.environ, GIT_CEILING_DIRECTORIES=str(root.resolve().parent))
-    done = subprocess.run(["git", "apply", "--numstat", "-"], cwd=root, input=patch_file.read_bytes(),
-                          capture_output=True, timeout=60, env=env)
+    done = subprocess.run(
+        ["git", "apply", "--numstat", "-"],
+        cwd=root,
+        input=patch_file.read_bytes(),
+        capture_output=True,
+        timeout=60,
+        env=env,
+    )
     if done.returncode != 0:
         reason = done.stderr.decode(errors="replace").strip().splitlines()
         raise PatchApplyError(f"{patch_file.name} is not a patch git can read: {(reason or ['?'])[-1]}")
-    return [line.split("\t")[2] for line in done.stdout.decode(errors="replace").splitlines()
-            if len(line.split("\t")) == 3]
+    return [
+        line.split("\t")[2] for line in done.stdout.decode(errors="replace").splitlines() if len(line.split("\t")) == 3
+    ]
 
 
 # ---------------------------------------------------------------- import paths for the project's processes

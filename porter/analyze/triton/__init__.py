@@ -16,8 +16,21 @@ from porter.analyze.triton.inventory import TritonInventory
 from porter.analyze.triton.records import AutotuneInfo, ConfigInfo, KernelInfo, LaunchSite, Param, Span
 
 __all__ = [
-    "AutotuneInfo", "ConfigInfo", "Estimate", "KernelInfo", "LaunchSite", "Param", "Possible", "Span",
-    "TritonInventory", "UNKNOWN", "Val", "build_inventory", "estimate", "estimate_config", "estimate_launch",
+    "AutotuneInfo",
+    "ConfigInfo",
+    "Estimate",
+    "KernelInfo",
+    "LaunchSite",
+    "Param",
+    "Possible",
+    "Span",
+    "TritonInventory",
+    "UNKNOWN",
+    "Val",
+    "build_inventory",
+    "estimate",
+    "estimate_config",
+    "estimate_launch",
     "inventory_for_source",
 ]
 

@@ -55,8 +55,14 @@ class _Expander:
     def __init__(self, inv):
         self.inv = inv
 
-    def expand(self, expr: cst.BaseExpression, env: dict[str, Val], guard: str | None, depth: int,
-               entry: cst.CSTNode | None = None) -> _Expansion:
+    def expand(
+        self,
+        expr: cst.BaseExpression,
+        env: dict[str, Val],
+        guard: str | None,
+        depth: int,
+        entry: cst.CSTNode | None = None,
+    ) -> _Expansion:
         out = _Expansion()
         if depth > MAX_DEPTH:
             out.complete = False
@@ -140,7 +146,8 @@ class _Expander:
     def _iterate(self, iterable: cst.BaseExpression, env) -> list[Val] | None:
         """One Val per iteration; element origins are kept when the iterable is a literal list."""
         if isinstance(iterable, (cst.List, cst.Tuple)) and not any(
-                isinstance(e, cst.StarredElement) for e in iterable.elements):
+            isinstance(e, cst.StarredElement) for e in iterable.elements
+        ):
             items = [self.inv.fold(e.value, env) for e in iterable.elements]
             if all(v.is_single for v in items):
                 return [_literal_item(v, e.value) for v, e in zip(items, iterable.elements)]
@@ -190,8 +197,11 @@ def _bind(target: cst.BaseExpression, item: Val, env: dict[str, Val]) -> bool:
         origin = item.possibles[0].node if item.known and item.possibles else None
         if not isinstance(value, (list, tuple)) or len(value) != len(target.elements) or origin is None:
             return False  # origin is set whenever value is: a single known value has a node
-        sub_nodes = origin.elements if isinstance(origin, (cst.Tuple, cst.List)) and \
-            len(origin.elements) == len(value) else None
+        sub_nodes = (
+            origin.elements
+            if isinstance(origin, (cst.Tuple, cst.List)) and len(origin.elements) == len(value)
+            else None
+        )
         for i, element in enumerate(target.elements):
             node = sub_nodes[i].value if sub_nodes else origin
             if not _bind(element.value, const(value[i], node), env):
@@ -225,15 +235,27 @@ def _config(inv, index: int, site: _Site) -> ConfigInfo:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value != "kwargs":
             options[arg.keyword.value], option_nodes[arg.keyword.value] = inv.fold(arg.value, env), arg.value
-    meta_expr = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "kwargs"),
-                     positional[0].value if positional else None)
+    meta_expr = next(
+        (a.value for a in call.args if a.keyword is not None and a.keyword.value == "kwargs"),
+        positional[0].value if positional else None,
+    )
     if meta_expr is not None:
         meta_complete = _meta(inv, meta_expr, env, meta, meta_nodes, 0)
     bindings = {name: val.single for name, val in env.items() if val.is_single}
     entry = site.entry if site.entry is not None else call
-    return ConfigInfo(index=index, node=call, spanner=inv.span, meta=meta, meta_nodes=meta_nodes,
-                      options=options, option_nodes=option_nodes, bindings=bindings, guard=site.guard,
-                      meta_complete=meta_complete, entry=entry)
+    return ConfigInfo(
+        index=index,
+        node=call,
+        spanner=inv.span,
+        meta=meta,
+        meta_nodes=meta_nodes,
+        options=options,
+        option_nodes=option_nodes,
+        bindings=bindings,
+        guard=site.guard,
+        meta_complete=meta_complete,
+        entry=entry,
+    )
 
 
 def _meta(inv, expr, env, meta, meta_nodes, depth) -> bool:

@@ -16,8 +16,10 @@ from porter.analyze.triton import names
 from porter.analyze.triton.fold import Val
 from porter.analyze.triton.records import ConfigInfo, KernelInfo, LaunchSite
 
-NOTE = ("estimate only: num_stages x (BM x BK + BK x BN) x element bytes; the AMD pipeliner allocates "
-        "less on some Triton versions (gfx942), porter verify reads the compiled kernel's LDS")
+NOTE = (
+    "estimate only: num_stages x (BM x BK + BK x BN) x element bytes; the AMD pipeliner allocates "
+    "less on some Triton versions (gfx942), porter verify reads the compiled kernel's LDS"
+)
 TRITON_DEFAULT_NUM_WARPS = 4  # triton.Config and the launcher both default to 4
 
 
@@ -71,9 +73,13 @@ def estimate(values: dict[str, Val], kernel: KernelInfo | None, target) -> Estim
     num_warps = _worst(values.get("num_warps")) if "num_warps" in values else TRITON_DEFAULT_NUM_WARPS
     threads = num_warps * target.wave_size if num_warps is not None else None
     est = Estimate(
-        target=target.name, num_warps=num_warps, threads=threads, thread_limit=target.max_threads_per_block,
+        target=target.name,
+        num_warps=num_warps,
+        threads=threads,
+        thread_limit=target.max_threads_per_block,
         threads_ok=None if threads is None else threads <= target.max_threads_per_block,
-        num_stages=_worst(values.get("num_stages")), lds_limit=target.lds_bytes,
+        num_stages=_worst(values.get("num_stages")),
+        lds_limit=target.lds_bytes,
     )
     if kernel is None or not kernel.gemm_like:
         return est
@@ -93,8 +99,13 @@ def estimate(values: dict[str, Val], kernel: KernelInfo | None, target) -> Estim
         return est
     # operand dtype unknown: over only if even 1-byte operands are, fits only if 4-byte ones do
     est.formula += " (operand dtype not visible: 2 bytes assumed)"
-    est.lds_ok = False if low_stages * elements > target.lds_bytes else \
-        True if stages * elements * 4 <= target.lds_bytes else None
+    est.lds_ok = (
+        False
+        if low_stages * elements > target.lds_bytes
+        else True
+        if stages * elements * 4 <= target.lds_bytes
+        else None
+    )
     return est
 
 

@@ -79,6 +79,7 @@ def project() -> Project | None:
 
 # ---- modules ------------------------------------------------------------------------------------
 
+
 def absolute_path(inv) -> Path | None:
     path = Path(inv.path)
     if _PROJECT is not None and not path.is_absolute():
@@ -220,6 +221,7 @@ def resolve_function(inv, func: cst.BaseExpression, depth: int = 0) -> tuple[Any
 
 # ---- folding calls ------------------------------------------------------------------------------
 
+
 def fold_call(inv, call: cst.Call, env: dict[str, Val], index: int | None) -> Val | None:
     """The call's value (element `index` of it) over every return of the helper it names; None when
     the callee is not a project function."""
@@ -236,8 +238,9 @@ def fold_call(inv, call: cst.Call, env: dict[str, Val], index: int | None) -> Va
     _ACTIVE.add(key)
     try:
         inner = bind_arguments(inv, callee, function, call, env)
-        parts = [callee.fold(value, inner) if index is None else callee.fold_item(value, index, inner)
-                 for value in returns]
+        parts = [
+            callee.fold(value, inner) if index is None else callee.fold_item(value, index, inner) for value in returns
+        ]
     finally:
         _ACTIVE.discard(key)
     known = [part for part in parts if part.known]
@@ -345,9 +348,16 @@ def caller_sites(inv, key: str) -> list[CallerSite]:
             continue
         sites += [s for s in _sites_of(other, key) if s.val.possibles]
     # the possibles set here, as this module's own (module None): the finding goes at their node
-    here = [replace(s, val=Val([replace(p, module=None) for p in (s.val.possibles or ()) if p.module is inv],
-                               s.val.partial or any(p.module is not inv for p in (s.val.possibles or ()))))
-            for s in sites]
+    here = [
+        replace(
+            s,
+            val=Val(
+                [replace(p, module=None) for p in (s.val.possibles or ()) if p.module is inv],
+                s.val.partial or any(p.module is not inv for p in (s.val.possibles or ())),
+            ),
+        )
+        for s in sites
+    ]
     cache[key] = [s for s in here if s.val.possibles]
     return cache[key]
 
@@ -359,12 +369,13 @@ def _sites_of(other, key: str) -> Iterator[CallerSite]:
             node = launch.option_nodes.get(key) or launch.meta_nodes.get(key)
             yield CallerSite(other, "launch", launch.kernel, node, val, {**launch.meta, **launch.options}, launch.guard)
     for kernel in other.kernels:
-        for config in (kernel.autotune.configs if kernel.autotune else ()):
+        for config in kernel.autotune.configs if kernel.autotune else ():
             val = config.value(key)
             if val is not None and val.known:
                 node = config.option_nodes.get(key) or config.meta_nodes.get(key)
-                yield CallerSite(other, "autotune", kernel.name, node, val, {**config.meta, **config.options},
-                                 config.guard)
+                yield CallerSite(
+                    other, "autotune", kernel.name, node, val, {**config.meta, **config.options}, config.guard
+                )
 
 
 def is_reported_elsewhere(possible: Possible) -> bool:
@@ -377,6 +388,7 @@ def is_reported_elsewhere(possible: Possible) -> bool:
 
 
 # ---- describing a flow ----------------------------------------------------------------------------
+
 
 def value_range(val: Val) -> str | None:
     """'4..32' over every possible integer value (Ranges included); None when unbounded or unknown."""
@@ -409,13 +421,19 @@ def origin_record(possible: Possible, inv) -> dict[str, Any]:
     owner = possible.module or inv
     span = owner.span(possible.node)
     value = possible.value
-    return {"path": owner.path, "line": span.line, "column": span.column,
-            "text": owner.code(possible.node).strip(),
-            "value": str(value) if isinstance(value, Range) else value,
-            "when": possible.when, "via": possible.via}
+    return {
+        "path": owner.path,
+        "line": span.line,
+        "column": span.column,
+        "text": owner.code(possible.node).strip(),
+        "value": str(value) if isinstance(value, Range) else value,
+        "when": possible.when,
+        "via": possible.via,
+    }
 
 
 # ---- runtime findings: launch site -> origin --------------------------------------------------------
+
 
 def origin_of(root: str | Path, path: str, line: int, param: str) -> list[dict[str, Any]]:
     """Where the value of `param` (num_warps, num_stages, BLOCK_M...) of the launch at path:line is set.

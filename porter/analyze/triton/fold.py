@@ -111,16 +111,30 @@ def const(value: Any, node: cst.CSTNode) -> Val:
 
 
 _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
-    cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: operator.mul,
-    cst.FloorDivide: operator.floordiv, cst.Divide: operator.truediv, cst.Modulo: operator.mod,
-    cst.Power: operator.pow, cst.LeftShift: operator.lshift, cst.RightShift: operator.rshift,
-    cst.BitAnd: operator.and_, cst.BitOr: operator.or_, cst.BitXor: operator.xor,
+    cst.Add: operator.add,
+    cst.Subtract: operator.sub,
+    cst.Multiply: operator.mul,
+    cst.FloorDivide: operator.floordiv,
+    cst.Divide: operator.truediv,
+    cst.Modulo: operator.mod,
+    cst.Power: operator.pow,
+    cst.LeftShift: operator.lshift,
+    cst.RightShift: operator.rshift,
+    cst.BitAnd: operator.and_,
+    cst.BitOr: operator.or_,
+    cst.BitXor: operator.xor,
 }
 _COMPARE: dict[type, Callable[[Any, Any], bool]] = {
-    cst.Equal: operator.eq, cst.NotEqual: operator.ne, cst.LessThan: operator.lt,
-    cst.LessThanEqual: operator.le, cst.GreaterThan: operator.gt, cst.GreaterThanEqual: operator.ge,
-    cst.In: lambda a, b: a in b, cst.NotIn: lambda a, b: a not in b,
-    cst.Is: operator.is_, cst.IsNot: operator.is_not,
+    cst.Equal: operator.eq,
+    cst.NotEqual: operator.ne,
+    cst.LessThan: operator.lt,
+    cst.LessThanEqual: operator.le,
+    cst.GreaterThan: operator.gt,
+    cst.GreaterThanEqual: operator.ge,
+    cst.In: lambda a, b: a in b,
+    cst.NotIn: lambda a, b: a not in b,
+    cst.Is: operator.is_,
+    cst.IsNot: operator.is_not,
 }
 
 
@@ -129,10 +143,23 @@ def _next_power_of_2(n: int) -> int:
 
 
 _CALLS: dict[str, Callable[..., Any]] = {
-    "min": min, "max": max, "abs": abs, "int": int, "float": float, "len": len, "range": lambda *a: list(range(*a)),
-    "builtins.min": min, "builtins.max": max, "builtins.abs": abs, "builtins.int": int,
-    "builtins.float": float, "builtins.len": len, "builtins.range": lambda *a: list(range(*a)),
-    "math.ceil": math.ceil, "math.floor": math.floor, "math.log2": math.log2,
+    "min": min,
+    "max": max,
+    "abs": abs,
+    "int": int,
+    "float": float,
+    "len": len,
+    "range": lambda *a: list(range(*a)),
+    "builtins.min": min,
+    "builtins.max": max,
+    "builtins.abs": abs,
+    "builtins.int": int,
+    "builtins.float": float,
+    "builtins.len": len,
+    "builtins.range": lambda *a: list(range(*a)),
+    "math.ceil": math.ceil,
+    "math.floor": math.floor,
+    "math.log2": math.log2,
     **{name: _next_power_of_2 for name in names.NEXT_POW2},
     **{name: lambda a, b: -(-a // b) for name in names.CDIV},
     **{name: lambda value: value for name in names.CONSTEXPR},
@@ -150,8 +177,13 @@ class Folder:
     """Folds expressions. `lookup` resolves a Name (locals, then module constants); `env` holds
     comprehension bindings."""
 
-    def __init__(self, lookup: Lookup, qnames: QNames, calls: Calls | None = None,
-                 code: Callable[[cst.CSTNode], str] | None = None):
+    def __init__(
+        self,
+        lookup: Lookup,
+        qnames: QNames,
+        calls: Calls | None = None,
+        code: Callable[[cst.CSTNode], str] | None = None,
+    ):
         self._lookup = lookup
         self._qnames = qnames
         self._calls = calls
@@ -192,8 +224,12 @@ class Folder:
 
     # operators ----------------------------------------------------------------------------------
     def _fold_UnaryOperation(self, node: cst.UnaryOperation, env) -> Val:
-        ops: dict[type, Callable[[Any], Any]] = {cst.Minus: operator.neg, cst.Plus: operator.pos, cst.Not: operator.not_,
-               cst.BitInvert: operator.invert}
+        ops: dict[type, Callable[[Any], Any]] = {
+            cst.Minus: operator.neg,
+            cst.Plus: operator.pos,
+            cst.Not: operator.not_,
+            cst.BitInvert: operator.invert,
+        }
         fn = ops.get(type(node.operator))
         if fn is None:
             return UNKNOWN
@@ -266,8 +302,7 @@ class Folder:
             keys.append(self.fold(element.key, env))
             values.append(self.fold(element.value, env))
         count = len(keys)
-        return combine(node, lambda *kv: dict(zip(kv[:count], kv[count:])), *keys, *values) if keys \
-            else const({}, node)
+        return combine(node, lambda *kv: dict(zip(kv[:count], kv[count:])), *keys, *values) if keys else const({}, node)
 
     def _fold_Subscript(self, node: cst.Subscript, env) -> Val:
         if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
@@ -285,8 +320,11 @@ class Folder:
         if any(arg.keyword is not None or arg.star for arg in node.args):
             return UNKNOWN
         args = [self.fold(arg.value, env) for arg in node.args]
-        if name.rsplit(".", 1)[-1] in ("min", "max") and len(args) > 1 and any(
-                not a.known or _has_range(a) for a in args):
+        if (
+            name.rsplit(".", 1)[-1] in ("min", "max")
+            and len(args) > 1
+            and any(not a.known or _has_range(a) for a in args)
+        ):
             return self._clamp(name.rsplit(".", 1)[-1], node, args)
         if len(args) == 1 and _has_range(args[0]) and name in names.NEXT_POW2:
             return _map_range(args[0], _next_power_of_2)
@@ -362,7 +400,7 @@ def _span(val: Val):
 def _map_range(val: Val, fn: Callable[[int], int]) -> Val:
     """A monotone increasing fn over every possible value (Ranges end-wise)."""
     out = []
-    for p in (val.possibles or ()):
+    for p in val.possibles or ():
         try:
             if isinstance(p.value, Range):
                 lo = None if p.value.lo is None else fn(p.value.lo)
@@ -378,8 +416,14 @@ def _map_range(val: Val, fn: Callable[[int], int]) -> Val:
     return Val(out, val.partial)
 
 
-_MONOTONE: dict[type, Callable[[Any, Any], Any]] = {cst.Add: operator.add, cst.Multiply: operator.mul, cst.FloorDivide: operator.floordiv,
-             cst.LeftShift: operator.lshift, cst.RightShift: operator.rshift, cst.Subtract: operator.sub}
+_MONOTONE: dict[type, Callable[[Any, Any], Any]] = {
+    cst.Add: operator.add,
+    cst.Multiply: operator.mul,
+    cst.FloorDivide: operator.floordiv,
+    cst.LeftShift: operator.lshift,
+    cst.RightShift: operator.rshift,
+    cst.Subtract: operator.sub,
+}
 
 
 def _range_binop(op: type, left: Val, right: Val) -> Val:

@@ -29,8 +29,6 @@ _ALIASES = {"tl": "triton.language"}  # fallback for snippets that use `tl.` wit
 _Node = TypeVar("_Node", bound=cst.CSTNode)
 
 
-
-
 @dataclasses.dataclass(frozen=True)
 class Projection:
     """Scope-table entry for one name of a tuple target bound to a non-literal:
@@ -69,10 +67,16 @@ class _Scopes:
     def collect(self) -> None:
         for node in self._nodes(cst.FunctionDef):
             self._function(node)
-        for node_type, visit in ((cst.ClassDef, self._class), (cst.AugAssign, self._aug_assign),
-                                 (cst.For, self._for), (cst.With, self._with),
-                                 (cst.NamedExpr, self._named_expr), (cst.Import, self._import),
-                                 (cst.ImportFrom, self._import), (cst.Call, self._call)):
+        for node_type, visit in (
+            (cst.ClassDef, self._class),
+            (cst.AugAssign, self._aug_assign),
+            (cst.For, self._for),
+            (cst.With, self._with),
+            (cst.NamedExpr, self._named_expr),
+            (cst.Import, self._import),
+            (cst.ImportFrom, self._import),
+            (cst.Call, self._call),
+        ):
             for node in self._nodes(node_type):
                 if node_type is cst.Call and not _mutates(node):
                     continue
@@ -122,8 +126,9 @@ class _Scopes:
                 if len(kinds) > 1:
                     self._mixed.add((scope, name))
 
-    def _bind_target(self, scope: Any, target: cst.BaseExpression, value: Bound | None,
-                     kind: type | None = None) -> None:
+    def _bind_target(
+        self, scope: Any, target: cst.BaseExpression, value: Bound | None, kind: type | None = None
+    ) -> None:
         if isinstance(target, cst.Name):
             self._bind(scope, target.value, value, kind)
         elif isinstance(target, (cst.Tuple, cst.List)):
@@ -206,8 +211,11 @@ class _Scopes:
 
 def _mutates(call: cst.Call) -> bool:
     func = call.func
-    return (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
-            and func.attr.value in ("append", "extend", "insert", "pop", "remove", "clear"))
+    return (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Name)
+        and func.attr.value in ("append", "extend", "insert", "pop", "remove", "clear")
+    )
 
 
 class _Structure:
@@ -246,7 +254,7 @@ class _Structure:
             value = getattr(node, name, None)
             if value is None:
                 continue
-            for child in (value if isinstance(value, (list, tuple)) else (value,)):
+            for child in value if isinstance(value, (list, tuple)) else (value,):
                 if not isinstance(child, cst.CSTNode):
                     continue  # a suite's body of statements is handled below; `body` of a Name... never
                 self.parents[id(child)] = node
@@ -428,14 +436,17 @@ class TritonInventory:
         if self._references is None:
             inner = {id(a.value) for a in self.nodes(cst.Attribute)}
             inner.update(id(a.name) for a in self.nodes(cst.AsName))
-            self._references = [(node, sorted(self.qnames(node))) for node_type in (cst.Name, cst.Attribute)
-                                for node in self.nodes(node_type) if id(node) not in inner]
+            self._references = [
+                (node, sorted(self.qnames(node)))
+                for node_type in (cst.Name, cst.Attribute)
+                for node in self.nodes(node_type)
+                if id(node) not in inner
+            ]
         return self._references
 
     def span(self, node: cst.CSTNode) -> Span:
         code_range = self._position(node)
-        return Span(code_range.start.line, code_range.start.column + 1, code_range.end.line,
-                    code_range.end.column + 1)
+        return Span(code_range.start.line, code_range.start.column + 1, code_range.end.line, code_range.end.column + 1)
 
     def code(self, node: cst.CSTNode) -> str:
         code = self._codes.get(id(node))
@@ -531,18 +542,19 @@ class TritonInventory:
 
     def _overwritten(self, exprs: list, folded: list[Val]) -> list[Val]:
         """`nw = 32` then `if is_hip(): nw = 16`: on AMD the 32 never reaches a use (dead_on="amd")."""
-        anchors = [e.value if isinstance(e, Projection) else e.iterable if isinstance(e, Element) else e
-                   for e in exprs]
+        anchors = [e.value if isinstance(e, Projection) else e.iterable if isinstance(e, Element) else e for e in exprs]
         anchors = [a.iterable if isinstance(a, Element) else a for a in anchors]
         guards = [self.guard_at(a) if isinstance(a, cst.CSTNode) else None for a in anchors]
         if not any(g in ("amd", "nvidia") for g in guards):
             return folded
         out = []
         for i, val in enumerate(folded):
-            later = {g for g in guards[i + 1:] if g in ("amd", "nvidia")}
+            later = {g for g in guards[i + 1 :] if g in ("amd", "nvidia")}
             if guards[i] is None and len(later) == 1 and self.condition_of(anchors[i]) is None:
                 vendor = later.pop()
-                val = Val([dataclasses.replace(p, dead_on=p.dead_on or vendor) for p in (val.possibles or ())], val.partial)
+                val = Val(
+                    [dataclasses.replace(p, dead_on=p.dead_on or vendor) for p in (val.possibles or ())], val.partial
+                )
             out.append(val)
         return out
 
@@ -561,8 +573,13 @@ class TritonInventory:
         when = self.condition_of(anchor)
         if when is None:
             return val
-        return Val([p if p.when is not None or p.module is not None else dataclasses.replace(p, when=when)
-                    for p in (val.possibles or ())], val.partial)
+        return Val(
+            [
+                p if p.when is not None or p.module is not None else dataclasses.replace(p, when=when)
+                for p in (val.possibles or ())
+            ],
+            val.partial,
+        )
 
     def condition_of(self, node: cst.CSTNode) -> str | None:
         """The test of the innermost `if` (in the node's function) whose branch holds the node."""
@@ -600,8 +617,12 @@ class TritonInventory:
                 return UNKNOWN
             self._resolving.add(key)
             try:
-                parts = [self.fold_item_of_entry(e, index, env, depth) if isinstance(e, Projection)
-                         else self._fold_bound(Projection(e, index), env) for e in exprs]
+                parts = [
+                    self.fold_item_of_entry(e, index, env, depth)
+                    if isinstance(e, Projection)
+                    else self._fold_bound(Projection(e, index), env)
+                    for e in exprs
+                ]
             finally:
                 self._resolving.discard(key)
             return _union(parts)
@@ -609,8 +630,9 @@ class TritonInventory:
             test = self.fold(expr.test, env)
             if test.known and len({bool(v) for v in test.values}) == 1:
                 return self.fold_item(expr.body if test.values[0] else expr.orelse, index, env, depth + 1)
-            return _union([self.fold_item(expr.body, index, env, depth + 1),
-                           self.fold_item(expr.orelse, index, env, depth + 1)])
+            return _union(
+                [self.fold_item(expr.body, index, env, depth + 1), self.fold_item(expr.orelse, index, env, depth + 1)]
+            )
         if isinstance(expr, cst.Call):
             from porter.analyze.triton import flow
 
@@ -622,8 +644,9 @@ class TritonInventory:
     def fold_item_of_entry(self, entry: Projection, index: int, env, depth: int) -> Val:
         """Element `index` of a name bound by a tuple target (`a, (b, c) = ...`): nested projection."""
         inner = self.fold_item(entry.value, entry.index, env, depth + 1)
-        return combine(entry.value if isinstance(entry.value, cst.CSTNode) else entry.value.iterable,
-                       lambda v: v[index], inner)
+        return combine(
+            entry.value if isinstance(entry.value, cst.CSTNode) else entry.value.iterable, lambda v: v[index], inner
+        )
 
     def fold_element(self, iterable: cst.BaseExpression, env: dict[str, Val] | None = None, depth: int = 0) -> Val:
         """Any element of an iterable, each from where it is written: `[4, 8, 32]`, a comprehension over
@@ -660,7 +683,7 @@ class TritonInventory:
         if not items.known:
             return UNKNOWN
         parts = []
-        for possible in (items.possibles or ()):
+        for possible in items.possibles or ():
             bound = {**env, for_in.target.value: Val([possible])}
             tests = [self.fold(condition.test, bound) for condition in for_in.ifs]
             if any(t.is_single and not t.single for t in tests):
@@ -679,8 +702,10 @@ class TritonInventory:
             return None
         out: dict[str, Any] = {"known": val.known, "values": _jsonable(val.values)}
         if val.known:  # where each value was written: what a codemod edits
-            out["origins"] = [{"value": _jsonable(p.value), "text": self.code(p.node), **self.span(p.node).to_dict()}
-                              for p in (val.possibles or ())]
+            out["origins"] = [
+                {"value": _jsonable(p.value), "text": self.code(p.node), **self.span(p.node).to_dict()}
+                for p in (val.possibles or ())
+            ]
         if node is not None:
             span = self.span(node)
             out |= {"text": self.code(node), "line": span.line, "column": span.column}
@@ -774,8 +799,15 @@ class _Builder:
             expr = decorator.decorator
             callee = expr.func if isinstance(expr, cst.Call) else expr
             qualified = inv.qnames(callee)
-            kind = ("triton.jit" if qualified & names.JIT else "triton.autotune" if qualified & names.AUTOTUNE
-                    else "triton.heuristics" if qualified & names.HEURISTICS else None)
+            kind = (
+                "triton.jit"
+                if qualified & names.JIT
+                else "triton.autotune"
+                if qualified & names.AUTOTUNE
+                else "triton.heuristics"
+                if qualified & names.HEURISTICS
+                else None
+            )
             decorators.append((kind or next(iter(sorted(qualified)), inv.code(callee)), decorator))
         if not any(kind == "triton.jit" for kind, _ in decorators):
             return None
@@ -789,9 +821,16 @@ class _Builder:
             elif node_type is cst.Name or node_type is cst.Attribute:
                 named.append(n)
         kernel = KernelInfo(
-            name=node.name.value, node=node, spanner=inv.span, decorators=[k for k, _ in decorators],
-            params=self._params(node), gemm_like=bool(dots), dot_nodes=dots, dtypes=self._dtypes(named),
-            elem_bytes=None, elem_bytes_source="no tl.dot",
+            name=node.name.value,
+            node=node,
+            spanner=inv.span,
+            decorators=[k for k, _ in decorators],
+            params=self._params(node),
+            gemm_like=bool(dots),
+            dot_nodes=dots,
+            dtypes=self._dtypes(named),
+            elem_bytes=None,
+            elem_bytes_source="no tl.dot",
         )
         for kind, decorator in decorators:
             if kind == "triton.autotune" and isinstance(decorator.decorator, cst.Call):
@@ -805,11 +844,15 @@ class _Builder:
         for param in [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]:
             annotation = param.annotation.annotation if param.annotation else None
             constexpr = annotation is not None and self.inv.matches(annotation, names.CONSTEXPR)
-            out.append(Param(
-                name=param.name.value, constexpr=constexpr,
-                annotation=self.inv.code(annotation) if annotation is not None else None,
-                default=self.inv.fold(param.default) if param.default is not None else None, node=param,
-            ))
+            out.append(
+                Param(
+                    name=param.name.value,
+                    constexpr=constexpr,
+                    annotation=self.inv.code(annotation) if annotation is not None else None,
+                    default=self.inv.fold(param.default) if param.default is not None else None,
+                    node=param,
+                )
+            )
         return out
 
     def _dtypes(self, named: list[cst.CSTNode]) -> list[str]:
@@ -827,7 +870,8 @@ class _Builder:
             if kernel.dot_nodes:
                 dtypes = operands.param_dtypes(self.inv, kernel.name, kernel.params)
                 kernel.elem_bytes, kernel.elem_bytes_source = operands.dot_operand_bytes(
-                    self.inv, kernel.node, kernel.dot_nodes, dtypes)
+                    self.inv, kernel.node, kernel.dot_nodes, dtypes
+                )
 
     def _is_accumulator_dtype(self, node: cst.CSTNode) -> bool:
         parent = self.inv.parent(node)
@@ -836,8 +880,11 @@ class _Builder:
         if parent.keyword.value == "out_dtype":
             return True
         call = self.inv.parent(parent)
-        return (parent.keyword.value == "dtype" and isinstance(call, cst.Call)
-                and self.inv.matches(call.func, {"triton.language.zeros", "triton.language.full"}))
+        return (
+            parent.keyword.value == "dtype"
+            and isinstance(call, cst.Call)
+            and self.inv.matches(call.func, {"triton.language.zeros", "triton.language.full"})
+        )
 
     def _autotune(self, kernel: KernelInfo, call: cst.Call) -> AutotuneInfo:
         from porter.analyze.triton.configs import expand_config_list
@@ -845,11 +892,18 @@ class _Builder:
         configs_arg = _argument(call, "configs", 0)
         key_arg = _argument(call, "key", 1)
         key = self.inv.fold(key_arg).single if key_arg is not None else None
-        configs, source, complete = ([], "unknown", False) if configs_arg is None \
-            else expand_config_list(self.inv, configs_arg)
-        return AutotuneInfo(kernel=kernel.name, node=call, spanner=self.inv.span,
-                            key=list(key) if isinstance(key, (list, tuple)) else None,
-                            configs=configs, configs_source=source, complete=complete)
+        configs, source, complete = (
+            ([], "unknown", False) if configs_arg is None else expand_config_list(self.inv, configs_arg)
+        )
+        return AutotuneInfo(
+            kernel=kernel.name,
+            node=call,
+            spanner=self.inv.span,
+            key=list(key) if isinstance(key, (list, tuple)) else None,
+            configs=configs,
+            configs_source=source,
+            complete=complete,
+        )
 
     def _heuristics(self, kernel: KernelInfo, call: cst.Call) -> None:
         values = _argument(call, "values", 0)
@@ -874,8 +928,11 @@ class _Builder:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in ("run", "warmup"):
             pass
-        elif isinstance(func, cst.Name) and func.value not in ("dict", "Config") and \
-                not self.inv.matches(func, names.CONFIG | {"triton.language.range"}):
+        elif (
+            isinstance(func, cst.Name)
+            and func.value not in ("dict", "Config")
+            and not self.inv.matches(func, names.CONFIG | {"triton.language.range"})
+        ):
             from porter.analyze.triton import flow
 
             target = flow.resolve_function(self.inv, func)
@@ -887,8 +944,15 @@ class _Builder:
         options = {k: v for k, v in keywords.items() if k in names.LAUNCH_OPTIONS}
         inv = self.inv
         return LaunchSite(
-            kernel=inv.code(func), kernel_known=False, node=node, spanner=inv.span, grid="",
-            options={k: inv.fold(v) for k, v in options.items()}, option_nodes=options, meta={}, meta_nodes={},
+            kernel=inv.code(func),
+            kernel_known=False,
+            node=node,
+            spanner=inv.span,
+            grid="",
+            options={k: inv.fold(v) for k, v in options.items()},
+            option_nodes=options,
+            meta={},
+            meta_nodes={},
             guard=inv.guard_at(node),
         )
 
@@ -906,9 +970,16 @@ class _Builder:
         meta = {k: v for k, v in keywords.items() if k not in names.LAUNCH_OPTIONS}
         grid = subscript.slice[0].slice.value if isinstance(subscript.slice[0].slice, cst.Index) else subscript
         return LaunchSite(
-            kernel=local.name if local else name, kernel_known=local is not None, node=node, spanner=inv.span,
-            grid=inv.code(grid), options={k: inv.fold(v) for k, v in options.items()}, option_nodes=options,
-            meta={k: inv.fold(v) for k, v in meta.items()}, meta_nodes=meta, guard=inv.guard_at(node),
+            kernel=local.name if local else name,
+            kernel_known=local is not None,
+            node=node,
+            spanner=inv.span,
+            grid=inv.code(grid),
+            options={k: inv.fold(v) for k, v in options.items()},
+            option_nodes=options,
+            meta={k: inv.fold(v) for k, v in meta.items()},
+            meta_nodes=meta,
+            guard=inv.guard_at(node),
         )
 
 
@@ -918,22 +989,42 @@ _WRAPPED_KEYS = ("num_warps", "num_stages", "waves_per_eu")
 def _launches(function: cst.FunctionDef) -> bool:
     """The function launches a kernel itself: `kernel[grid](...)` or `kernel.run(...)` in its body."""
     for node in _walk(function.body):
-        if isinstance(node, cst.Call) and (isinstance(node.func, cst.Subscript) or (
-                isinstance(node.func, cst.Attribute) and node.func.attr.value == "run")):
+        if isinstance(node, cst.Call) and (
+            isinstance(node.func, cst.Subscript)
+            or (isinstance(node.func, cst.Attribute) and node.func.attr.value == "run")
+        ):
             return True
     return False
+
+
 _FIELDS: dict[type, tuple[str, ...]] = {}
-_TOKEN_TYPES = (cst.BaseParenthesizableWhitespace, cst.Comma, cst.Dot, cst.AssignEqual, cst.Colon,
-                cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,
-                cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.Semicolon, cst.Newline, cst.TrailingWhitespace,
-                cst.EmptyLine)
+_TOKEN_TYPES = (
+    cst.BaseParenthesizableWhitespace,
+    cst.Comma,
+    cst.Dot,
+    cst.AssignEqual,
+    cst.Colon,
+    cst.LeftParen,
+    cst.RightParen,
+    cst.LeftSquareBracket,
+    cst.RightSquareBracket,
+    cst.LeftCurlyBrace,
+    cst.RightCurlyBrace,
+    cst.Semicolon,
+    cst.Newline,
+    cst.TrailingWhitespace,
+    cst.EmptyLine,
+)
 
 
 def _fields(node_type: type) -> tuple[str, ...]:
     fields = _FIELDS.get(node_type)
     if fields is None:
-        fields = tuple(f.name for f in dataclasses.fields(node_type)
-                       if not f.name.startswith("whitespace") and f.name not in ("lpar", "rpar", "leading_lines"))
+        fields = tuple(
+            f.name
+            for f in dataclasses.fields(node_type)
+            if not f.name.startswith("whitespace") and f.name not in ("lpar", "rpar", "leading_lines")
+        )
         _FIELDS[node_type] = fields
     return fields
 

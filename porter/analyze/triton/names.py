@@ -21,16 +21,41 @@ CONFIG_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "pre_hook", 
 # Launch keywords Triton's launcher consumes as compile/launch options rather than kernel arguments
 # (union of HIPOptions and CUDAOptions fields, Triton 3.9).
 LAUNCH_OPTIONS = {
-    "num_warps", "num_stages", "num_ctas", "maxnreg", "launch_pdl", "launch_cooperative_grid",
-    "enable_fp_fusion", "waves_per_eu", "matrix_instr_nonkdim", "kpack", "schedule_hint",
-    "ptx_version", "ptx_options", "sched4reg", "enable_reflect_ftz", "clc", "min_shared_mem",
-    "ir_override", "debug", "sanitize_overflow", "instrumentation_mode", "allow_flush_denorm",
+    "num_warps",
+    "num_stages",
+    "num_ctas",
+    "maxnreg",
+    "launch_pdl",
+    "launch_cooperative_grid",
+    "enable_fp_fusion",
+    "waves_per_eu",
+    "matrix_instr_nonkdim",
+    "kpack",
+    "schedule_hint",
+    "ptx_version",
+    "ptx_options",
+    "sched4reg",
+    "enable_reflect_ftz",
+    "clc",
+    "min_shared_mem",
+    "ir_override",
+    "debug",
+    "sanitize_overflow",
+    "instrumentation_mode",
+    "allow_flush_denorm",
 }
 # Fields of CUDAOptions that HIPOptions lacks (Triton 3.9 third_party/{nvidia,amd}/backend/compiler.py):
 # the HIP launcher raises "Keyword argument X was specified but unrecognised" for them.
 NVIDIA_ONLY_OPTIONS = (
-    "maxnreg", "launch_pdl", "ptx_version", "ptx_options", "sched4reg", "enable_reflect_ftz", "clc",
-    "min_shared_mem", "ir_override",
+    "maxnreg",
+    "launch_pdl",
+    "ptx_version",
+    "ptx_options",
+    "sched4reg",
+    "enable_reflect_ftz",
+    "clc",
+    "min_shared_mem",
+    "ir_override",
 )
 # AMD compile knobs a triton.Config's kwargs dict may carry (HIPOptions). Which ones a target honours
 # comes from porter.targets (target.triton["amd_options"]); this is the union, for the inventory.
@@ -38,12 +63,33 @@ AMD_KNOBS = ("waves_per_eu", "matrix_instr_nonkdim", "kpack", "schedule_hint")
 
 # Triton dtypes -> bytes per element.
 DTYPE_BYTES = {
-    "float8e4nv": 1, "float8e5": 1, "float8e4b8": 1, "float8e5b16": 1, "float8e4b15": 1,
-    "int8": 1, "uint8": 1, "float16": 2, "bfloat16": 2, "int16": 2, "float32": 4, "int32": 4,
-    "uint32": 4, "float64": 8, "int64": 8,
+    "float8e4nv": 1,
+    "float8e5": 1,
+    "float8e4b8": 1,
+    "float8e5b16": 1,
+    "float8e4b15": 1,
+    "int8": 1,
+    "uint8": 1,
+    "float16": 2,
+    "bfloat16": 2,
+    "int16": 2,
+    "float32": 4,
+    "int32": 4,
+    "uint32": 4,
+    "float64": 8,
+    "int64": 8,
 }
-FLOAT_DTYPES = {"float8e4nv", "float8e5", "float8e4b8", "float8e5b16", "float8e4b15",
-                "float16", "bfloat16", "float32", "float64"}
+FLOAT_DTYPES = {
+    "float8e4nv",
+    "float8e5",
+    "float8e4b8",
+    "float8e5b16",
+    "float8e4b15",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+}
 ASSUMED_ELEM_BYTES = 2  # fp16/bf16 operands: the common case when a kernel names no dtype
 
 _BLOCK_KEY = re.compile(
@@ -61,12 +107,13 @@ def block_dim(key: str) -> str | None:
     return next(group for group in match.groups() if group).upper()
 
 
-_AMD_GUARD = re.compile(r"version\.hip|\bis_hip\b|\bis_rocm\b|\bis_amd\b|['\"]hip['\"]|\brocm\b|\bgfx9|\bhip\b",
-                        re.IGNORECASE)
-_NV_GUARD = re.compile(r"version\.cuda|\bis_cuda\b|\bis_nvidia\b|['\"]cuda['\"]|\bnvidia\b|\bsm_?[89]\d",
-                       re.IGNORECASE)
-_OTHER_DEVICE = re.compile(r"['\"](xpu|mtia|mps|cpu|npu|hpu|tpu|xla|meta)['\"]|\bis_(xpu|mps|npu|hpu|tpu)\b",
-                           re.IGNORECASE)
+_AMD_GUARD = re.compile(
+    r"version\.hip|\bis_hip\b|\bis_rocm\b|\bis_amd\b|['\"]hip['\"]|\brocm\b|\bgfx9|\bhip\b", re.IGNORECASE
+)
+_NV_GUARD = re.compile(r"version\.cuda|\bis_cuda\b|\bis_nvidia\b|['\"]cuda['\"]|\bnvidia\b|\bsm_?[89]\d", re.IGNORECASE)
+_OTHER_DEVICE = re.compile(
+    r"['\"](xpu|mtia|mps|cpu|npu|hpu|tpu|xla|meta)['\"]|\bis_(xpu|mps|npu|hpu|tpu)\b", re.IGNORECASE
+)
 _NEGATION = re.compile(r"^\s*not\s+|\bis\s+None\b|==\s*None|\bis\s+False\b")
 
 

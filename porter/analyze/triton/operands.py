@@ -19,9 +19,26 @@ import libcst as cst
 from porter.analyze.triton import names
 
 MAX_DEPTH = 8
-_SHAPE_OPS = {f"triton.language.{n}" for n in (
-    "trans", "permute", "reshape", "view", "broadcast_to", "expand_dims", "ravel", "join", "interleave",
-    "maximum", "minimum", "abs", "clamp", "flip", "advance")}
+_SHAPE_OPS = {
+    f"triton.language.{n}"
+    for n in (
+        "trans",
+        "permute",
+        "reshape",
+        "view",
+        "broadcast_to",
+        "expand_dims",
+        "ravel",
+        "join",
+        "interleave",
+        "maximum",
+        "minimum",
+        "abs",
+        "clamp",
+        "flip",
+        "advance",
+    )
+}
 _FILLS = {"triton.language.zeros", "triton.language.full", "triton.language.zeros_like", "triton.language.full_like"}
 SCALED_FORMAT_BYTES = {"e2m1": 1, "e4m3": 1, "e5m2": 1, "e2m3": 1, "e3m2": 1, "bf16": 2, "fp16": 2}
 
@@ -32,8 +49,14 @@ def dtype_name(inv, node: cst.CSTNode) -> str | None:
         return None  # aliases rewrite only the head of a dotted name: the last part decides
     if type(node) is cst.Name and node.value not in inv._ctx.index.aliases:
         return None  # a bare name that no import binds is never triton.language.<dtype>
-    return next((q.rsplit(".", 1)[1] for q in inv.qnames(node)
-                 if q.startswith("triton.language.") and q.rsplit(".", 1)[1] in names.DTYPE_BYTES), None)
+    return next(
+        (
+            q.rsplit(".", 1)[1]
+            for q in inv.qnames(node)
+            if q.startswith("triton.language.") and q.rsplit(".", 1)[1] in names.DTYPE_BYTES
+        ),
+        None,
+    )
 
 
 class OperandTypes:
@@ -42,8 +65,9 @@ class OperandTypes:
 
     def __init__(self, inv, kernel: cst.FunctionDef, param_dtypes: dict[str, set[str]]):
         self.inv = inv
-        self.params = {p.name.value for p in [*kernel.params.params, *kernel.params.posonly_params,
-                                              *kernel.params.kwonly_params]}
+        self.params = {
+            p.name.value for p in [*kernel.params.params, *kernel.params.posonly_params, *kernel.params.kwonly_params]
+        }
         self.param_dtypes = param_dtypes
 
     def of(self, expr: cst.BaseExpression | None, depth: int = 0) -> set[str] | None:
@@ -124,8 +148,9 @@ class OperandTypes:
         return found
 
 
-def dot_operand_bytes(inv, kernel: cst.FunctionDef, dots: list[cst.Call],
-                      param_dtypes: dict[str, set[str]]) -> tuple[int | None, str]:
+def dot_operand_bytes(
+    inv, kernel: cst.FunctionDef, dots: list[cst.Call], param_dtypes: dict[str, set[str]]
+) -> tuple[int | None, str]:
     """(bytes per operand element, how it is known) over the kernel's dots: the smallest known size,
     or (None, 'unknown ...') when no dot shows its operands' dtype."""
     types = OperandTypes(inv, kernel, param_dtypes)

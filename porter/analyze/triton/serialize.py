@@ -25,11 +25,23 @@ def _vals(inv, values, nodes) -> dict[str, Any]:
 
 def _kernel(inv, kernel, target) -> dict[str, Any]:
     return {
-        "name": kernel.name, **kernel.span.to_dict(), "decorators": kernel.decorators,
-        "params": [{"name": p.name, "constexpr": p.constexpr, "annotation": p.annotation,
-                    "default": inv.val_dict(p.default, p.node.default)} for p in kernel.params],
-        "gemm_like": kernel.gemm_like, "dot_count": len(kernel.dot_nodes), "dtypes": kernel.dtypes,
-        "elem_bytes": kernel.elem_bytes, "elem_bytes_source": kernel.elem_bytes_source,
+        "name": kernel.name,
+        **kernel.span.to_dict(),
+        "decorators": kernel.decorators,
+        "params": [
+            {
+                "name": p.name,
+                "constexpr": p.constexpr,
+                "annotation": p.annotation,
+                "default": inv.val_dict(p.default, p.node.default),
+            }
+            for p in kernel.params
+        ],
+        "gemm_like": kernel.gemm_like,
+        "dot_count": len(kernel.dot_nodes),
+        "dtypes": kernel.dtypes,
+        "elem_bytes": kernel.elem_bytes,
+        "elem_bytes_source": kernel.elem_bytes_source,
         "autotune": _autotune(inv, kernel, target) if kernel.autotune else None,
         "heuristics": _vals(inv, kernel.heuristics, kernel.heuristics_nodes) or None,
     }
@@ -38,19 +50,27 @@ def _kernel(inv, kernel, target) -> dict[str, Any]:
 def _autotune(inv, kernel, target) -> dict[str, Any]:
     tune = kernel.autotune
     return {
-        "kernel": tune.kernel, **tune.span.to_dict(), "key": tune.key, "configs_source": tune.configs_source,
-        "complete": tune.complete, "configs": [_config(inv, c, kernel, target) for c in tune.configs],
+        "kernel": tune.kernel,
+        **tune.span.to_dict(),
+        "key": tune.key,
+        "configs_source": tune.configs_source,
+        "complete": tune.complete,
+        "configs": [_config(inv, c, kernel, target) for c in tune.configs],
     }
 
 
 def _config(inv, config, kernel, target) -> dict[str, Any]:
     return {
         # where the entry is written: the triton.Config(...) call, or the helper call that builds it
-        "index": config.index, **config.entry_span.to_dict(), "call": config.span.to_dict(),
+        "index": config.index,
+        **config.entry_span.to_dict(),
+        "call": config.span.to_dict(),
         "meta": _vals(inv, config.meta, config.meta_nodes),
         "options": _vals(inv, {k: v for k, v in config.options.items() if k != "pre_hook"}, config.option_nodes),
-        "amd_knobs": config.amd_knobs, "bindings": {k: _plain(v) for k, v in config.bindings.items()},
-        "guard": config.guard, "meta_complete": config.meta_complete,
+        "amd_knobs": config.amd_knobs,
+        "bindings": {k: _plain(v) for k, v in config.bindings.items()},
+        "guard": config.guard,
+        "meta_complete": config.meta_complete,
         "estimate": estimate_config(config, kernel, target).to_dict() if target is not None else None,
     }
 
@@ -58,9 +78,13 @@ def _config(inv, config, kernel, target) -> dict[str, Any]:
 def _launch(inv, launch, target) -> dict[str, Any]:
     kernel = inv.kernel(launch.kernel) if launch.kernel_known else None
     return {
-        "kernel": launch.kernel, "kernel_known": launch.kernel_known, **launch.span.to_dict(),
-        "grid": launch.grid, "guard": launch.guard,
-        "options": _vals(inv, launch.options, launch.option_nodes), "meta": _vals(inv, launch.meta, launch.meta_nodes),
+        "kernel": launch.kernel,
+        "kernel_known": launch.kernel_known,
+        **launch.span.to_dict(),
+        "grid": launch.grid,
+        "guard": launch.guard,
+        "options": _vals(inv, launch.options, launch.option_nodes),
+        "meta": _vals(inv, launch.meta, launch.meta_nodes),
         "estimate": estimate_launch(launch, kernel, target).to_dict() if target is not None else None,
     }
 

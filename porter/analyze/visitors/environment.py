@@ -8,8 +8,18 @@ from typing import Any
 from porter.analyze.visitors import Hit, ModuleContext, register
 
 _VISIBLE = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL")
-_AMD_KNOBS = ("HIP_FORCE_DEV_KERNARG", "TORCH_BLAS_PREFER_HIPBLASLT", "PYTORCH_TUNABLEOP_ENABLED",
-              "NCCL_MIN_NCHANNELS", "GPU_MAX_HW_QUEUES", "HSA_", "AMD_", "ROCR_", "HIP_", "MIOPEN_")
+_AMD_KNOBS = (
+    "HIP_FORCE_DEV_KERNARG",
+    "TORCH_BLAS_PREFER_HIPBLASLT",
+    "PYTORCH_TUNABLEOP_ENABLED",
+    "NCCL_MIN_NCHANNELS",
+    "GPU_MAX_HW_QUEUES",
+    "HSA_",
+    "AMD_",
+    "ROCR_",
+    "HIP_",
+    "MIOPEN_",
+)
 
 
 def _env_refs(ctx: ModuleContext):
@@ -29,8 +39,17 @@ def visible_devices_mix(ctx: ModuleContext, rule: Any, target: Any) -> Iterable[
         yield Hit(ref.node, {"env": ref.name, "others": others, "value": ref.value})
 
 
-_LAUNCHER_MARKERS = ("__main__", "torchrun", "torch.distributed.run", "subprocess", "mp.spawn",
-                     "multiprocessing", "os.execv", "deepspeed.launcher", "accelerate launch")
+_LAUNCHER_MARKERS = (
+    "__main__",
+    "torchrun",
+    "torch.distributed.run",
+    "subprocess",
+    "mp.spawn",
+    "multiprocessing",
+    "os.execv",
+    "deepspeed.launcher",
+    "accelerate launch",
+)
 
 
 @register("amd_runtime_knobs_absent")

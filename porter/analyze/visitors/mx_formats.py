@@ -17,9 +17,15 @@ import libcst as cst
 
 from porter.analyze.visitors import Hit, ModuleContext, register
 
-SCALED_GEMMS = {"torch._scaled_mm", "torch._scaled_grouped_mm", "torch.nn.functional.scaled_mm",
-                "torch.nn.functional.scaled_grouped_mm", "torch.ops.aten._scaled_mm",
-                "torch.ops.aten._scaled_mm.default", "torch.ops.aten._scaled_grouped_mm"}
+SCALED_GEMMS = {
+    "torch._scaled_mm",
+    "torch._scaled_grouped_mm",
+    "torch.nn.functional.scaled_mm",
+    "torch.nn.functional.scaled_grouped_mm",
+    "torch.ops.aten._scaled_mm",
+    "torch.ops.aten._scaled_mm.default",
+    "torch.ops.aten._scaled_grouped_mm",
+}
 MX_DTYPES = {"torch.float8_e8m0fnu": "float8_e8m0fnu scales", "torch.float4_e2m1fn_x2": "float4_e2m1fn_x2 operands"}
 MX_RECIPES = ("BlockWise1x32", "BlockWise1x16")
 

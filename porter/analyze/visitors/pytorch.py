@@ -12,8 +12,14 @@ import libcst as cst
 from porter.analyze.index import literal_value
 from porter.analyze.visitors import Hit, ModuleContext, register
 
-_COMPARE: dict[type, Callable[[Any, Any], Any]] = {cst.GreaterThan: operator.gt, cst.GreaterThanEqual: operator.ge, cst.LessThan: operator.lt,
-            cst.LessThanEqual: operator.le, cst.Equal: operator.eq, cst.NotEqual: operator.ne}
+_COMPARE: dict[type, Callable[[Any, Any], Any]] = {
+    cst.GreaterThan: operator.gt,
+    cst.GreaterThanEqual: operator.ge,
+    cst.LessThan: operator.lt,
+    cst.LessThanEqual: operator.le,
+    cst.Equal: operator.eq,
+    cst.NotEqual: operator.ne,
+}
 
 
 def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -28,7 +34,17 @@ def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 # ---- PT201: torch.version.cuda used as a condition or parsed --------------------------------------
 
-_VERSION_PARSERS = {"Version", "parse", "LooseVersion", "StrictVersion", "parse_version", "int", "float", "tuple", "map"}
+_VERSION_PARSERS = {
+    "Version",
+    "parse",
+    "LooseVersion",
+    "StrictVersion",
+    "parse_version",
+    "int",
+    "float",
+    "tuple",
+    "map",
+}
 
 
 @register("torch_version_cuda_use")
@@ -46,8 +62,9 @@ def _version_use(ctx: ModuleContext, node: cst.CSTNode) -> str | None:
     if _rejects_rocm(ctx, node):
         return "required (None raises)"
     use = _parse_or_compare(ctx, node)
-    if use is None and isinstance(ctx.parent(node), (cst.BooleanOperation, cst.UnaryOperation, cst.If, cst.While,
-                                                      cst.IfExp, cst.Assert)):
+    if use is None and isinstance(
+        ctx.parent(node), (cst.BooleanOperation, cst.UnaryOperation, cst.If, cst.While, cst.IfExp, cst.Assert)
+    ):
         return "tested" if _gates_on_cuda_version(ctx, node) else None
     return use
 
@@ -102,8 +119,10 @@ def _none_means_true(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not):
         return True
     if isinstance(parent, cst.Comparison) and parent.left is node:
-        return any(isinstance(c.operator, cst.Is) and isinstance(c.comparator, cst.Name)
-                   and c.comparator.value == "None" for c in parent.comparisons)
+        return any(
+            isinstance(c.operator, cst.Is) and isinstance(c.comparator, cst.Name) and c.comparator.value == "None"
+            for c in parent.comparisons
+        )
     return False
 
 
@@ -179,13 +198,18 @@ def _platform_exit(ctx: ModuleContext, comparison: cst.Comparison) -> dict[str, 
     for statement in function.body.body:
         if ctx.position(statement).start.line >= gate_line:
             break
-        if isinstance(statement, cst.If) and _PLATFORM_TEST.search(ctx.code_for(statement.test)) and \
-                _only_refuses(list(statement.body.body) if isinstance(statement.body, cst.IndentedBlock) else []):
+        if (
+            isinstance(statement, cst.If)
+            and _PLATFORM_TEST.search(ctx.code_for(statement.test))
+            and _only_refuses(list(statement.body.body) if isinstance(statement.body, cst.IndentedBlock) else [])
+        ):
             line = ctx.position(statement).start.line
             if _ROCM_TEST.search(ctx.code_for(statement.test)):
                 return {"covers_rocm": True}
-            return {"platform_exit": {"line": line, "test": ctx.code_for(statement.test).strip()},
-                    "exit_note": f" (or add ROCm to the early `if {ctx.code_for(statement.test).strip()}:` refusal on line {line})"}
+            return {
+                "platform_exit": {"line": line, "test": ctx.code_for(statement.test).strip()},
+                "exit_note": f" (or add ROCm to the early `if {ctx.code_for(statement.test).strip()}:` refusal on line {line})",
+            }
     return {"exit_note": ""}
 
 
@@ -252,11 +276,15 @@ def _only_refuses(statements: list) -> bool:
         for small in statement.body:
             if isinstance(small, cst.Raise):
                 continue
-            if isinstance(small, cst.Return) and (small.value is None or literal_value(small.value, default="?")
-                                                  in (False, None, 0, ())):
+            if isinstance(small, cst.Return) and (
+                small.value is None or literal_value(small.value, default="?") in (False, None, 0, ())
+            ):
                 continue
-            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and (
-                    _tail(small.value.func) in _LOG_CALLS | _REFUSALS):
+            if (
+                isinstance(small, cst.Expr)
+                and isinstance(small.value, cst.Call)
+                and (_tail(small.value.func) in _LOG_CALLS | _REFUSALS)
+            ):
                 continue
             return False
     return True
@@ -278,8 +306,11 @@ def _in_main_block(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     """Inside `if __name__ == "__main__":` (a script or benchmark entry, not library code)."""
     parent = ctx.parent(node)
     while parent is not None:
-        if isinstance(parent, cst.If) and "__main__" in ctx.code_for(parent.test) and "__name__" in ctx.code_for(
-                parent.test):
+        if (
+            isinstance(parent, cst.If)
+            and "__main__" in ctx.code_for(parent.test)
+            and "__name__" in ctx.code_for(parent.test)
+        ):
             return True
         parent = ctx.parent(parent)
     return False
@@ -306,8 +337,11 @@ def _feature_floor(target: Any) -> tuple[tuple | None, list[str], list[Any]]:
     from porter.targets import all_targets, get_target
 
     nvidia = [t for t in map(get_target, all_targets()) if t.vendor == "nvidia" and t.capability]
-    lacking = [(tuple(t.capability), t) for t in nvidia
-               if any(on and not target.features.get(name) for name, on in t.features.items())]
+    lacking = [
+        (tuple(t.capability), t)
+        for t in nvidia
+        if any(on and not target.features.get(name) for name, on in t.features.items())
+    ]
     if not lacking:
         return None, [], nvidia
     floor, first = min(lacking, key=lambda pair: pair[0])
@@ -343,11 +377,23 @@ def _capability_hit(node, part, op, value, target, floor, missing, nvidia) -> Hi
     if not same_branch or min(same_branch) < floor:
         return None  # pre-Hopper NVIDIA parts take this branch too: it needs nothing the target lacks
     meant_for = [t.name for t in nvidia if _outcome(op, _part_of(tuple(t.capability), part), value) == outcome]
-    symbol = {operator.gt: ">", operator.ge: ">=", operator.lt: "<", operator.le: "<=", operator.eq: "==",
-              operator.ne: "!="}[op]
-    data = {"part": part, "compared_to": value, "op": symbol, "actual": _part_of(tuple(target.capability), part),
-            "outcome": "true" if outcome else "false", "meant_for": ", ".join(meant_for) or "newer NVIDIA parts",
-            "missing": ", ".join(missing)}
+    symbol = {
+        operator.gt: ">",
+        operator.ge: ">=",
+        operator.lt: "<",
+        operator.le: "<=",
+        operator.eq: "==",
+        operator.ne: "!=",
+    }[op]
+    data = {
+        "part": part,
+        "compared_to": value,
+        "op": symbol,
+        "actual": _part_of(tuple(target.capability), part),
+        "outcome": "true" if outcome else "false",
+        "meant_for": ", ".join(meant_for) or "newer NVIDIA parts",
+        "missing": ", ".join(missing),
+    }
     return Hit(node, data)
 
 
@@ -393,9 +439,12 @@ def _sm_number(ctx: ModuleContext, node: cst.BinaryOperation, aliases: _ScopedNa
     if not isinstance(node.operator, cst.Add) or not isinstance(node.left, cst.BinaryOperation):
         return False
     scaled = node.left
-    return (isinstance(scaled.operator, cst.Multiply) and literal_value(scaled.right) == 10
-            and _capability_part(ctx, scaled.left, aliases) == "major"
-            and _capability_part(ctx, node.right, aliases) == "minor")
+    return (
+        isinstance(scaled.operator, cst.Multiply)
+        and literal_value(scaled.right) == 10
+        and _capability_part(ctx, scaled.left, aliases) == "major"
+        and _capability_part(ctx, node.right, aliases) == "minor"
+    )
 
 
 def _capability_part(ctx: ModuleContext, node: cst.CSTNode, aliases: _ScopedNames) -> str | None:
@@ -418,8 +467,10 @@ def _capability_part(ctx: ModuleContext, node: cst.CSTNode, aliases: _ScopedName
 
 # ---- PT203: NVIDIA product names compared against the device name -------------------------------
 
-_NVIDIA_MODEL = re.compile(r"(?i)^(nvidia\s*)?(tesla\s*)?(geforce\s*)?(g?[hb]\d00|h800|a100|a800|a10g?|a30|a40|v100|"
-                           r"l40s?|l4|t4|p100|rtx\s*\w+|dgx.*)\b")
+_NVIDIA_MODEL = re.compile(
+    r"(?i)^(nvidia\s*)?(tesla\s*)?(geforce\s*)?(g?[hb]\d00|h800|a100|a800|a10g?|a30|a40|v100|"
+    r"l40s?|l4|t4|p100|rtx\s*\w+|dgx.*)\b"
+)
 _TEXT_TESTS = {"startswith", "endswith", "find", "index", "count", "search", "match", "fullmatch"}
 
 
@@ -435,7 +486,11 @@ def nvidia_device_name_check(ctx: ModuleContext, rule: Any, target: Any) -> Iter
         used_as = None
         if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
             used_as = "comparison"
-        elif isinstance(parent, cst.Call) and isinstance(parent.func, cst.Attribute) and parent.func.attr.value in _TEXT_TESTS:
+        elif (
+            isinstance(parent, cst.Call)
+            and isinstance(parent.func, cst.Attribute)
+            and parent.func.attr.value in _TEXT_TESTS
+        ):
             used_as = "text test"
         elif isinstance(parent, cst.DictElement) and parent.key is node:
             used_as = "table key"
@@ -447,8 +502,9 @@ def _only_logs_near(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     """The name test is the condition of an `if` whose body only logs: it picks a message, not a path."""
     parent = ctx.parent(node)
     while parent is not None and not isinstance(parent, (cst.If, cst.SimpleStatementLine, cst.FunctionDef)):
-        if isinstance(parent, (cst.Comparison, cst.Call)) and isinstance(ctx.parent(parent), (cst.If, cst.UnaryOperation,
-                                                                                           cst.BooleanOperation)):
+        if isinstance(parent, (cst.Comparison, cst.Call)) and isinstance(
+            ctx.parent(parent), (cst.If, cst.UnaryOperation, cst.BooleanOperation)
+        ):
             test: cst.CSTNode = parent
             while isinstance(up := ctx.parent(test), (cst.UnaryOperation, cst.BooleanOperation)):
                 test = up
@@ -471,6 +527,7 @@ def _body_only_logs(gate: cst.If) -> bool:
 
 
 # ---- PT210: SDPA forced onto one backend -----------------------------------------------------------
+
 
 @register("sdpa_single_backend")
 def sdpa_single_backend(ctx: ModuleContext, rule: Any, target: Any) -> Iterable[Hit]:
@@ -499,8 +556,11 @@ def _falls_through(node: cst.CSTNode) -> bool:
 
 def _names_priority_list(ctx: ModuleContext, name: str) -> bool:
     """`BACKENDS = [FLASH, EFFICIENT, MATH]` somewhere in the module: every binding of `name` falls through."""
-    values = [a.value for a in ctx.nodes(cst.Assign)
-              if any(isinstance(t.target, cst.Name) and t.target.value == name for t in a.targets)]
+    values = [
+        a.value
+        for a in ctx.nodes(cst.Assign)
+        if any(isinstance(t.target, cst.Name) and t.target.value == name for t in a.targets)
+    ]
     return bool(values) and all(_falls_through(v) for v in values)
 
 
@@ -542,6 +602,7 @@ def _is_capture(ctx: ModuleContext, node: cst.CSTNode) -> bool:
 
 
 # ---- PT214: L2_cache_size used as "the" last-level cache -------------------------------------------
+
 
 @register("l2_cache_size_use")
 def l2_cache_size_use(ctx: ModuleContext, rule: Any, target: Any) -> Iterable[Hit]:
@@ -617,14 +678,18 @@ def _is_dtype_parameter(ctx: ModuleContext, node: cst.BaseExpression) -> bool:
         return False
     function = next((a for a in _ancestors(ctx, node) if isinstance(a, cst.FunctionDef)), None)
     params = function.params if function is not None else None
-    return params is not None and any(p.name.value == node.value for p in
-                                      (*params.params, *params.kwonly_params, *params.posonly_params))
+    return params is not None and any(
+        p.name.value == node.value for p in (*params.params, *params.kwonly_params, *params.posonly_params)
+    )
 
 
 def _raises_only(body: cst.BaseSuite) -> bool:
     statements = body.body if isinstance(body, cst.IndentedBlock) else []
-    return len(statements) == 1 and isinstance(statements[0], cst.SimpleStatementLine) and \
-        isinstance(statements[0].body[0], cst.Raise)
+    return (
+        len(statements) == 1
+        and isinstance(statements[0], cst.SimpleStatementLine)
+        and isinstance(statements[0].body[0], cst.Raise)
+    )
 
 
 @register("fp8_guard_excludes_fnuz")
@@ -635,8 +700,11 @@ def fp8_guard_excludes_fnuz(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         if _admits_only_ocp(ctx, node.test, (cst.In, cst.Equal)) and _launches_kernel(ctx, node):
             yield Hit(node, {"guard": "assert"})
     for node in ctx.nodes(cst.If):
-        if _raises_only(node.body) and _admits_only_ocp(ctx, node.test, (cst.NotIn, cst.NotEqual)) and \
-                _launches_kernel(ctx, node):
+        if (
+            _raises_only(node.body)
+            and _admits_only_ocp(ctx, node.test, (cst.NotIn, cst.NotEqual))
+            and _launches_kernel(ctx, node)
+        ):
             yield Hit(node.test, {"guard": "raise"})
 
 
@@ -644,5 +712,8 @@ def _launches_kernel(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     """The guarding function launches a Triton kernel (`kernel[grid](...)`): its fp8 dtype is compiled for
     the target. A guard before a vendor library call (Marlin, cuTile) is that library's contract."""
     function = next((a for a in _ancestors(ctx, node) if isinstance(a, cst.FunctionDef)), None)
-    return function is not None and "triton" in ctx.text and \
-        any(isinstance(n, cst.Call) and isinstance(n.func, cst.Subscript) for n in descendants(function))
+    return (
+        function is not None
+        and "triton" in ctx.text
+        and any(isinstance(n, cst.Call) and isinstance(n.func, cst.Subscript) for n in descendants(function))
+    )

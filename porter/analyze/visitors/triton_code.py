@@ -14,10 +14,18 @@ from porter.analyze.visitors.triton_common import calls, keyword_arg, references
 from porter.records import Severity
 
 _WARPISH = re.compile(r"warp|lane", re.IGNORECASE)
-_WARP_SIZE_NAME = re.compile(r"^(warp_?size|threads_?per_?warp|lanes?_?per_?warp|warp_?width|num_?lanes)$",
-                             re.IGNORECASE)
-_LANE_OPS = {cst.Multiply: 32, cst.FloorDivide: 32, cst.Modulo: 32, cst.Divide: 32, cst.BitAnd: 31,
-             cst.RightShift: 5, cst.LeftShift: 5}
+_WARP_SIZE_NAME = re.compile(
+    r"^(warp_?size|threads_?per_?warp|lanes?_?per_?warp|warp_?width|num_?lanes)$", re.IGNORECASE
+)
+_LANE_OPS = {
+    cst.Multiply: 32,
+    cst.FloorDivide: 32,
+    cst.Modulo: 32,
+    cst.Divide: 32,
+    cst.BitAnd: 31,
+    cst.RightShift: 5,
+    cst.LeftShift: 5,
+}
 
 
 def _mentions_warp(node: cst.CSTNode) -> bool:
@@ -71,33 +79,61 @@ def warp_size_32(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
             literal = _LANE_OPS[type(node.operator)]
             for number, other in ((node.right, node.left), (node.left, node.right)):
                 if _int_literal(number, literal) and (
-                        _mentions_warp(other) or _WARPISH.search(_assigned_name(inv, node))):
+                    _mentions_warp(other) or _WARPISH.search(_assigned_name(inv, node))
+                ):
                     hit = (number, "binop")
                     break
-        elif isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and \
-                inv.matches(node.value.func, {"triton.language.arange"}):
+        elif (
+            isinstance(node, cst.Assign)
+            and isinstance(node.value, cst.Call)
+            and inv.matches(node.value.func, {"triton.language.arange"})
+        ):
             args = node.value.args
-            if len(args) == 2 and _int_literal(args[1].value, 32) and any(
-                    isinstance(t.target, cst.Name) and _WARPISH.search(t.target.value) for t in node.targets):
+            if (
+                len(args) == 2
+                and _int_literal(args[1].value, 32)
+                and any(isinstance(t.target, cst.Name) and _WARPISH.search(t.target.value) for t in node.targets)
+            ):
                 hit = (args[1].value, "arange")
         if hit is None or skip_for_target(inv.guard_at(hit[0]), target):
             continue
         expr = node if hit[1] == "binop" else hit[0]
         # a parameter default is what callers that pass nothing get: worth a look, not proof of a bug
-        yield Hit(hit[0], {"value": hit[0].evaluated_value, "form": hit[1], "expr": inv.code(expr).strip(),
-                           "wave_size": target.wave_size}, severity="warning" if hit[1] == "default" else None)
+        yield Hit(
+            hit[0],
+            {
+                "value": hit[0].evaluated_value,
+                "form": hit[1],
+                "expr": inv.code(expr).strip(),
+                "wave_size": target.wave_size,
+            },
+            severity="warning" if hit[1] == "default" else None,
+        )
 
 
 # PTX instruction -> a portable Triton replacement (for the codemod; None: needs a person or the agent).
 PTX_PORTABLE = {
-    "tanh.approx.f32": "libdevice.tanh", "ex2.approx.f32": "tl.exp2", "ex2.approx.ftz.f32": "tl.exp2",
-    "lg2.approx.f32": "tl.log2", "lg2.approx.ftz.f32": "tl.log2", "rcp.approx.f32": "tl.fdiv(1.0, x)",
-    "rcp.approx.ftz.f32": "tl.fdiv(1.0, x)", "rsqrt.approx.f32": "tl.rsqrt", "rsqrt.approx.ftz.f32": "tl.rsqrt",
-    "sqrt.approx.f32": "tl.sqrt", "sqrt.approx.ftz.f32": "tl.sqrt", "sin.approx.f32": "tl.sin",
-    "cos.approx.f32": "tl.cos", "sin.approx.ftz.f32": "tl.sin", "cos.approx.ftz.f32": "tl.cos",
-    "cvt.rn.bf16x2.f32": "x.to(tl.bfloat16)", "cvt.rn.f16x2.f32": "x.to(tl.float16)",
-    "cvt.rn.bf16.f32": "x.to(tl.bfloat16)", "cvt.rn.f16.f32": "x.to(tl.float16)",
-    "cvt.rna.tf32.f32": None, "mov.u32": None,
+    "tanh.approx.f32": "libdevice.tanh",
+    "ex2.approx.f32": "tl.exp2",
+    "ex2.approx.ftz.f32": "tl.exp2",
+    "lg2.approx.f32": "tl.log2",
+    "lg2.approx.ftz.f32": "tl.log2",
+    "rcp.approx.f32": "tl.fdiv(1.0, x)",
+    "rcp.approx.ftz.f32": "tl.fdiv(1.0, x)",
+    "rsqrt.approx.f32": "tl.rsqrt",
+    "rsqrt.approx.ftz.f32": "tl.rsqrt",
+    "sqrt.approx.f32": "tl.sqrt",
+    "sqrt.approx.ftz.f32": "tl.sqrt",
+    "sin.approx.f32": "tl.sin",
+    "cos.approx.f32": "tl.cos",
+    "sin.approx.ftz.f32": "tl.sin",
+    "cos.approx.ftz.f32": "tl.cos",
+    "cvt.rn.bf16x2.f32": "x.to(tl.bfloat16)",
+    "cvt.rn.f16x2.f32": "x.to(tl.float16)",
+    "cvt.rn.bf16.f32": "x.to(tl.bfloat16)",
+    "cvt.rn.f16.f32": "x.to(tl.float16)",
+    "cvt.rna.tf32.f32": None,
+    "mov.u32": None,
 }
 _PTX_INSN = re.compile(r"(?<![\w.%$])([a-z][a-z0-9]*(?:\.[a-z0-9]+)+)\b")
 _PTX_MARKERS = re.compile(r"%(laneid|tid|ntid|ctaid|warpid|smid|clock)|\.reg\s|\{\s*\.reg|\$\d+", re.IGNORECASE)
@@ -113,7 +149,7 @@ def inline_ptx(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     for call in calls(inv, {"triton.language.inline_asm_elementwise"}):
         if skip_for_target(inv.guard_at(call), target):
             continue
-        asm_node = (keyword_arg(call, "asm") or (call.args[0] if call.args else None))
+        asm_node = keyword_arg(call, "asm") or (call.args[0] if call.args else None)
         constraints_node = keyword_arg(call, "constraints") or (call.args[1] if len(call.args) > 1 else None)
         asm = inv.fold(asm_node.value).single if asm_node else None
         constraints = inv.fold(constraints_node.value).single if constraints_node else None
@@ -122,12 +158,18 @@ def inline_ptx(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         ops = _PTX_INSN.findall(asm) if isinstance(asm, str) else []
         known = next((op for op in ops if op in PTX_PORTABLE), None)
         portable = PTX_PORTABLE.get(known) if known else None
-        yield Hit(call, {
-            "ptx_op": known, "ptx_ops": ops, "asm": asm if isinstance(asm, str) else None,
-            "constraints": constraints if isinstance(constraints, str) else None, "portable": portable,
-            "fix_hint": "codemod" if portable else "agent",
-            "op": known or (ops[0] if ops else "unrecognised asm"),
-        })
+        yield Hit(
+            call,
+            {
+                "ptx_op": known,
+                "ptx_ops": ops,
+                "asm": asm if isinstance(asm, str) else None,
+                "constraints": constraints if isinstance(constraints, str) else None,
+                "portable": portable,
+                "fix_hint": "codemod" if portable else "agent",
+                "op": known or (ops[0] if ops else "unrecognised asm"),
+            },
+        )
 
 
 _LIBDEVICE_CUDA = "triton.language.extra.cuda"
@@ -149,28 +191,47 @@ def libdevice_cuda(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
                 imported = [] if isinstance(node.names, cst.ImportStar) else [inv.code(a.name) for a in node.names]
                 if skip_for_target(inv.guard_at(node), target) or inv.in_import_fallback(node):
                     continue
-                yield Hit(node, {"module": module, "member": ", ".join(imported) or "*",
-                                 "portable": all(n == "libdevice" for n in imported) and bool(imported),
-                                 "form": "import"})
+                yield Hit(
+                    node,
+                    {
+                        "module": module,
+                        "member": ", ".join(imported) or "*",
+                        "portable": all(n == "libdevice" for n in imported) and bool(imported),
+                        "form": "import",
+                    },
+                )
         elif isinstance(node, cst.Import):
             for alias in node.names:
-                if inv.code(alias.name).startswith(_LIBDEVICE_CUDA) and not skip_for_target(inv.guard_at(node), target) \
-                        and not inv.in_import_fallback(node):
-                    yield Hit(node, {"module": inv.code(alias.name), "member": inv.code(alias.name).rsplit(".", 1)[1],
-                                     "portable": inv.code(alias.name).endswith("libdevice"), "form": "import"})
-    for node, qualified in references(inv, (_LIBDEVICE_CUDA + ".", )):
-        member = qualified[len(_LIBDEVICE_CUDA) + 1:].split(".")[0]
+                if (
+                    inv.code(alias.name).startswith(_LIBDEVICE_CUDA)
+                    and not skip_for_target(inv.guard_at(node), target)
+                    and not inv.in_import_fallback(node)
+                ):
+                    yield Hit(
+                        node,
+                        {
+                            "module": inv.code(alias.name),
+                            "member": inv.code(alias.name).rsplit(".", 1)[1],
+                            "portable": inv.code(alias.name).endswith("libdevice"),
+                            "form": "import",
+                        },
+                    )
+    for node, qualified in references(inv, (_LIBDEVICE_CUDA + ".",)):
+        member = qualified[len(_LIBDEVICE_CUDA) + 1 :].split(".")[0]
         explicit = inv.code(node).startswith(("tl.", "triton."))
         if member in _GDC or skip_for_target(inv.guard_at(node), target):
             continue  # gdc_*: PT113
         if explicit or member.startswith(CUDA_ONLY_MEMBERS):
-            yield Hit(node, {"module": _LIBDEVICE_CUDA, "member": member, "portable": member == "libdevice",
-                             "form": "attribute"})
+            yield Hit(
+                node,
+                {"module": _LIBDEVICE_CUDA, "member": member, "portable": member == "libdevice", "form": "attribute"},
+            )
 
 
 def _imports(node: cst.ImportFrom, name: str) -> bool:
     return not isinstance(node.names, cst.ImportStar) and any(
-        isinstance(a.name, cst.Name) and a.name.value == name for a in node.names)
+        isinstance(a.name, cst.Name) and a.name.value == name for a in node.names
+    )
 
 
 @register("triton_cache_hints")
@@ -190,11 +251,19 @@ def cache_hints(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
             yield Hit(arg, {"keyword": keyword, "value": value if isinstance(value, str) else inv.code(arg.value)})
 
 
-_TMA_OLD = ("triton.tools.experimental_descriptor", "triton.language._experimental_descriptor_load",
-            "triton.language._experimental_descriptor_store", "triton.language._experimental_make_tensor_descriptor",
-            "triton.language._experimental_reinterpret_tensor_descriptor")
-_TMA_NEW = ("triton.language.make_tensor_descriptor", "triton.tools.tensor_descriptor",
-            "triton.language.load_tensor_descriptor", "triton.language.store_tensor_descriptor")
+_TMA_OLD = (
+    "triton.tools.experimental_descriptor",
+    "triton.language._experimental_descriptor_load",
+    "triton.language._experimental_descriptor_store",
+    "triton.language._experimental_make_tensor_descriptor",
+    "triton.language._experimental_reinterpret_tensor_descriptor",
+)
+_TMA_NEW = (
+    "triton.language.make_tensor_descriptor",
+    "triton.tools.tensor_descriptor",
+    "triton.language.load_tensor_descriptor",
+    "triton.language.store_tensor_descriptor",
+)
 
 
 @register("triton_tma_descriptors")
@@ -223,8 +292,15 @@ def tensor_descriptors(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         function = inv.enclosing_function(node)
         hit = first_use.get(id(function))
         if hit is None:
-            first_use[id(function)] = Hit(node, {"api": "tensor-descriptor", "name": qualified, "uses": 1,
-                                                 "function": function.name.value if function else None})
+            first_use[id(function)] = Hit(
+                node,
+                {
+                    "api": "tensor-descriptor",
+                    "name": qualified,
+                    "uses": 1,
+                    "function": function.name.value if function else None,
+                },
+            )
         else:
             hit.data["uses"] += 1
     yield from first_use.values()
@@ -235,9 +311,16 @@ def _probe_or_fallback(inv, node: cst.CSTNode) -> bool:
     parent = inv.parent(node)
     if isinstance(parent, cst.AssignTarget):
         return True
-    return isinstance(parent, cst.Comparison) and parent.left is node and all(
-        isinstance(c.operator, (cst.Is, cst.IsNot)) and isinstance(c.comparator, cst.Name)
-        and c.comparator.value == "None" for c in parent.comparisons)
+    return (
+        isinstance(parent, cst.Comparison)
+        and parent.left is node
+        and all(
+            isinstance(c.operator, (cst.Is, cst.IsNot))
+            and isinstance(c.comparator, cst.Name)
+            and c.comparator.value == "None"
+            for c in parent.comparisons
+        )
+    )
 
 
 @register("triton_warp_specialization")
@@ -252,7 +335,11 @@ def warp_specialization(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
             yield Hit(node, {"feature": "pdl", "name": qualified.rsplit(".", 1)[1]}, severity="error")
     for call in calls(inv, {"triton.language.range"}):
         arg = keyword_arg(call, "warp_specialize")
-        if arg is not None and inv.fold(arg.value).single is not False and not skip_for_target(inv.guard_at(call), target):
+        if (
+            arg is not None
+            and inv.fold(arg.value).single is not False
+            and not skip_for_target(inv.guard_at(call), target)
+        ):
             yield Hit(arg, {"feature": "warp_specialize", "name": "warp_specialize"})
     for call in calls(inv, {"triton.Config", "triton.runtime.Config"}):
         for keyword in ("num_consumer_groups", "num_buffers_warp_spec"):
@@ -301,20 +388,33 @@ def tf32_dot(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         elif allow_tf32 is not None:
             if inv.fold(allow_tf32.value).single is True and "tf32" not in allowed:
                 yield Hit(allow_tf32, {**base, "precision": "tf32", "keyword": "allow_tf32", "form": "explicit"})
-        elif target.tf32 == "none" and len(call.args) >= 2 and all(
-                _fp32_operand(inv, a.value) for a in call.args[:2]):
-            yield Hit(call, {**base, "precision": "default", "keyword": None, "form": "default-fp32"},
-                      severity="info",
-                      message=(f"fp32 tl.dot without input_precision runs as full-precision ieee on {target.name} "
-                               f"(NVIDIA's default is tf32): slower, and tolerances tuned on NVIDIA may differ; "
-                               f"consider input_precision=\"{target.best_fp32_dot_precision}\""))
+        elif target.tf32 == "none" and len(call.args) >= 2 and all(_fp32_operand(inv, a.value) for a in call.args[:2]):
+            yield Hit(
+                call,
+                {**base, "precision": "default", "keyword": None, "form": "default-fp32"},
+                severity="info",
+                message=(
+                    f"fp32 tl.dot without input_precision runs as full-precision ieee on {target.name} "
+                    f"(NVIDIA's default is tf32): slower, and tolerances tuned on NVIDIA may differ; "
+                    f'consider input_precision="{target.best_fp32_dot_precision}"'
+                ),
+            )
 
 
 # Triton fp8 dtypes: family and the same format's twin in the other family.
-_FP8 = {"float8e4nv": ("ocp", "e4m3"), "float8e5": ("ocp", "e5m2"), "float8e4b8": ("fnuz", "e4m3"),
-        "float8e5b16": ("fnuz", "e5m2"), "float8e4b15": ("nvidia", "e4m3")}
-_TORCH_TO_TRITON = {"float8_e4m3fn": "float8e4nv", "float8_e5m2": "float8e5", "float8_e4m3fnuz": "float8e4b8",
-                    "float8_e5m2fnuz": "float8e5b16"}
+_FP8 = {
+    "float8e4nv": ("ocp", "e4m3"),
+    "float8e5": ("ocp", "e5m2"),
+    "float8e4b8": ("fnuz", "e4m3"),
+    "float8e5b16": ("fnuz", "e5m2"),
+    "float8e4b15": ("nvidia", "e4m3"),
+}
+_TORCH_TO_TRITON = {
+    "float8_e4m3fn": "float8e4nv",
+    "float8_e5m2": "float8e5",
+    "float8_e4m3fnuz": "float8e4b8",
+    "float8_e5m2fnuz": "float8e5b16",
+}
 
 
 @register("triton_fp8_dtypes")
@@ -337,8 +437,16 @@ def fp8_dtypes(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
             severity = "warning"  # gfx950: FNUZ dot operands deprecated / emulated
         else:
             severity = "error"
-        yield Hit(node, {"dtype": dtype, "family": family, "suggested": f"tl.{suggested}" if suggested else None,
-                         "target_family": target.fp8_family}, severity=severity)
+        yield Hit(
+            node,
+            {
+                "dtype": dtype,
+                "family": family,
+                "suggested": f"tl.{suggested}" if suggested else None,
+                "target_family": target.fp8_family,
+            },
+            severity=severity,
+        )
 
 
 def _compared(inv, node: cst.CSTNode) -> bool:
@@ -347,8 +455,7 @@ def _compared(inv, node: cst.CSTNode) -> bool:
     for ancestor in inv.ancestors(node):
         if isinstance(ancestor, cst.Comparison):
             return True
-        if not isinstance(ancestor, (cst.ComparisonTarget, cst.Tuple, cst.List, cst.Set, cst.Element,
-                                     cst.BaseCompOp)):
+        if not isinstance(ancestor, (cst.ComparisonTarget, cst.Tuple, cst.List, cst.Set, cst.Element, cst.BaseCompOp)):
             return False
     return False
 
@@ -369,23 +476,38 @@ def xcd_tile_order(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         body_names = {n.value for n in walk(kernel.node) if isinstance(n, cst.Name)}
         if any(_XCD.search(name) for name in body_names):
             continue
-        pids = [c for c in walk(kernel.node.body) if isinstance(c, cst.Call)
-                and inv.matches(c.func, {"triton.language.program_id"})]
+        pids = [
+            c
+            for c in walk(kernel.node.body)
+            if isinstance(c, cst.Call) and inv.matches(c.func, {"triton.language.program_id"})
+        ]
         if not pids:
             continue
         grouped = any(_GROUP.match(name) for name in body_names)
-        persistent = any(isinstance(n, cst.For) and isinstance(n.iter, cst.Call) and len(n.iter.args) >= 3
-                         and inv.matches(n.iter.func, {"triton.language.range"})
-                         and any(isinstance(x, cst.Name) and re.search(r"sm|cu|program", x.value, re.I)
-                                 for x in walk(n.iter.args[2].value)) for n in walk(kernel.node.body))
+        persistent = any(
+            isinstance(n, cst.For)
+            and isinstance(n.iter, cst.Call)
+            and len(n.iter.args) >= 3
+            and inv.matches(n.iter.func, {"triton.language.range"})
+            and any(
+                isinstance(x, cst.Name) and re.search(r"sm|cu|program", x.value, re.I)
+                for x in walk(n.iter.args[2].value)
+            )
+            for n in walk(kernel.node.body)
+        )
         if not (grouped or persistent):
             continue
-        yield Hit(pids[0], {"kernel": kernel.name, "pattern": "persistent" if persistent else "grouped",
-                            "xcds": target.xcds})
+        yield Hit(
+            pids[0], {"kernel": kernel.name, "pattern": "persistent" if persistent else "grouped", "xcds": target.xcds}
+        )
 
 
-_NVSMI = ("triton.testing.nvsmi", "triton.testing.get_max_tensorcore_tflops", "triton.testing.get_max_simd_tflops",
-          "triton.testing.get_dram_gbps")
+_NVSMI = (
+    "triton.testing.nvsmi",
+    "triton.testing.get_max_tensorcore_tflops",
+    "triton.testing.get_max_simd_tflops",
+    "triton.testing.get_dram_gbps",
+)
 
 
 @register("triton_testing_nvsmi")
@@ -400,8 +522,10 @@ def testing_nvsmi(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
 
 
 # What a missing nvidia-smi (FileNotFoundError, an OSError) or a helper's stub (NotImplementedError) raises.
-_NVSMI_FAILURES = re.compile(r"\b(FileNotFoundError|OSError|EnvironmentError|NotImplementedError|RuntimeError|"
-                             r"Exception|BaseException|CalledProcessError|SubprocessError)\b")
+_NVSMI_FAILURES = re.compile(
+    r"\b(FileNotFoundError|OSError|EnvironmentError|NotImplementedError|RuntimeError|"
+    r"Exception|BaseException|CalledProcessError|SubprocessError)\b"
+)
 
 
 def _failure_handled(inv, node: cst.CSTNode) -> bool:
@@ -409,8 +533,11 @@ def _failure_handled(inv, node: cst.CSTNode) -> bool:
     `try: nvsmi(...) except FileNotFoundError: <fallback>`): the fallback is what runs there."""
     child = node
     for ancestor in inv.ancestors(node):
-        if isinstance(ancestor, cst.Try) and child is ancestor.body and any(
-                h.type is None or _NVSMI_FAILURES.search(inv.code(h.type)) for h in ancestor.handlers):
+        if (
+            isinstance(ancestor, cst.Try)
+            and child is ancestor.body
+            and any(h.type is None or _NVSMI_FAILURES.search(inv.code(h.type)) for h in ancestor.handlers)
+        ):
             return True
         child = ancestor
     return False
@@ -424,8 +551,9 @@ def _synchronises_through_memory(inv, kernel: cst.FunctionDef) -> bool:
     """A kernel that spins (`while`) or swaps/compares atomically orders memory between programs: its
     atomics may need acquire/release, so relaxed is not a safe suggestion there."""
     inside = {id(n) for n in walk(kernel)}
-    return any(id(c) in inside for c in inv.calls_to(_SYNC_ATOMICS)) or \
-        any(isinstance(n, cst.While) for n in walk(kernel))
+    return any(id(c) in inside for c in inv.calls_to(_SYNC_ATOMICS)) or any(
+        isinstance(n, cst.While) for n in walk(kernel)
+    )
 
 
 @register("triton_atomic_default_sem")

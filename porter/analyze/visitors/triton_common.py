@@ -48,8 +48,14 @@ def live(inv, val: Val, target) -> Val:
     """The possible values left on this target: `32 if not is_hip() else 16` is only 16 on AMD."""
     if not val.known:
         return val
-    return Val([p for p in (val.possibles or ()) if p.dead_on != target.vendor
-                and not skip_for_target((p.module or inv).guard_at(p.node), target)], val.partial)
+    return Val(
+        [
+            p
+            for p in (val.possibles or ())
+            if p.dead_on != target.vendor and not skip_for_target((p.module or inv).guard_at(p.node), target)
+        ],
+        val.partial,
+    )
 
 
 def live_values(inv, values: dict[str, Val], target) -> dict[str, Val]:
@@ -73,23 +79,47 @@ def option_sites(inv, key: str, target) -> Iterator[OptionSite]:
             node = config.option_nodes.get(key) or config.meta_nodes.get(key)
             # node is None when neither option_nodes nor meta_nodes holds the key: OptionSite.node should become
             # Optional, which its consumers (origin_node -> Hit) must then handle; left to the analyzer's owner.
-            yield OptionSite(where, kernel, live(inv, val, target), node, config.guard, config,  # type: ignore[arg-type]
-                             live_values(inv, {**config.meta, **config.options}, target))
+            yield OptionSite(
+                where,
+                kernel,
+                live(inv, val, target),
+                node,
+                config.guard,
+                config,  # type: ignore[arg-type]
+                live_values(inv, {**config.meta, **config.options}, target),
+            )
     for launch in inv.launches:
         val = launch.options.get(key) or launch.meta.get(key)
         if val is not None and not skip_for_target(launch.guard, target):
             kernel = inv.kernel(launch.kernel) if launch.kernel_known else None
             node = launch.option_nodes.get(key) or launch.meta_nodes.get(key)
-            yield OptionSite("launch", kernel, live(inv, val, target), node, launch.guard, None,
-                             live_values(inv, {**launch.meta, **launch.options}, target))
+            yield OptionSite(
+                "launch",
+                kernel,
+                live(inv, val, target),
+                node,
+                launch.guard,
+                None,
+                live_values(inv, {**launch.meta, **launch.options}, target),
+            )
     for caller in flow.caller_sites(inv, key):
         if not skip_for_target(caller.guard, target):
             kernel = caller.inv.kernel(caller.kernel) if caller.kernel else None
-            yield OptionSite(caller.where, kernel, live(inv, caller.val, target), caller.node, caller.guard, None,
-                             live_values(caller.inv, caller.values, target), inv=caller.inv)
+            yield OptionSite(
+                caller.where,
+                kernel,
+                live(inv, caller.val, target),
+                caller.node,
+                caller.guard,
+                None,
+                live_values(caller.inv, caller.values, target),
+                inv=caller.inv,
+            )
     for kernel in inv.kernels:
         if key in kernel.heuristics:
-            yield OptionSite("heuristics", kernel, live(inv, kernel.heuristics[key], target), kernel.heuristics_nodes[key])
+            yield OptionSite(
+                "heuristics", kernel, live(inv, kernel.heuristics[key], target), kernel.heuristics_nodes[key]
+            )
     if key == "num_stages":  # per-loop pipelining depth: `for k in tl.range(0, K, BK, num_stages=3)`
         for call in inv.calls_to({"triton.language.range"}):
             arg = keyword_arg(call, key)
@@ -125,8 +155,11 @@ def site_data(sites: list[OptionSite], possible: Possible | None = None, here=No
         data["launches"] = sorted({s.location(here) for s in sites})
     if possible is not None:
         vals = [s.val for s in sites]
-        merged = Val([p for v in vals if v.known for p in (v.possibles or ())], any(v.partial for v in vals)) \
-            if all(v.known for v in vals) else None
+        merged = (
+            Val([p for v in vals if v.known for p in (v.possibles or ())], any(v.partial for v in vals))
+            if all(v.known for v in vals)
+            else None
+        )
         described = flow.describe(possible, merged)
         data["flow"] = described
         data["origin"] = flow.origin_record(possible, here) if here is not None else None
@@ -134,9 +167,15 @@ def site_data(sites: list[OptionSite], possible: Possible | None = None, here=No
             described = f"{described}; set at {data['origin']['path']}:{data['origin']['line']}"
         reaches = data.get("launches") or []
         shown = ", ".join(reaches[:4]) + (f" and {len(reaches) - 4} more" if len(reaches) > 4 else "")
-        data["flow_note"] = (f"; {described}; reaches {shown}" if described else f"; reaches {shown}") \
-            if possible.module is not None or possible.via or possible.when or len(reaches) > 1 \
-            or any(s.inv is not None for s in sites) else ""
+        data["flow_note"] = (
+            (f"; {described}; reaches {shown}" if described else f"; reaches {shown}")
+            if possible.module is not None
+            or possible.via
+            or possible.when
+            or len(reaches) > 1
+            or any(s.inv is not None for s in sites)
+            else ""
+        )
     return data
 
 

@@ -31,20 +31,35 @@ def num_warps_limit(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     inv = ctx.triton
     if inv is None:
         return
-    over = [(site, p) for site in option_sites(inv, "num_warps", target) if site.val.known
-            for p in (site.val.possibles or ()) if (upper(p.value) or 0) > target.max_num_warps]
+    over = [
+        (site, p)
+        for site in option_sites(inv, "num_warps", target)
+        if site.val.known
+        for p in (site.val.possibles or ())
+        if (upper(p.value) or 0) > target.max_num_warps
+    ]
     for possible, sites in by_origin(over):
         value = upper(possible.value)
         pruned = all(_autotuner_skips(inv, site, target) for site in sites)
-        yield Hit(origin_node(possible, sites), {
-            **site_data(sites, possible, inv), "value": value, "threads": value * target.wave_size,
-            "limit": target.max_num_warps, "suggested": target.max_num_warps, "skipped_by_autotuner": pruned,
-            "autotune_note": _SKIPPED_NOTE if pruned else "",
-        }, severity="warning" if pruned else None)
+        yield Hit(
+            origin_node(possible, sites),
+            {
+                **site_data(sites, possible, inv),
+                "value": value,
+                "threads": value * target.wave_size,
+                "limit": target.max_num_warps,
+                "suggested": target.max_num_warps,
+                "skipped_by_autotuner": pruned,
+                "autotune_note": _SKIPPED_NOTE if pruned else "",
+            },
+            severity="warning" if pruned else None,
+        )
 
 
-_SKIPPED_NOTE = ("; other configs of the list fit: Triton 3.9 raises OutOfResources for this one at load and the "
-                 "autotuner skips it (a wasted compile; Triton versions without that check fail at launch)")
+_SKIPPED_NOTE = (
+    "; other configs of the list fit: Triton 3.9 raises OutOfResources for this one at load and the "
+    "autotuner skips it (a wasted compile; Triton versions without that check fail at launch)"
+)
 
 
 def _autotuner_skips(inv, site, target) -> bool:
@@ -124,15 +139,34 @@ def num_stages(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
             continue
         limit, _ = _stage_limit(site.kernel, target)
         offered = _list_offers_depth(inv, site, target, limit)
-        flagged += [(site, p) for p in (site.val.possibles or ()) if is_int(p.value) and (p.value == 0 or (
-            p.value > limit and not offered and not (len(site.kernel.dot_nodes) <= 1
-                                     and _model_picks_it(site.values, site.kernel, target, num_stages=p.value))))]
+        flagged += [
+            (site, p)
+            for p in (site.val.possibles or ())
+            if is_int(p.value)
+            and (
+                p.value == 0
+                or (
+                    p.value > limit
+                    and not offered
+                    and not (
+                        len(site.kernel.dot_nodes) <= 1
+                        and _model_picks_it(site.values, site.kernel, target, num_stages=p.value)
+                    )
+                )
+            )
+        ]
     for possible, sites in by_origin(flagged):
         limit, suggested = _stage_limit(sites[0].kernel, target)
-        yield Hit(origin_node(possible, sites), {
-            **site_data(sites, possible, inv), "value": possible.value, "limit": limit, "suggested": suggested,
-            "form": "zero" if possible.value == 0 else "deep",
-        })
+        yield Hit(
+            origin_node(possible, sites),
+            {
+                **site_data(sites, possible, inv),
+                "value": possible.value,
+                "limit": limit,
+                "suggested": suggested,
+                "form": "zero" if possible.value == 0 else "deep",
+            },
+        )
 
 
 @register("triton_missing_amd_knobs")
@@ -185,10 +219,16 @@ def nvidia_only_options(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
                 continue
             seen.add(id(node))
             arg = inv.parent(node)
-            yield Hit(arg if isinstance(arg, cst.Arg) else node, {
-                "option": option, "value": value if val.known else None, "where": where,
-                "kernel": kernel.name if kernel else None, "config_index": index,
-            })
+            yield Hit(
+                arg if isinstance(arg, cst.Arg) else node,
+                {
+                    "option": option,
+                    "value": value if val.known else None,
+                    "where": where,
+                    "kernel": kernel.name if kernel else None,
+                    "config_index": index,
+                },
+            )
 
 
 def _list_stats(inv, kernel, target) -> dict:
@@ -199,12 +239,21 @@ def _list_stats(inv, kernel, target) -> dict:
         values = live_values(inv, {**config.meta, **config.options}, target)
         est = estimate(values, kernel, target)
         stages = values.get("num_stages")
-        deep += bool(stages is not None and stages.known and any(is_int(v) and v > limit for v in stages.values)
-                     and not (len(kernel.dot_nodes) <= 1 and _model_picks_it(values, kernel, target)))
+        deep += bool(
+            stages is not None
+            and stages.known
+            and any(is_int(v) and v > limit for v in stages.values)
+            and not (len(kernel.dot_nodes) <= 1 and _model_picks_it(values, kernel, target))
+        )
         over_lds += est.lds_ok is False
         over_threads += est.threads_ok is False
-    return {"configs": len(configs), "deep_stages": deep, "over_lds": over_lds, "over_threads": over_threads,
-            "stage_limit": limit}
+    return {
+        "configs": len(configs),
+        "deep_stages": deep,
+        "over_lds": over_lds,
+        "over_threads": over_threads,
+        "stage_limit": limit,
+    }
 
 
 @register("triton_nvidia_tuned_list")
@@ -225,7 +274,9 @@ def nvidia_tuned_list(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         if not stats["configs"] or not (stats["deep_stages"] or stats["over_lds"] or stats["over_threads"]):
             continue
         failing = max(stats["over_lds"], stats["over_threads"])
-        severity: Severity | None = "error" if failing == stats["configs"] and (stats["over_lds"] + stats["over_threads"]) else None
+        severity: Severity | None = (
+            "error" if failing == stats["configs"] and (stats["over_lds"] + stats["over_threads"]) else None
+        )
         yield Hit(tune.node, {"kernel": kernel.name, **stats}, severity=severity)
 
 
@@ -277,7 +328,13 @@ def _least_elements(values: dict[str, Val], kernel) -> int | None:
             least[dim] = min(ints)
     for param in kernel.params:  # constexpr defaults for tile sizes the config does not set
         dim = names.block_dim(param.name)
-        if dim and dim not in least and param.default is not None and param.default.known and is_int(param.default.single):
+        if (
+            dim
+            and dim not in least
+            and param.default is not None
+            and param.default.known
+            and is_int(param.default.single)
+        ):
             least[dim] = param.default.single
     if not all(d in least for d in "MNKS"):
         return None
@@ -293,9 +350,20 @@ def lds_budget(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         return
     sites: list[tuple[KernelInfo | None, dict[str, Val], cst.CSTNode, str, int | None, str | None]] = [
         (kernel, live_values(inv, {**c.meta, **c.options}, target), c.entry or c.node, where, c.index, c.guard)
-        for kernel, c, where in config_sites(inv)]
-    sites += [(inv.kernel(site.kernel), live_values(inv, {**site.meta, **site.options}, target), site.node, "launch",
-               None, site.guard) for site in inv.launches if site.kernel_known]
+        for kernel, c, where in config_sites(inv)
+    ]
+    sites += [
+        (
+            inv.kernel(site.kernel),
+            live_values(inv, {**site.meta, **site.options}, target),
+            site.node,
+            "launch",
+            None,
+            site.guard,
+        )
+        for site in inv.launches
+        if site.kernel_known
+    ]
     worst: dict[int, tuple] = {}  # one finding per Config call / launch: a comprehension builds many
     for kernel, values, node, where, index, guard in sites:
         if kernel is None or skip_for_target(guard, target):
@@ -314,10 +382,23 @@ def lds_budget(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     for kernel, node, where, est, index, indices in worst.values():
         # an unknown operand dtype is never an error on the 2-byte guess: only when 1-byte operands are over
         severity: Severity = "error" if est.lds_ok is False and est.lds_bytes_low > target.lds_bytes else "warning"
-        yield Hit(node, {
-            "kernel": kernel.name, "where": where, "config_index": index, "config_indices": indices,
-            "lds_bytes": est.lds_bytes, "lds_kib": round(est.lds_bytes / 1024, 1), "lds_bytes_low": est.lds_bytes_low,
-            "limit": target.lds_bytes, "limit_kib": round(target.lds_bytes / 1024, 1), "formula": est.formula,
-            "num_stages": est.num_stages, "blocks": {d: v[1] for d, v in est.blocks.items()},
-            "elem_bytes": est.elem_bytes, "elem_bytes_source": est.elem_bytes_source,
-        }, severity=severity)
+        yield Hit(
+            node,
+            {
+                "kernel": kernel.name,
+                "where": where,
+                "config_index": index,
+                "config_indices": indices,
+                "lds_bytes": est.lds_bytes,
+                "lds_kib": round(est.lds_bytes / 1024, 1),
+                "lds_bytes_low": est.lds_bytes_low,
+                "limit": target.lds_bytes,
+                "limit_kib": round(target.lds_bytes / 1024, 1),
+                "formula": est.formula,
+                "num_stages": est.num_stages,
+                "blocks": {d: v[1] for d, v in est.blocks.items()},
+                "elem_bytes": est.elem_bytes,
+                "elem_bytes_source": est.elem_bytes_source,
+            },
+            severity=severity,
+        )

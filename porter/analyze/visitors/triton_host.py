@@ -25,7 +25,11 @@ def _bound_name(inv, node: cst.CSTNode, parent: cst.CSTNode | None) -> str | Non
                 return target.value
             if isinstance(target, cst.Attribute):
                 return target.attr.value
-            if isinstance(target, cst.Subscript) and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
+            if (
+                isinstance(target, cst.Subscript)
+                and len(target.slice) == 1
+                and isinstance(target.slice[0].slice, cst.Index)
+            ):
                 key = inv.fold(target.slice[0].slice.value).single
                 return key if isinstance(key, str) else None
     if isinstance(parent, cst.Arg) and parent.keyword is not None:
@@ -77,8 +81,15 @@ def smem_optin(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     for node in inv.nodes(cst.Attribute):
         if node.attr.value == "shared_memory_per_block_optin":
             if not skip_for_target(inv.guard_at(node), target) and not _probed(inv, node):
-                yield Hit(node, {"form": "attribute", "attribute": "shared_memory_per_block_optin", "value": None,
-                                 "limit": target.lds_bytes})
+                yield Hit(
+                    node,
+                    {
+                        "form": "attribute",
+                        "attribute": "shared_memory_per_block_optin",
+                        "value": None,
+                        "limit": target.lds_bytes,
+                    },
+                )
     if not uses_triton(ctx):
         return  # a literal budget sizes Triton configs only where Triton is used
     nvidia_budgets = {t.lds_bytes for t in all_targets().values() if t.vendor == "nvidia"}
@@ -91,11 +102,16 @@ def smem_optin(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
             if not is_int(number) or skip_for_target(inv.guard_at(candidate), target):
                 continue
             if number > target.lds_bytes or number in nvidia_budgets:
-                yield Hit(candidate, {"form": "literal", "attribute": name, "value": number,
-                                      "limit": target.lds_bytes}, severity="warning",
-                          message=(f"{name} = {number} bytes is an NVIDIA shared-memory budget; "
-                                   f"{target.name} has {target.lds_bytes} bytes of LDS per workgroup: read it "
-                                   f"from the driver (max_shared_mem) instead"))
+                yield Hit(
+                    candidate,
+                    {"form": "literal", "attribute": name, "value": number, "limit": target.lds_bytes},
+                    severity="warning",
+                    message=(
+                        f"{name} = {number} bytes is an NVIDIA shared-memory budget; "
+                        f"{target.name} has {target.lds_bytes} bytes of LDS per workgroup: read it "
+                        f"from the driver (max_shared_mem) instead"
+                    ),
+                )
 
 
 _CATCHES_ATTRIBUTE_ERROR = re.compile(r"\b(AttributeError|Exception|BaseException)\b")
@@ -108,13 +124,17 @@ def _probed(inv, node: cst.CSTNode) -> bool:
         if isinstance(ancestor, (cst.If, cst.IfExp)) and "shared_memory_per_block_optin" in inv.code(ancestor.test):
             return True
         if isinstance(ancestor, cst.Try) and any(
-                h.type is None or _CATCHES_ATTRIBUTE_ERROR.search(inv.code(h.type)) for h in ancestor.handlers):
+            h.type is None or _CATCHES_ATTRIBUTE_ERROR.search(inv.code(h.type)) for h in ancestor.handlers
+        ):
             return True
     return False
 
 
-_SM_NAME = re.compile(r"^(num_?sms?|n_?sms?|sm_?count|num_?cus?|cu_?count|multi_?processor_?count|"
-                      r"num_?multiprocessors|num_?compute_?units)$", re.IGNORECASE)
+_SM_NAME = re.compile(
+    r"^(num_?sms?|n_?sms?|sm_?count|num_?cus?|cu_?count|multi_?processor_?count|"
+    r"num_?multiprocessors|num_?compute_?units)$",
+    re.IGNORECASE,
+)
 
 
 @register("triton_sm_count")
@@ -150,11 +170,24 @@ def _fallback_for(inv, node: cst.CSTNode, name: str) -> bool:
 
 
 _ALLOCATORS = {f"torch.{n}" for n in ("empty", "zeros", "ones", "randn", "rand", "full", "randint")}
-_TORCH_BYTES = {"float16": 2, "half": 2, "bfloat16": 2, "float32": 4, "float": 4, "float64": 8, "double": 8,
-                "int8": 1, "uint8": 1, "float8_e4m3fn": 1, "float8_e4m3fnuz": 1, "float8_e5m2": 1,
-                "float8_e5m2fnuz": 1, "int32": 4, "int64": 8}
-_GEMM_CALLS = {"torch.matmul", "torch.mm", "torch.bmm", "torch.addmm", "torch.nn.functional.linear",
-               "torch._scaled_mm"}
+_TORCH_BYTES = {
+    "float16": 2,
+    "half": 2,
+    "bfloat16": 2,
+    "float32": 4,
+    "float": 4,
+    "float64": 8,
+    "double": 8,
+    "int8": 1,
+    "uint8": 1,
+    "float8_e4m3fn": 1,
+    "float8_e4m3fnuz": 1,
+    "float8_e5m2": 1,
+    "float8_e5m2fnuz": 1,
+    "int32": 4,
+    "int64": 8,
+}
+_GEMM_CALLS = {"torch.matmul", "torch.mm", "torch.bmm", "torch.addmm", "torch.nn.functional.linear", "torch._scaled_mm"}
 
 
 def _module_has_gemm(inv) -> bool:
@@ -188,8 +221,16 @@ def gemm_strides(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         row_bytes = shape[-1] * _TORCH_BYTES[dtype]
         if row_bytes % hotspot == 0:
             pad = max(1, hotspot // (2 * _TORCH_BYTES[dtype]))
-            yield Hit(node, {"shape": list(shape), "dtype": dtype, "row_bytes": row_bytes, "hotspot": hotspot,
-                             "suggested_ld": shape[-1] + pad})
+            yield Hit(
+                node,
+                {
+                    "shape": list(shape),
+                    "dtype": dtype,
+                    "row_bytes": row_bytes,
+                    "hotspot": hotspot,
+                    "suggested_ld": shape[-1] + pad,
+                },
+            )
 
 
 def _shape(inv, call: cst.Call) -> tuple[int, ...] | None:

@@ -18,9 +18,22 @@ from porter.remedy.agent.transcript import Transcript
 AGENT_MODES = ("none", "openai", "replay")
 
 __all__ = [
-    "AGENT_MODES", "AgentLoop", "AgentOutcome", "AgentSettings", "EditBlock", "EditError", "ModelClient",
-    "ModelError", "OpenAIClient", "ReplayClient", "Reply", "ShimRequest", "Transcript", "apply_edit_blocks",
-    "client_for", "parse_edit_blocks",
+    "AGENT_MODES",
+    "AgentLoop",
+    "AgentOutcome",
+    "AgentSettings",
+    "EditBlock",
+    "EditError",
+    "ModelClient",
+    "ModelError",
+    "OpenAIClient",
+    "ReplayClient",
+    "Reply",
+    "ShimRequest",
+    "Transcript",
+    "apply_edit_blocks",
+    "client_for",
+    "parse_edit_blocks",
 ]
 
 

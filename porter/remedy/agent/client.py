@@ -79,8 +79,12 @@ class AgentSettings:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
                 raise UsageError(f"{source}: {name} must be a positive finite number, got {value!r}")
-        if isinstance(self.temperature, bool) or not isinstance(self.temperature, (int, float)) \
-                or not math.isfinite(self.temperature) or self.temperature < 0:
+        if (
+            isinstance(self.temperature, bool)
+            or not isinstance(self.temperature, (int, float))
+            or not math.isfinite(self.temperature)
+            or self.temperature < 0
+        ):
             raise UsageError(f"{source}: temperature must be a non-negative finite number, got {self.temperature!r}")
         for name in ("max_retries", "max_rounds", "max_calls", "max_tokens", "max_reply_bytes"):
             value = getattr(self, name)
@@ -172,8 +176,13 @@ def _bounded_transport(bounds: Bounds):
             length = response.headers.get("content-length", "")
             if length.isdigit():
                 bounds.check_chunk(int(length))
-            return httpx.Response(response.status_code, headers=response.headers, stream=BoundedStream(response.stream),
-                                  extensions=response.extensions, request=request)
+            return httpx.Response(
+                response.status_code,
+                headers=response.headers,
+                stream=BoundedStream(response.stream),
+                extensions=response.extensions,
+                request=request,
+            )
 
     return BoundedTransport()
 
@@ -198,8 +207,13 @@ class OpenAIClient:
         self.bounds = Bounds(settings)
         self._openai = openai
         self._http = httpx.Client(transport=_bounded_transport(self.bounds))
-        self._client = openai.OpenAI(base_url=settings.base_url, api_key=settings.api_key or "not-set",
-                                     timeout=settings.timeout_s, max_retries=0, http_client=self._http)
+        self._client = openai.OpenAI(
+            base_url=settings.base_url,
+            api_key=settings.api_key or "not-set",
+            timeout=settings.timeout_s,
+            max_retries=0,
+            http_client=self._http,
+        )
 
     def complete(self, messages: list[dict[str, str]]) -> Reply:
         if self.bounds.remaining() <= 0 or self.bounds.stopped:
@@ -209,8 +223,10 @@ class OpenAIClient:
         worker.start()
         worker.join(max(self.bounds.remaining(), 0.0))
         if worker.is_alive():
-            self.bounds.stopped = self.bounds.stopped or f"wall-time budget spent ({self.bounds.wall_s:g} s) " \
-                                                          "while the model was answering"
+            self.bounds.stopped = (
+                self.bounds.stopped
+                or f"wall-time budget spent ({self.bounds.wall_s:g} s) while the model was answering"
+            )
             self._http.close()
             raise ModelError(self.bounds.stopped)
         if "error" in box:
@@ -226,15 +242,19 @@ class OpenAIClient:
             box["error"] = ModelError(self.bounds.stopped or f"{type(error).__name__}: {_first_line(error)}")
 
     def _with_retries(self, messages) -> Reply:
-        retryable = (self._openai.APITimeoutError, self._openai.APIConnectionError, self._openai.RateLimitError,
-                     self._openai.InternalServerError)
+        retryable = (
+            self._openai.APITimeoutError,
+            self._openai.APIConnectionError,
+            self._openai.RateLimitError,
+            self._openai.InternalServerError,
+        )
         for attempt in range(self._settings.max_retries + 1):
             try:
                 return self._once(messages)
             except retryable as error:
                 if self.bounds.stopped or attempt == self._settings.max_retries:
                     raise ModelError(self.bounds.stopped or f"{type(error).__name__}: {_first_line(error)}") from None
-                time.sleep(min(0.05 * 2 ** attempt, max(self.bounds.remaining(), 0.0)))
+                time.sleep(min(0.05 * 2**attempt, max(self.bounds.remaining(), 0.0)))
         raise ModelError("no attempt was made")  # max_retries >= 0 makes this unreachable
 
     def _once(self, messages) -> Reply:
@@ -243,8 +263,12 @@ class OpenAIClient:
             response = self._client.chat.completions.create(
                 model=self.name, messages=messages, temperature=self._settings.temperature, timeout=timeout
             )
-        except (self._openai.APITimeoutError, self._openai.APIConnectionError, self._openai.RateLimitError,
-                self._openai.InternalServerError):
+        except (
+            self._openai.APITimeoutError,
+            self._openai.APIConnectionError,
+            self._openai.RateLimitError,
+            self._openai.InternalServerError,
+        ):
             raise
         except self._openai.APIError as error:
             raise ModelError(self.bounds.stopped or f"{type(error).__name__}: {_first_line(error)}") from None

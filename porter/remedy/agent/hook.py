@@ -41,8 +41,13 @@ class AgentRun:
     def report_files(self) -> dict[str, str]:
         """agent/transcript.json and agent/outcomes.json, by name in the report directory, scrubbed."""
         summary = [
-            {"finding": finding_key(o.finding), "status": o.status, "rounds": o.rounds,
-             "patch": o.patch.id if o.patch else None, "failures": o.failures}
+            {
+                "finding": finding_key(o.finding),
+                "status": o.status,
+                "rounds": o.rounds,
+                "patch": o.patch.id if o.patch else None,
+                "failures": o.failures,
+            }
             for o in self.outcomes
         ]
         transcript = self.loop.transcript
@@ -57,8 +62,17 @@ class AgentRun:
 
 
 def start_agent_run(
-    root: Path, findings: list[Finding], files: dict[str, str], target: Target, ruleset, client: ModelClient,
-    settings: AgentSettings, rule_docs: dict[str, dict], exclusive: bool, verify=None, config=None,
+    root: Path,
+    findings: list[Finding],
+    files: dict[str, str],
+    target: Target,
+    ruleset,
+    client: ModelClient,
+    settings: AgentSettings,
+    rule_docs: dict[str, dict],
+    exclusive: bool,
+    verify=None,
+    config=None,
 ) -> AgentRun:
     """An AgentRun over the repository: editable files are those with findings, plus library shims."""
     shim_path = shim_location(root, config)
@@ -76,11 +90,17 @@ def start_agent_run(
         return ShimRequest(library=library, function=function, path=path, shim_import=shim_import(root, shim_path)[0])
 
     loop = AgentLoop(
-        client=client, files=files, target=target,
+        client=client,
+        files=files,
+        target=target,
         rescan=lambda text, path: analyze_source(text, path, target, ruleset),
-        make_diff=patch_diff, settings=settings,
+        make_diff=patch_diff,
+        settings=settings,
         transcript=Transcript(model=client.name, target=target.name, secrets=[settings.api_key or ""]),
-        verify=verify, editable={f.path for f in findings}, rule_docs=rule_docs, exclusive=exclusive,
+        verify=verify,
+        editable={f.path for f in findings},
+        rule_docs=rule_docs,
+        exclusive=exclusive,
         shim_for=shim_for,
     )
     return AgentRun(loop=loop)

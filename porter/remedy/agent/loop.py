@@ -132,7 +132,10 @@ class AgentLoop:
                 outcome.verdict = verdict
                 failure = "the verifier rejected the change:\n" + "\n".join(f"- {r}" for r in verdict.reasons)
             outcome.failures.append(failure)
-            messages += [{"role": "assistant", "content": reply.text}, {"role": "user", "content": retry_message(failure)}]
+            messages += [
+                {"role": "assistant", "content": reply.text},
+                {"role": "user", "content": retry_message(failure)},
+            ]
         return self._end(outcome, "rejected", f"no acceptable proposal in {self.settings.max_rounds} rounds")
 
     def _end(self, outcome: AgentOutcome, status: str, detail: str) -> AgentOutcome:
@@ -142,7 +145,9 @@ class AgentLoop:
         self.transcript.note_outcome(finding_key(outcome.finding), status, detail)
         return outcome
 
-    def _gate(self, reply: str, finding: Finding, shim: ShimRequest | None, editable: set[str]) -> tuple[Patch | None, str]:
+    def _gate(
+        self, reply: str, finding: Finding, shim: ShimRequest | None, editable: set[str]
+    ) -> tuple[Patch | None, str]:
         try:
             changed = self._apply(reply, shim, editable)
         except EditError as error:
@@ -151,11 +156,17 @@ class AgentLoop:
             problem = _parse_problem(path, text)
             if problem:
                 return None, problem
-        flagged = [reason for path, text in sorted(changed.items())
-                   for reason in review_edit(path, self.files.get(path), text, self.transcript.secrets)]
+        flagged = [
+            reason
+            for path, text in sorted(changed.items())
+            for reason in review_edit(path, self.files.get(path), text, self.transcript.secrets)
+        ]
         if flagged:
-            return None, ("flagged for review, not run or applied: " + "; ".join(flagged[:5])
-                          + ". A port changes numerics and launch parameters only; leave these out.")
+            return None, (
+                "flagged for review, not run or applied: "
+                + "; ".join(flagged[:5])
+                + ". A port changes numerics and launch parameters only; leave these out."
+            )
         problem = self._rule_problem(finding, changed)
         if problem:
             return None, problem
@@ -223,7 +234,9 @@ def _parse_problem(path: str, text: str) -> str:
     try:
         cst.parse_module(text)
     except cst.ParserSyntaxError as error:
-        return f"{path} no longer parses: {str(error).splitlines()[0]} (line {error.raw_line}, column {error.raw_column})"
+        return (
+            f"{path} no longer parses: {str(error).splitlines()[0]} (line {error.raw_line}, column {error.raw_column})"
+        )
     return ""
 
 

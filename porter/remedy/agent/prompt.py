@@ -144,7 +144,9 @@ def request_message(context: FindingContext, target: Target, exclusive: bool) ->
             parts.append(f"{key.replace('_', ' ').capitalize()}: {str(docs[key]).strip()}")
     parts.append("Target facts:\n" + target_facts_text(target))
     if context.enclosing:
-        parts.append(f"Enclosing definition `{context.enclosing_name}` in {finding.path}:\n```python\n{context.enclosing}\n```")
+        parts.append(
+            f"Enclosing definition `{context.enclosing_name}` in {finding.path}:\n```python\n{context.enclosing}\n```"
+        )
     else:
         parts.append(f"Flagged lines in {finding.path}:\n```python\n{finding.snippet}\n```")
     if context.call_sites:

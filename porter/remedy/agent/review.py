@@ -15,22 +15,103 @@ from collections import Counter
 from porter.discover.source import parse_hazard
 from porter.secrets import contains_secret, is_secret_name
 
-RISKY_MODULES = frozenset({
-    "subprocess", "socket", "ctypes", "cffi", "urllib", "http", "requests", "httpx", "aiohttp", "ftplib", "smtplib",
-    "telnetlib", "pty", "shutil", "multiprocessing", "webbrowser", "paramiko", "asyncio.subprocess", "pickle",
-    "marshal",
-})
-RISKY_CALLS = frozenset({
-    "eval", "exec", "compile", "__import__", "breakpoint",
-    "importlib.import_module", "os.system", "os.popen", "os.fork", "os.forkpty", "os.kill", "os.killpg",
-    "os.remove", "os.unlink", "os.rmdir", "os.removedirs", "os.rename", "os.renames", "os.replace", "os.mkdir",
-    "os.makedirs", "os.chmod", "os.chown", "os.symlink", "os.link", "os.truncate", "os.open", "os.write",
-    "os.getenv", "os.putenv", "os.unsetenv", "os.setuid", "os.chdir", "os.listdir", "os.scandir", "os.walk",
-})
-RISKY_PREFIXES = ("os.exec", "os.spawn", "os.posix_spawn", "os.environ", "subprocess.", "socket.", "ctypes.",
-                  "shutil.", "urllib.", "http.", "requests.", "httpx.", "pty.", "multiprocessing.", "sys.modules")
-RISKY_METHODS = frozenset({"write_text", "write_bytes", "unlink", "rmdir", "rmtree", "touch", "symlink_to",
-                           "hardlink_to", "chmod", "rename", "replace", "mkdir"})
+RISKY_MODULES = frozenset(
+    {
+        "subprocess",
+        "socket",
+        "ctypes",
+        "cffi",
+        "urllib",
+        "http",
+        "requests",
+        "httpx",
+        "aiohttp",
+        "ftplib",
+        "smtplib",
+        "telnetlib",
+        "pty",
+        "shutil",
+        "multiprocessing",
+        "webbrowser",
+        "paramiko",
+        "asyncio.subprocess",
+        "pickle",
+        "marshal",
+    }
+)
+RISKY_CALLS = frozenset(
+    {
+        "eval",
+        "exec",
+        "compile",
+        "__import__",
+        "breakpoint",
+        "importlib.import_module",
+        "os.system",
+        "os.popen",
+        "os.fork",
+        "os.forkpty",
+        "os.kill",
+        "os.killpg",
+        "os.remove",
+        "os.unlink",
+        "os.rmdir",
+        "os.removedirs",
+        "os.rename",
+        "os.renames",
+        "os.replace",
+        "os.mkdir",
+        "os.makedirs",
+        "os.chmod",
+        "os.chown",
+        "os.symlink",
+        "os.link",
+        "os.truncate",
+        "os.open",
+        "os.write",
+        "os.getenv",
+        "os.putenv",
+        "os.unsetenv",
+        "os.setuid",
+        "os.chdir",
+        "os.listdir",
+        "os.scandir",
+        "os.walk",
+    }
+)
+RISKY_PREFIXES = (
+    "os.exec",
+    "os.spawn",
+    "os.posix_spawn",
+    "os.environ",
+    "subprocess.",
+    "socket.",
+    "ctypes.",
+    "shutil.",
+    "urllib.",
+    "http.",
+    "requests.",
+    "httpx.",
+    "pty.",
+    "multiprocessing.",
+    "sys.modules",
+)
+RISKY_METHODS = frozenset(
+    {
+        "write_text",
+        "write_bytes",
+        "unlink",
+        "rmdir",
+        "rmtree",
+        "touch",
+        "symlink_to",
+        "hardlink_to",
+        "chmod",
+        "rename",
+        "replace",
+        "mkdir",
+    }
+)
 _WRITE_MODES = set("wax+")
 
 
@@ -62,8 +143,11 @@ def _node_uses(node: ast.AST) -> list[str]:
         return [f"import {alias.name}" for alias in node.names if _risky_module(alias.name)]
     if isinstance(node, ast.ImportFrom):
         module = node.module or ""
-        return [f"from {module} import {alias.name}" for alias in node.names
-                if _risky_module(module) or _risky_name(f"{module}.{alias.name}")]
+        return [
+            f"from {module} import {alias.name}"
+            for alias in node.names
+            if _risky_module(module) or _risky_name(f"{module}.{alias.name}")
+        ]
     if isinstance(node, ast.Call):
         return _call_uses(node)
     if isinstance(node, ast.Attribute) and node.attr in ("environ", "environb", "__builtins__", "__globals__"):
@@ -79,7 +163,9 @@ def _call_uses(node: ast.Call) -> list[str]:
         return [f"a call to {name}"]
     if isinstance(node.func, ast.Attribute) and node.func.attr in RISKY_METHODS:
         return [f"a call to .{node.func.attr}()"]
-    if name in ("open", "io.open", "builtins.open") or (isinstance(node.func, ast.Attribute) and node.func.attr == "open"):
+    if name in ("open", "io.open", "builtins.open") or (
+        isinstance(node.func, ast.Attribute) and node.func.attr == "open"
+    ):
         mode = _open_mode(node)
         if mode is None or _WRITE_MODES & set(mode):
             return [f"{name or 'open'}() for writing" if mode else f"{name or 'open'}() with a computed mode"]

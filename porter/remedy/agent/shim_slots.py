@@ -61,13 +61,20 @@ def render_agent_shim(request: ShimRequest, slots: dict[str, str], model: str, t
         raise EditError(f"the shim needs the slot(s) {', '.join(missing)}")
     unknown = sorted(set(slots) - set(REQUIRED_SLOTS) - set(OPTIONAL_SLOTS))
     if unknown:
-        raise EditError(f"unknown slot(s) {', '.join(unknown)}; the skeleton has {', '.join(REQUIRED_SLOTS + OPTIONAL_SLOTS)}")
+        raise EditError(
+            f"unknown slot(s) {', '.join(unknown)}; the skeleton has {', '.join(REQUIRED_SLOTS + OPTIONAL_SLOTS)}"
+        )
     _check_signature(slots["signature"])
     values = {name: slots.get(name, "") for name in REQUIRED_SLOTS + OPTIONAL_SLOTS}
     return render_template(
         "agent_shim.py.j2",
-        version=__version__, model=model, target=target, library=request.library,
-        function=request.function, shim_import=request.shim_import, slots=values,
+        version=__version__,
+        model=model,
+        target=target,
+        library=request.library,
+        function=request.function,
+        shim_import=request.shim_import,
+        slots=values,
     )
 
 

@@ -20,13 +20,17 @@ class Transcript:
     secrets: list[str] = field(default_factory=list)  # values that must never be written
     exchanges: list[dict] = field(default_factory=list)
 
-    def record(self, finding_key: str, round_number: int, messages: list[dict], reply: Reply | None, error: str = "") -> None:
+    def record(
+        self, finding_key: str, round_number: int, messages: list[dict], reply: Reply | None, error: str = ""
+    ) -> None:
         self.exchanges.append(
             {
                 "finding": finding_key,
                 "round": round_number,
                 "messages": [self._scrub_message(m) for m in messages],
-                "reply": None if reply is None else {
+                "reply": None
+                if reply is None
+                else {
                     "text": self.scrub(reply.text),
                     "prompt_tokens": reply.prompt_tokens,
                     "completion_tokens": reply.completion_tokens,

@@ -170,8 +170,9 @@ def describe(changes: Iterable[str]) -> str:
     return "; ".join(items)
 
 
-def finish(source: str, new: str, transformer: LineScoped, ctx: CodemodContext, rationale: str, facts,
-           safety: str = "safe") -> CodemodResult | None:
+def finish(
+    source: str, new: str, transformer: LineScoped, ctx: CodemodContext, rationale: str, facts, safety: str = "safe"
+) -> CodemodResult | None:
     """A line-scoped codemod's result: None when the text is unchanged, else the new text (with the shim
     import when an edit uses the shim), the rationale followed by the edits, and the transformer's notes."""
     if new == source:

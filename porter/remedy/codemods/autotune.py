@@ -33,8 +33,18 @@ _MIN_BLOCK_K = 16
 _M_BUCKETS = (("M<=64", 32), ("64<M<=1024", 512), ("M>1024", 4096))
 _NK = 4096
 _DEFAULT_TOPK = 1
-_NVIDIA_ONLY_OPTIONS = {"maxnreg", "num_ctas", "launch_pdl", "ptx_version", "ptx_options", "sched4reg",
-                        "enable_reflect_ftz", "clc", "min_shared_mem", "ir_override"}
+_NVIDIA_ONLY_OPTIONS = {
+    "maxnreg",
+    "num_ctas",
+    "launch_pdl",
+    "ptx_version",
+    "ptx_options",
+    "sched4reg",
+    "enable_reflect_ftz",
+    "clc",
+    "min_shared_mem",
+    "ir_override",
+}
 
 
 @dataclass
@@ -156,8 +166,10 @@ class _Plan:
             if advice.note not in self.library:
                 self.library.append(advice.note)
         elif advice.library_faster:
-            self.library.append(f"{label} (M={m}, N=K={_NK}): {advice.library} predicted faster, "
-                                f"{advice.library_ms:.4f} ms against {triton_ms:.4f} ms for Triton's best")
+            self.library.append(
+                f"{label} (M={m}, N=K={_NK}): {advice.library} predicted faster, "
+                f"{advice.library_ms:.4f} ms against {triton_ms:.4f} ms for Triton's best"
+            )
 
     def reshape(self, configs: list[_Cfg]) -> list[_Cfg]:
         out: list[_Cfg] = []
@@ -173,21 +185,29 @@ class _Plan:
         return out
 
     def _fit(self, cfg: _Cfg, index: int, force: bool = False) -> _Cfg | None:
-        new = _Cfg(dict(cfg.meta), min(cfg.num_warps, self.target.max_num_warps), min(cfg.num_stages, self.stages) or 1,
-                   extra=dict(cfg.extra))
+        new = _Cfg(
+            dict(cfg.meta),
+            min(cfg.num_warps, self.target.max_num_warps),
+            min(cfg.num_stages, self.stages) or 1,
+            extra=dict(cfg.extra),
+        )
         if self.gemm:
             new.num_stages = self.stages
         blocks = _block_keys(new.meta)
         limit = self.lds_limit
         if self.measured_scale is not None:
             self._shrink_measured(new, blocks)
-        while (_lds(new, blocks, self.elem_bytes) or 0) > limit and "K" in blocks and new.meta[blocks["K"]] > _MIN_BLOCK_K:
+        while (
+            (_lds(new, blocks, self.elem_bytes) or 0) > limit and "K" in blocks and new.meta[blocks["K"]] > _MIN_BLOCK_K
+        ):
             new.meta[blocks["K"]] //= 2
         while (_lds(new, blocks, self.elem_bytes) or 0) > limit and new.num_stages > 1:
             new.num_stages -= 1
         lds = _lds(new, blocks, self.elem_bytes) if self.measured_scale is None else self.estimate(new)
         if lds is not None and lds > limit and not force:
-            self.changes.append(f"config {index} dropped: {lds} B of LDS even at BLOCK_K={new.meta[blocks['K']]}, 1 stage")
+            self.changes.append(
+                f"config {index} dropped: {lds} B of LDS even at BLOCK_K={new.meta[blocks['K']]}, 1 stage"
+            )
             return None
         if new.key() != cfg.key():
             self.changes.append(f"config {index}: {_describe(cfg)} -> {_describe(new)}")
@@ -217,7 +237,8 @@ class _Plan:
 def _describe(cfg: _Cfg) -> str:
     blocks = _block_keys(cfg.meta)
     tile = "x".join(str(cfg.meta[blocks[d]]) for d in "MNK" if d in blocks) or "x".join(
-        str(v) for k, v in cfg.meta.items() if not k.upper().startswith("GROUP"))
+        str(v) for k, v in cfg.meta.items() if not k.upper().startswith("GROUP")
+    )
     return f"{tile} w{cfg.num_warps} s{cfg.num_stages}"
 
 
@@ -237,13 +258,22 @@ def _model_picks(plan: _Plan, feasible: list[_Cfg], key: list | None, topk: int)
         plan.notes.append(f"autotune key {key} has no M: AMD list reshaped, not model-picked")
         return None
     dtype = {1: "fp8", 4: "fp32"}.get(plan.elem_bytes, "bf16" if "bfloat16" in plan.kernel.dtypes else "fp16")
-    to_model = {blocks["M"]: "BLOCK_M", blocks["N"]: "BLOCK_N", blocks["K"]: "BLOCK_K"} | ({group: "GROUP_M"} if group else {})
+    to_model = {blocks["M"]: "BLOCK_M", blocks["N"]: "BLOCK_N", blocks["K"]: "BLOCK_K"} | (
+        {group: "GROUP_M"} if group else {}
+    )
     from_model = {v: k for k, v in to_model.items()}
-    user = [{**{to_model[k]: v for k, v in c.meta.items()}, "num_warps": c.num_warps, "num_stages": c.num_stages} for c in feasible]
+    user = [
+        {**{to_model[k]: v for k, v in c.meta.items()}, "num_warps": c.num_warps, "num_stages": c.num_stages}
+        for c in feasible
+    ]
 
     def fits(raw: dict) -> bool:  # the same LDS estimate the analyzer (PT107) applies
-        tile = _Cfg({"BLOCK_M": raw["BLOCK_M"], "BLOCK_N": raw["BLOCK_N"], "BLOCK_K": raw["BLOCK_K"]}, 1, raw["num_stages"])
-        return (_lds(tile, {"M": "BLOCK_M", "N": "BLOCK_N", "K": "BLOCK_K"}, plan.elem_bytes) or 0) <= plan.target.lds_bytes
+        tile = _Cfg(
+            {"BLOCK_M": raw["BLOCK_M"], "BLOCK_N": raw["BLOCK_N"], "BLOCK_K": raw["BLOCK_K"]}, 1, raw["num_stages"]
+        )
+        return (
+            _lds(tile, {"M": "BLOCK_M", "N": "BLOCK_N", "K": "BLOCK_K"}, plan.elem_bytes) or 0
+        ) <= plan.target.lds_bytes
 
     picks: dict[tuple, _Cfg] = {}
     try:
@@ -256,12 +286,18 @@ def _model_picks(plan: _Plan, feasible: list[_Cfg], key: list | None, topk: int)
                 plan.advise_library(label, dtype, m, ranking[0].predicted_ms)
             for ranked in ranking:
                 raw = dict(ranked.config)
-                cfg = _Cfg({from_model.get(k, k): raw.pop(k) for k in list(raw) if k in from_model},
-                           raw.pop("num_warps"), raw.pop("num_stages"), extra=dict(feasible[0].extra))
+                cfg = _Cfg(
+                    {from_model.get(k, k): raw.pop(k) for k in list(raw) if k in from_model},
+                    raw.pop("num_warps"),
+                    raw.pop("num_stages"),
+                    extra=dict(feasible[0].extra),
+                )
                 if group is None:
                     raw.pop("GROUP_M", None)
                 cfg.meta.update(raw)  # model-set knobs (waves_per_eu, matrix_instr_nonkdim)
-                picks.setdefault(cfg.key(), cfg).predicted.append(f"{label} (M={m}, N=K={_NK}): {ranked.predicted_ms:.4f} ms")
+                picks.setdefault(cfg.key(), cfg).predicted.append(
+                    f"{label} (M={m}, N=K={_NK}): {ranked.predicted_ms:.4f} ms"
+                )
     except Exception as error:  # a model failure must not lose the rewrite: fall back to reshaping
         plan.notes.append(f"porter.tune failed ({type(error).__name__}: {error}); AMD list reshaped instead")
         return None
@@ -275,7 +311,9 @@ def _render_list(name: str, configs: list[_Cfg], plan: _Plan, config_call: str, 
         items = ", ".join(f'"{k}": {v}' for k, v in meta.items())
         comment = f"  # predicted {'; '.join(cfg.predicted)}" if cfg.predicted else ""
         extra = "".join(f", {k}={v}" for k, v in cfg.extra.items())
-        lines.append(f"    {config_call}({{{items}}}, num_warps={cfg.num_warps}, num_stages={cfg.num_stages}{extra}),{comment}\n")
+        lines.append(
+            f"    {config_call}({{{items}}}, num_warps={cfg.num_warps}, num_stages={cfg.num_stages}{extra}),{comment}\n"
+        )
     text = f"{name} = [\n{''.join(lines)}]\n"
     stmt = cast(cst.SimpleStatementLine, cst.parse_statement(text))  # `name = [...]`: one simple statement
     comments = [cst.EmptyLine(comment=cst.Comment(f"# {line}")) for line in header.splitlines()]
@@ -304,7 +342,9 @@ class _Rewrite(cst.CSTTransformer):
             site = self._site(stmt)
             if site is not None:
                 name, assignment = site
-                body.append(assignment.with_changes(leading_lines=list(stmt.leading_lines) + list(assignment.leading_lines)))
+                body.append(
+                    assignment.with_changes(leading_lines=list(stmt.leading_lines) + list(assignment.leading_lines))
+                )
                 stmt = self._decorate(stmt, name)
             body.append(stmt)
         return updated.with_changes(body=body)
@@ -319,8 +359,11 @@ class _Rewrite(cst.CSTTransformer):
         for decorator in fn.decorators:
             arg = _configs_arg(decorator) if code(decorator.decorator).split("(")[0].endswith("autotune") else None
             if arg is not None and isinstance(decorator.decorator, cst.Call):
-                value = cst.parse_expression(amd_name if self.ctx.exclusive
-                                             else f"{amd_name} if {self.ctx.shim_alias}.IS_HIP else {code(arg.value)}")
+                value = cst.parse_expression(
+                    amd_name
+                    if self.ctx.exclusive
+                    else f"{amd_name} if {self.ctx.shim_alias}.IS_HIP else {code(arg.value)}"
+                )
                 call = decorator.decorator
                 args = [a.with_changes(value=value) if a is arg else a for a in call.args]
                 decorator = decorator.with_changes(decorator=call.with_changes(args=args))
@@ -330,7 +373,9 @@ class _Rewrite(cst.CSTTransformer):
 
 def _config_call(source: str) -> str:
     """How the module spells triton.Config (`triton.Config`, or a from-imported `Config`)."""
-    if re.search(r"^from triton import .*\bConfig\b", source, re.MULTILINE) and not re.search(r"^import triton\b", source, re.MULTILINE):
+    if re.search(r"^from triton import .*\bConfig\b", source, re.MULTILINE) and not re.search(
+        r"^import triton\b", source, re.MULTILINE
+    ):
         return "Config"
     return "triton.Config"
 
@@ -364,19 +409,28 @@ def autotune_for_target(source, findings, target, ctx):
         picked = _model_picks(plan, feasible, tune.key, topk) if plan.gemm else None
         amd = picked or feasible
         name = f"{kernel.name.upper().lstrip('_')}_AMD_CONFIGS"
-        how = (f"porter.tune picks (top {topk} per M bucket, N=K={_NK} assumed)" if picked
-               else "the NVIDIA list reshaped to fit")
-        header = (f"porter: autotune configs for {target.name} ({target.arch}): {how}; num_warps <= "
-                  f"{target.max_num_warps}, num_stages {plan.stages}, LDS estimate <= {target.lds_bytes} B."
-                  + "".join(f"\nlibrary: {line}" for line in plan.library))
+        how = (
+            f"porter.tune picks (top {topk} per M bucket, N=K={_NK} assumed)"
+            if picked
+            else "the NVIDIA list reshaped to fit"
+        )
+        header = (
+            f"porter: autotune configs for {target.name} ({target.arch}): {how}; num_warps <= "
+            f"{target.max_num_warps}, num_stages {plan.stages}, LDS estimate <= {target.lds_bytes} B."
+            + "".join(f"\nlibrary: {line}" for line in plan.library)
+        )
         sites[kernel.name] = (name, _render_list(name, amd, plan, _config_call(source), header))
         claimed += [f for f in findings if _about_site(f, kernel.name, sites_of_list)]
         rationale_parts.append(
             f"{kernel.name}: {len(tune.configs)} NVIDIA configs -> {len(amd)} AMD configs ({how}). "
             + ("Candidates from the NVIDIA list, made feasible: " if picked else "Reshaped: ")
-            + "; ".join(plan.changes[:12]) + (" ..." if len(plan.changes) > 12 else "")
-            + ("" if not picked else " Predicted: " + " | ".join(
-                f"{_describe(c)}: {', '.join(c.predicted)}" for c in amd))
+            + "; ".join(plan.changes[:12])
+            + (" ..." if len(plan.changes) > 12 else "")
+            + (
+                ""
+                if not picked
+                else " Predicted: " + " | ".join(f"{_describe(c)}: {', '.join(c.predicted)}" for c in amd)
+            )
         )
         notes.extend(plan.notes)
     if not sites:
@@ -384,12 +438,24 @@ def autotune_for_target(source, findings, target, ctx):
     new = cst.parse_module(source).visit(_Rewrite(sites, ctx)).code
     if not ctx.exclusive:
         new = ensure_shim_import(new, ctx)
-    lead = (f"{target.name} has {target.lds_bytes} B of LDS per workgroup, {target.wave_size}-lane waves (num_warps <= "
-            f"{target.max_num_warps}) and AMD's pipeliner wants num_stages {target.triton['gemm_num_stages']} for a GEMM; "
-            + ("the NVIDIA list is kept for CUDA and an AMD list is chosen when porter_shim.IS_HIP. " if not ctx.exclusive
-               else "the AMD list replaces the NVIDIA one (--exclusive). "))
-    return CodemodResult(text=new, rationale=lead + " ".join(rationale_parts), notes=notes,
-                         uses_shim=not ctx.exclusive, facts=facts, safety="unsafe", claimed=claimed)
+    lead = (
+        f"{target.name} has {target.lds_bytes} B of LDS per workgroup, {target.wave_size}-lane waves (num_warps <= "
+        f"{target.max_num_warps}) and AMD's pipeliner wants num_stages {target.triton['gemm_num_stages']} for a GEMM; "
+        + (
+            "the NVIDIA list is kept for CUDA and an AMD list is chosen when porter_shim.IS_HIP. "
+            if not ctx.exclusive
+            else "the AMD list replaces the NVIDIA one (--exclusive). "
+        )
+    )
+    return CodemodResult(
+        text=new,
+        rationale=lead + " ".join(rationale_parts),
+        notes=notes,
+        uses_shim=not ctx.exclusive,
+        facts=facts,
+        safety="unsafe",
+        claimed=claimed,
+    )
 
 
 def _about_site(finding, kernel: str, spans) -> bool:

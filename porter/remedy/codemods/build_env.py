@@ -28,7 +28,17 @@ _NVCC_ONLY = [
     (re.compile(r"^--threads(=.*)?$|^-t\d*$"), []),
     (re.compile(r"^-maxrregcount.*|^--maxrregcount.*"), []),
 ]
-_TAKES_VALUE = {"-gencode", "--generate-code", "-arch", "-code", "-Xptxas", "-Xcompiler", "--threads", "-t", "-maxrregcount"}
+_TAKES_VALUE = {
+    "-gencode",
+    "--generate-code",
+    "-arch",
+    "-code",
+    "-Xptxas",
+    "-Xcompiler",
+    "--threads",
+    "-t",
+    "-maxrregcount",
+}
 _HIP_FLAG = "IS_HIP_EXTENSION"
 _HIP_IMPORT = f"from torch.utils.cpp_extension import {_HIP_FLAG}"
 
@@ -89,7 +99,9 @@ class _NvccFlags(LineScoped):
             self.uses_import = True
             branch = f"([{', '.join(hip)}] if {_HIP_FLAG} else [{', '.join(nvcc)}])"
             new = expr(f"{base} + {branch}" if common else branch)
-        self.changes.append(f"line {self.line_of(original)}: nvcc-only {', '.join(nvcc)} -> ROCm {', '.join(hip) or '(none)'}")
+        self.changes.append(
+            f"line {self.line_of(original)}: nvcc-only {', '.join(nvcc)} -> ROCm {', '.join(hip) or '(none)'}"
+        )
         return new
 
 
@@ -110,7 +122,7 @@ def nvcc_flags(source, findings, target, ctx):
             f"when {_HIP_FLAG} is false, and ROCm gets clang equivalents (-ffast-math with -fno-finite-math-only keeps "
             "-inf sentinels). " + describe(transformer.changes)
         ),
-        notes=[f"GPU architectures on ROCm come from PYTORCH_ROCM_ARCH (e.g. \"{';'.join(arches)}\"), not -gencode."],
+        notes=[f'GPU architectures on ROCm come from PYTORCH_ROCM_ARCH (e.g. "{";".join(arches)}"), not -gencode.'],
         facts=target.facts("arch"),
     )
 
@@ -139,7 +151,11 @@ class _Sdpa(LineScoped):
             return updated
         prefix = code(members[0].value)
         present = [m.attr.value for m in members]
-        missing = [b for b in _SDPA_ORDER[_SDPA_ORDER.index(present[-1]) + 1:] if b not in present] if present[-1] in _SDPA_ORDER else []
+        missing = (
+            [b for b in _SDPA_ORDER[_SDPA_ORDER.index(present[-1]) + 1 :] if b not in present]
+            if present[-1] in _SDPA_ORDER
+            else []
+        )
         if not missing:
             return updated
         listed = ", ".join([code(m) for m in members] + [f"{prefix}.{b}" for b in missing])
@@ -223,7 +239,11 @@ class _EnvTwin(LineScoped):
         return cst.FlattenSentinel([updated, updated.with_changes(body=[twin_stmt], leading_lines=[])])
 
     def _twin_statement(self, small, line: int):
-        if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Subscript):
+        if (
+            isinstance(small, cst.Assign)
+            and len(small.targets) == 1
+            and isinstance(small.targets[0].target, cst.Subscript)
+        ):
             sub = small.targets[0].target
             key_node = sub.slice[0].slice.value if sub.slice and isinstance(sub.slice[0].slice, cst.Index) else None
             value = string_value(small.value)
@@ -235,9 +255,17 @@ class _EnvTwin(LineScoped):
                 return None
             new_value = _ENV_TWINS[key][1](value)
             self.changes.append(f"line {line}: {key}={value!r} -> also {twin}={new_value!r}")
-            new_sub = sub.with_changes(slice=[sub.slice[0].with_changes(slice=cst.Index(cst.SimpleString(f'"{twin}"')))])
-            return small.with_changes(targets=[small.targets[0].with_changes(target=new_sub)], value=cst.SimpleString(f'"{new_value}"'))
-        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and code(small.value.func).endswith("setdefault"):
+            new_sub = sub.with_changes(
+                slice=[sub.slice[0].with_changes(slice=cst.Index(cst.SimpleString(f'"{twin}"')))]
+            )
+            return small.with_changes(
+                targets=[small.targets[0].with_changes(target=new_sub)], value=cst.SimpleString(f'"{new_value}"')
+            )
+        if (
+            isinstance(small, cst.Expr)
+            and isinstance(small.value, cst.Call)
+            and code(small.value.func).endswith("setdefault")
+        ):
             call = small.value
             twin_info = _twin_for(call.args[0].value) if len(call.args) == 2 else None
             if twin_info is None or string_value(call.args[1].value) is None:
@@ -247,7 +275,10 @@ class _EnvTwin(LineScoped):
                 return None
             new_value = _ENV_TWINS[key][1](string_value(call.args[1].value))
             self.changes.append(f"line {line}: {key} -> also {twin}={new_value!r}")
-            args = [call.args[0].with_changes(value=cst.SimpleString(f'"{twin}"')), call.args[1].with_changes(value=cst.SimpleString(f'"{new_value}"'))]
+            args = [
+                call.args[0].with_changes(value=cst.SimpleString(f'"{twin}"')),
+                call.args[1].with_changes(value=cst.SimpleString(f'"{new_value}"')),
+            ]
             return small.with_changes(value=call.with_changes(args=args))
         return None
 

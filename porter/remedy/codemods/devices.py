@@ -21,7 +21,9 @@ def _known_unit_counts() -> set[int]:
 class _SmCount(LineScoped):
     def __init__(self, findings, ctx, target):
         super().__init__(findings, ctx, target)
-        self.counts = _known_unit_counts() | {int(f.data["value"]) for f in findings if isinstance(f.data.get("value"), int)}
+        self.counts = _known_unit_counts() | {
+            int(f.data["value"]) for f in findings if isinstance(f.data.get("value"), int)
+        }
 
     def leave_Integer(self, original, updated):
         if int_value(updated) not in self.counts or not self.in_scope(original):
@@ -95,10 +97,12 @@ def _reject_test(test: cst.BaseExpression) -> cst.BaseExpression | None:
         if left is None and right is None:
             return None
         wrap = lambda e: e.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])  # noqa: E731
-        return test.with_changes(left=wrap(left) if left is not None else test.left,
-                                 right=wrap(right) if right is not None else test.right)
+        return test.with_changes(
+            left=wrap(left) if left is not None else test.left, right=wrap(right) if right is not None else test.right
+        )
     rejects_missing = isinstance(test, cst.UnaryOperation) or (
-        isinstance(test, cst.Comparison) and any(isinstance(c.operator, (cst.Is, cst.Equal)) for c in test.comparisons))
+        isinstance(test, cst.Comparison) and any(isinstance(c.operator, (cst.Is, cst.Equal)) for c in test.comparisons)
+    )
     return _accept_hip(test) if rejects_missing else None
 
 
@@ -202,7 +206,9 @@ class _CapabilityGate(LineScoped):
             query = f'{self.ctx.shim_alias}.has_feature("{feature}")'
             query = f"not {query}" if negative else query
             # portable: NVIDIA keeps its own gate (an Ada part stays off a Hopper-only path); AMD asks the feature
-            new = expr(query if self.ctx.exclusive else f"({query} if {self.ctx.shim_alias}.IS_HIP else {code(updated)})")
+            new = expr(
+                query if self.ctx.exclusive else f"({query} if {self.ctx.shim_alias}.IS_HIP else {code(updated)})"
+            )
             self.changes.append(f"line {self.line_of(original)}: `{code(updated)}` -> `{code(new)}`")
             return new
         if negative:
@@ -228,8 +234,15 @@ def capability_gate(source, findings, target, ctx):
         f"architecture gates; on ROCm gates now ask for the feature itself (porter_shim.has_feature; {target.name}: "
         f"{features}), on CUDA the original comparison still decides."
     )
-    return finish(source, new, transformer, ctx, rationale, target.facts("capability", "features"),
-                   safety="unsafe" if transformer.notes else "safe")
+    return finish(
+        source,
+        new,
+        transformer,
+        ctx,
+        rationale,
+        target.facts("capability", "features"),
+        safety="unsafe" if transformer.notes else "safe",
+    )
 
 
 # ---- PT108 shared_memory_per_block_optin ------------------------------------------------------------
@@ -258,6 +271,7 @@ def smem_optin(source, findings, target, ctx):
 
 # ---- PT220 "hip" / "rocm" device strings -------------------------------------------------------------
 
+
 class _DeviceString(LineScoped):
     def leave_SimpleString(self, original, updated):
         match = re.match(r"^([rRuU]*)(['\"]{1,3})(hip|rocm)(:\d+)?\2$", updated.value)
@@ -273,5 +287,5 @@ class _DeviceString(LineScoped):
 def device_string(source, findings, target, ctx):
     transformer = _DeviceString(findings, ctx, target)
     new = transform(source, transformer)
-    rationale = "PyTorch on ROCm keeps the \"cuda\" device type; \"hip\" and \"rocm\" are not valid device strings."
+    rationale = 'PyTorch on ROCm keeps the "cuda" device type; "hip" and "rocm" are not valid device strings.'
     return finish(source, new, transformer, ctx, rationale, target.facts("vendor"))

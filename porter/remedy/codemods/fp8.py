@@ -36,7 +36,9 @@ class _TritonFp8(LineScoped):
         elif updated.attr.value == _TL_E4M3_OCP:
             new = self.shim("TL_FP8_E4M3")
         else:
-            self.notes.append(f"line {self.line_of(original)}: {code(updated)} kept (the shim exposes only TL_FP8_E4M3)")
+            self.notes.append(
+                f"line {self.line_of(original)}: {code(updated)} kept (the shim exposes only TL_FP8_E4M3)"
+            )
             return updated
         self.changes.append(f"line {self.line_of(original)}: {code(updated)} -> {code(new)}")
         return new

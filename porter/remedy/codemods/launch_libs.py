@@ -17,8 +17,18 @@ from porter.remedy.codemods._cst import (
 )
 
 # Options in Triton's CUDAOptions and not HIPOptions (rules/triton/PT105); num_ctas only above 1.
-_NVIDIA_ONLY = {"maxnreg", "launch_pdl", "ptx_version", "ptx_options", "sched4reg", "enable_reflect_ftz", "clc",
-                "min_shared_mem", "ir_override", "num_ctas"}
+_NVIDIA_ONLY = {
+    "maxnreg",
+    "launch_pdl",
+    "ptx_version",
+    "ptx_options",
+    "sched4reg",
+    "enable_reflect_ftz",
+    "clc",
+    "min_shared_mem",
+    "ir_override",
+    "num_ctas",
+}
 
 
 def _nvidia_only(arg: cst.Arg) -> bool:
@@ -67,12 +77,14 @@ def nvidia_only_options(source, findings, target, ctx):
         return None
     if transformer.uses_shim:
         new = ensure_shim_import(new, ctx)
-    how = ("passed only when not porter_shim.IS_HIP" if transformer.uses_shim else "dropped (--exclusive)")
+    how = "passed only when not porter_shim.IS_HIP" if transformer.uses_shim else "dropped (--exclusive)"
     return CodemodResult(
         text=new,
-        rationale=(f"The HIP backend ({target.arch}) rejects launch and Config options it does not define "
-                   f"(KeyError: Keyword argument ... unrecognised; num_ctas > 1 is refused); they are now {how}. "
-                   + describe(transformer.changes)),
+        rationale=(
+            f"The HIP backend ({target.arch}) rejects launch and Config options it does not define "
+            f"(KeyError: Keyword argument ... unrecognised; num_ctas > 1 is refused); they are now {how}. "
+            + describe(transformer.changes)
+        ),
         uses_shim=transformer.uses_shim,
         facts=target.facts("arch", "features"),
     )
@@ -96,8 +108,10 @@ class _Nvtx(LineScoped):
         dropped = [a.keyword.value for a in call.args if a.keyword is not None and a.keyword.value != "message"]
         self.uses_shim = True
         new = expr(f"{self.ctx.shim_alias}.nvtx_range({code(message[0].value)})")
-        self.changes.append(f"line {self.line_of(original)}: {code(call.func)} -> porter_shim.nvtx_range"
-                            + (f" (drops {', '.join(dropped)})" if dropped else ""))
+        self.changes.append(
+            f"line {self.line_of(original)}: {code(call.func)} -> porter_shim.nvtx_range"
+            + (f" (drops {', '.join(dropped)})" if dropped else "")
+        )
         return updated.with_changes(item=new)
 
     def leave_Module(self, original, updated):
@@ -131,10 +145,14 @@ def nvtx_markers(source, findings, target, ctx):
     bound = _nvtx_names(cst.parse_module(source))
     if not bound:
         return None
-    transformer = _Nvtx([type(f)(**{**f.__dict__, "line": 1, "end_line": 10**9}) for f in findings[:1]], ctx, target, bound)
+    transformer = _Nvtx(
+        [type(f)(**{**f.__dict__, "line": 1, "end_line": 10**9}) for f in findings[:1]], ctx, target, bound
+    )
     new = transform(source, transformer)  # every edit uses the shim
-    rationale = ("NVIDIA's nvtx package only reaches Nsight; porter_shim.nvtx_range emits NVTX on CUDA and ROCTx on "
-                 "ROCm (visible to rocprofv3 --marker-trace).")
+    rationale = (
+        "NVIDIA's nvtx package only reaches Nsight; porter_shim.nvtx_range emits NVTX on CUDA and ROCTx on "
+        "ROCm (visible to rocprofv3 --marker-trace)."
+    )
     return finish(source, new, transformer, ctx, rationale, target.facts("vendor"))
 
 
@@ -161,16 +179,21 @@ class _FlashAttn(LineScoped):
             return updated
         names = [(a.name.value, a.asname.name.value if a.asname else a.name.value) for a in node.names]
         if [n for n, _ in names] != ["flash_attn_func"]:
-            self.notes.append(f"line {self.line_of(original)}: imports beyond flash_attn_func have no shim; left for review")
+            self.notes.append(
+                f"line {self.line_of(original)}: imports beyond flash_attn_func have no shim; left for review"
+            )
             return updated
         local = names[0][1]
         self.uses_shim = True
         self.changes.append(f"line {self.line_of(original)}: {local} falls back to porter_shim.flash_attn_func")
         if self.ctx.exclusive:
             return cst.parse_statement(f"{local} = {self.ctx.shim_alias}.flash_attn_func\n").with_changes(
-                leading_lines=original.leading_lines)
-        block = (f"try:\n    {code(node)}\nexcept ImportError:  # no flash_attn wheel (e.g. ROCm): SDPA through the shim\n"
-                 f"    {local} = {self.ctx.shim_alias}.flash_attn_func\n")
+                leading_lines=original.leading_lines
+            )
+        block = (
+            f"try:\n    {code(node)}\nexcept ImportError:  # no flash_attn wheel (e.g. ROCm): SDPA through the shim\n"
+            f"    {local} = {self.ctx.shim_alias}.flash_attn_func\n"
+        )
         return cst.parse_statement(block).with_changes(leading_lines=original.leading_lines)
 
 
@@ -178,9 +201,11 @@ class _FlashAttn(LineScoped):
 def flash_attn_import(source, findings, target, ctx):
     transformer = _FlashAttn(findings, ctx, target)
     new = transform(source, transformer)  # every edit uses the shim
-    rationale = ("Upstream flash_attn wheels are CUDA-only; without one the import now falls back to "
-                 "porter_shim.flash_attn_func, the same call ([batch, seqlen, heads, head_dim]) over torch SDPA "
-                 "(AOTriton/CK kernels on ROCm).")
+    rationale = (
+        "Upstream flash_attn wheels are CUDA-only; without one the import now falls back to "
+        "porter_shim.flash_attn_func, the same call ([batch, seqlen, heads, head_dim]) over torch SDPA "
+        "(AOTriton/CK kernels on ROCm)."
+    )
     result = finish(source, new, transformer, ctx, rationale, target.facts("arch"), safety="unsafe")
     if result is not None:
         result.notes.append("Features beyond (q, k, v, dropout_p, softmax_scale, causal) are not covered by the shim.")

@@ -36,7 +36,9 @@ class _DotPrecision(LineScoped):
         new = arg.with_changes(value=new_value)
         if code(new) == code(original):
             return new
-        self.changes.append(f"line {self.line_of(original)}: {code(original).strip().rstrip(',')} -> {code(new).strip().rstrip(',')}")
+        self.changes.append(
+            f"line {self.line_of(original)}: {code(original).strip().rstrip(',')} -> {code(new).strip().rstrip(',')}"
+        )
         return new
 
 
@@ -52,8 +54,18 @@ def dot_precision(source, findings, target, ctx):
     rationale = (
         f"{target.name} ({target.arch}) accepts fp32 dot precisions {', '.join(target.fp32_dot_precisions)} "
         f"(TF32: {target.tf32}); the closest to tf32 is {target.best_fp32_dot_precision}."
-        + (" porter_shim.DOT_PRECISION keeps tf32 on NVIDIA and picks the target's precision on AMD." if transformer.uses_shim else "")
+        + (
+            " porter_shim.DOT_PRECISION keeps tf32 on NVIDIA and picks the target's precision on AMD."
+            if transformer.uses_shim
+            else ""
+        )
     )
-    return finish(source, new, transformer, ctx, rationale,
-                  target.facts("tf32", "fp32_dot_precisions", "best_fp32_dot_precision"),
-                  safety="unsafe" if target.best_fp32_dot_precision != "tf32" else "safe")
+    return finish(
+        source,
+        new,
+        transformer,
+        ctx,
+        rationale,
+        target.facts("tf32", "fp32_dot_precisions", "best_fp32_dot_precision"),
+        safety="unsafe" if target.best_fp32_dot_precision != "tf32" else "safe",
+    )

@@ -53,20 +53,27 @@ def _sites(finding: Finding) -> list[Finding]:
     """The finding at its launch calls, where it points, at the value's origins and in the kernel's file."""
     own = (finding.path, finding.line, finding.end_line)
     places = [site_location(finding.data.get("launch"))]
-    places += [site_location(entry.get("launch")) for entry in finding.data.get("runtime") or [] if isinstance(entry, dict)]
+    places += [
+        site_location(entry.get("launch")) for entry in finding.data.get("runtime") or [] if isinstance(entry, dict)
+    ]
     places.append(own)
     origins = finding.data.get("origin")
     places += [site_location(o) for o in (origins if isinstance(origins, list) else [origins])]
     kernel = finding.data.get("kernel")
     if isinstance(kernel, dict) and isinstance(kernel.get("path"), str) and kernel["path"]:
-        places.append((kernel["path"], int(kernel.get("line") or 1), int(kernel.get("end_line") or kernel.get("line") or 1)))
+        places.append(
+            (kernel["path"], int(kernel.get("line") or 1), int(kernel.get("end_line") or kernel.get("line") or 1))
+        )
     sites, seen = [], set()
     for place in places:
         if place is None or place in seen:
             continue
         seen.add(place)
-        sites.append(finding if place == own else
-                     replace(finding, path=place[0], line=place[1], end_line=place[2], column=1, end_column=1))
+        sites.append(
+            finding
+            if place == own
+            else replace(finding, path=place[0], line=place[1], end_line=place[2], column=1, end_column=1)
+        )
     return sites
 
 
@@ -80,8 +87,11 @@ def widen_to_statement(text: str, finding: Finding) -> Finding:
     except cst.ParserSyntaxError:
         return finding
     positions = wrapper.resolve(PositionProvider)
-    ends = [pos.end.line for node, pos in positions.items()
-            if isinstance(node, cst.SimpleStatementLine) and pos.start.line == finding.line]
+    ends = [
+        pos.end.line
+        for node, pos in positions.items()
+        if isinstance(node, cst.SimpleStatementLine) and pos.start.line == finding.line
+    ]
     return replace(finding, end_line=max(ends)) if ends and max(ends) > finding.end_line else finding
 
 
@@ -122,8 +132,11 @@ def _evidence(findings: list[Finding], target) -> str:
         value, limit = _value(f)
         site = site_location(f.data.get("launch"))
         where = f"{site[0]}:{site[1]}" if site else f"{f.path}:{f.line}"
-        parts.append(f"{_kernel_name(f) or '?'}: {value if value is not None else '?'}"
-                     + (f" > {limit}" if limit is not None else "") + f" at {where}")
+        parts.append(
+            f"{_kernel_name(f) or '?'}: {value if value is not None else '?'}"
+            + (f" > {limit}" if limit is not None else "")
+            + f" at {where}"
+        )
     return f"the verifier saw on {target.name} ({target.arch}): " + "; ".join(parts)
 
 
@@ -136,9 +149,10 @@ def cap_launch_warps(source, findings, target, ctx):
     result = warps.cap_num_warps(source, findings, target, ctx)
     if result is None:
         return None
-    result.rationale = (f"A launch asked for over {target.max_threads_per_block} threads per workgroup: "
-                        f"{_evidence(findings, target)}. "
-                        + result.rationale)
+    result.rationale = (
+        f"A launch asked for over {target.max_threads_per_block} threads per workgroup: "
+        f"{_evidence(findings, target)}. " + result.rationale
+    )
     result.safety = "safe"
     return result
 
@@ -181,12 +195,21 @@ def fit_measured_lds(source, findings, target, ctx):
         return None
     if not ctx.exclusive:
         new = ensure_shim_import(new, ctx)
-    rationale = (f"Compiled LDS over {target.name}'s {target.lds_bytes} B per workgroup ({_evidence(claimed, target)}); "
-                 "Triton does not check LDS at compile time, the launch fails on the target. Each config's LDS is "
-                 "estimated from the measured one (same kernel, scaled by stages and tile sizes) and refitted: fewer "
-                 "stages first, then smaller tiles; the NVIDIA list is unchanged. " + "; ".join(changes))
-    return CodemodResult(text=new, rationale=rationale, notes=notes, uses_shim=not ctx.exclusive,
-                         facts=target.facts("lds_bytes"), safety="unsafe", claimed=claimed)
+    rationale = (
+        f"Compiled LDS over {target.name}'s {target.lds_bytes} B per workgroup ({_evidence(claimed, target)}); "
+        "Triton does not check LDS at compile time, the launch fails on the target. Each config's LDS is "
+        "estimated from the measured one (same kernel, scaled by stages and tile sizes) and refitted: fewer "
+        "stages first, then smaller tiles; the NVIDIA list is unchanged. " + "; ".join(changes)
+    )
+    return CodemodResult(
+        text=new,
+        rationale=rationale,
+        notes=notes,
+        uses_shim=not ctx.exclusive,
+        facts=target.facts("lds_bytes"),
+        safety="unsafe",
+        claimed=claimed,
+    )
 
 
 def _by_kernel(findings: list[Finding]) -> dict[str, list[Finding]]:
@@ -214,9 +237,11 @@ def _refit(module: cst.Module, kernel, group: list[Finding], target, ctx, source
         return None
     plan.measured_scale = scale
     fitted = plan.reshape(configs)
-    header = (f"porter: autotune configs for {target.name} ({target.arch}), refitted to the LDS the compiled kernel "
-              f"used (measured {max(_value(f)[0] or 0 for f in group)} B; estimate x{scale:.2f}); LDS <= "
-              f"{plan.lds_limit} B.")
+    header = (
+        f"porter: autotune configs for {target.name} ({target.arch}), refitted to the LDS the compiled kernel "
+        f"used (measured {max(_value(f)[0] or 0 for f in group)} B; estimate x{scale:.2f}); LDS <= "
+        f"{plan.lds_limit} B."
+    )
     statement = tune._render_list(amd_name, fitted, plan, tune._config_call(source), header)
     return amd_name, statement, existing, plan
 

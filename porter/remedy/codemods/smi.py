@@ -48,8 +48,10 @@ def _smi_query(call: cst.Call) -> tuple[list[str], str, bool, bool] | None:
         return None
     if any(f.strip() not in _FIELDS for f in fields):
         return None
-    text_mode = any(a.keyword is not None and a.keyword.value in ("text", "universal_newlines") and code(a.value) == "True"
-                    for a in call.args[1:]) or any(a.keyword is not None and a.keyword.value == "encoding" for a in call.args[1:])
+    text_mode = any(
+        a.keyword is not None and a.keyword.value in ("text", "universal_newlines") and code(a.value) == "True"
+        for a in call.args[1:]
+    ) or any(a.keyword is not None and a.keyword.value == "encoding" for a in call.args[1:])
     return [f.strip() for f in fields], index, "nounits" in fmt, text_mode
 
 
@@ -65,7 +67,9 @@ class _Smi(LineScoped):
             return updated
         query = _smi_query(call)
         if query is None:
-            self.notes.append(f"line {self.line_of(original)}: nvidia-smi call not of a supported shape; left for review")
+            self.notes.append(
+                f"line {self.line_of(original)}: nvidia-smi call not of a supported shape; left for review"
+            )
             return updated
         fields, index, no_units, text_mode = query
         unit = "" if no_units else " MiB"
@@ -73,10 +77,11 @@ class _Smi(LineScoped):
         csv = f'f"{", ".join(parts)}\\n"' + ("" if text_mode else ".encode()")
         name = code(assign.targets[0].target)
         alias = self.ctx.shim_alias
-        amd = (f"_porter_free, _porter_total = {alias}.gpu_memory_info({index})\n"
-               f"{name} = {csv}\n")
+        amd = f"_porter_free, _porter_total = {alias}.gpu_memory_info({index})\n{name} = {csv}\n"
         self.uses_shim = True
-        self.changes.append(f"line {self.line_of(original)}: nvidia-smi {','.join(fields)} -> porter_shim.gpu_memory_info({index})")
+        self.changes.append(
+            f"line {self.line_of(original)}: nvidia-smi {','.join(fields)} -> porter_shim.gpu_memory_info({index})"
+        )
         if self.ctx.exclusive:
             statements = cst.parse_module(amd).body
             first = statements[0].with_changes(leading_lines=original.leading_lines)
@@ -84,7 +89,9 @@ class _Smi(LineScoped):
         indented = "".join("    " + line + "\n" for line in amd.splitlines())
         branch = f"if {alias}.IS_HIP:  # nvidia-smi is absent on ROCm: the same CSV from the shim\n{indented}else:\n    pass\n"
         node = cst.parse_statement(branch)
-        orelse = node.orelse.with_changes(body=node.orelse.body.with_changes(body=[updated.with_changes(leading_lines=[])]))
+        orelse = node.orelse.with_changes(
+            body=node.orelse.body.with_changes(body=[updated.with_changes(leading_lines=[])])
+        )
         return node.with_changes(orelse=orelse, leading_lines=original.leading_lines)
 
 
@@ -92,7 +99,9 @@ class _Smi(LineScoped):
 def nvidia_smi_memory(source, findings, target, ctx):
     transformer = _Smi(findings, ctx, target)
     new = transform(source, transformer)  # every edit uses the shim
-    rationale = ("nvidia-smi does not exist on AMD nodes (FileNotFoundError); on ROCm the memory figures come from "
-                 "porter_shim.gpu_memory_info() (amdsmi, else torch.cuda.mem_get_info), formatted as the CSV the "
-                 "code already parses.")
+    rationale = (
+        "nvidia-smi does not exist on AMD nodes (FileNotFoundError); on ROCm the memory figures come from "
+        "porter_shim.gpu_memory_info() (amdsmi, else torch.cuda.mem_get_info), formatted as the CSV the "
+        "code already parses."
+    )
     return finish(source, new, transformer, ctx, rationale, target.facts("hbm_bytes"))

@@ -22,10 +22,20 @@ _CUDA_ONLY = {"globaltimer", "smid", "num_threads", "gdc_wait", "gdc_launch_depe
 # return None under TRITON_INTERPRET=1, so a verifier replaying tests on the CPU cannot check them).
 _TL_FOR_LIBDEVICE = {
     "tanh": "(2 * tl.sigmoid(2 * {0}) - 1)",
-    "exp": "tl.exp({0})", "exp2": "tl.exp2({0})", "log": "tl.log({0})", "log2": "tl.log2({0})",
-    "sqrt": "tl.sqrt({0})", "rsqrt": "tl.rsqrt({0})", "sin": "tl.sin({0})", "cos": "tl.cos({0})",
-    "fabs": "tl.abs({0})", "abs": "tl.abs({0})", "floor": "tl.floor({0})", "ceil": "tl.ceil({0})",
-    "erf": "tl.erf({0})", "fma": "tl.fma({0}, {1}, {2})",
+    "exp": "tl.exp({0})",
+    "exp2": "tl.exp2({0})",
+    "log": "tl.log({0})",
+    "log2": "tl.log2({0})",
+    "sqrt": "tl.sqrt({0})",
+    "rsqrt": "tl.rsqrt({0})",
+    "sin": "tl.sin({0})",
+    "cos": "tl.cos({0})",
+    "fabs": "tl.abs({0})",
+    "abs": "tl.abs({0})",
+    "floor": "tl.floor({0})",
+    "ceil": "tl.ceil({0})",
+    "erf": "tl.erf({0})",
+    "fma": "tl.fma({0}, {1}, {2})",
 }
 
 
@@ -58,10 +68,14 @@ class _Libdevice(LineScoped):
         module = code(updated.module)
         if module == "triton.language.extra.cuda" and _only_libdevice(updated):
             self.bindings |= {(a.asname.name.value if a.asname else a.name.value) for a in updated.names}
-            self.changes.append(f"line {self.line_of(original)}: from triton.language.extra.cuda -> triton.language.extra")
+            self.changes.append(
+                f"line {self.line_of(original)}: from triton.language.extra.cuda -> triton.language.extra"
+            )
             return updated.with_changes(module=expr("triton.language.extra"))
         if module == "triton.language.extra.cuda.libdevice":
-            self.changes.append(f"line {self.line_of(original)}: triton.language.extra.cuda.libdevice -> triton.language.extra.libdevice")
+            self.changes.append(
+                f"line {self.line_of(original)}: triton.language.extra.cuda.libdevice -> triton.language.extra.libdevice"
+            )
             return updated.with_changes(module=expr("triton.language.extra.libdevice"))
         return updated
 
@@ -97,8 +111,10 @@ def libdevice_namespace(source, findings, target, ctx):
         return None
     notes = ["Functions that exist only under extra.cuda (globaltimer, smid, gdc_*) are not rewritten."]
     if transformer.mapped:
-        notes.append("libdevice calls with a tl equivalent became tl ops (they run under TRITON_INTERPRET=1; "
-                     "tanh via 2*sigmoid(2x)-1 loses relative accuracy very near 0).")
+        notes.append(
+            "libdevice calls with a tl equivalent became tl ops (they run under TRITON_INTERPRET=1; "
+            "tanh via 2*sigmoid(2x)-1 loses relative accuracy very near 0)."
+        )
     return CodemodResult(
         text=new,
         rationale=(
@@ -118,16 +134,22 @@ def _cuda_libdevice_bindings(source: str) -> set[str]:
         if not isinstance(stmt, cst.SimpleStatementLine):
             continue
         for small in stmt.body:
-            if (isinstance(small, cst.ImportFrom) and small.module is not None
-                    and code(small.module) == "triton.language.extra.cuda" and _only_libdevice(small)
-                    and not isinstance(small.names, cst.ImportStar)):
+            if (
+                isinstance(small, cst.ImportFrom)
+                and small.module is not None
+                and code(small.module) == "triton.language.extra.cuda"
+                and _only_libdevice(small)
+                and not isinstance(small.names, cst.ImportStar)
+            ):
                 names |= {a.evaluated_alias or a.evaluated_name for a in small.names}
     return names
 
 
 # ---- PT109 inline PTX --------------------------------------------------------------------------------
 
-_UNARY = re.compile(r"^\s*(?P<op>tanh|ex2|rcp|rsqrt|sqrt|lg2|sin|cos)\.approx(?:\.ftz)?\.f32\s+\$0\s*,\s*\$(?P<a>\d+)\s*;?\s*$")
+_UNARY = re.compile(
+    r"^\s*(?P<op>tanh|ex2|rcp|rsqrt|sqrt|lg2|sin|cos)\.approx(?:\.ftz)?\.f32\s+\$0\s*,\s*\$(?P<a>\d+)\s*;?\s*$"
+)
 _PACK_BF16X2 = re.compile(r"^\s*cvt\.rn\.bf16x2\.f32\s+\$0\s*,\s*\$(?P<hi>\d+)\s*,\s*\$(?P<lo>\d+)\s*;?\s*$")
 _UNARY_TL = {
     "tanh": "(2 * tl.sigmoid(2 * {x}) - 1)",
@@ -196,12 +218,20 @@ class _InlinePtx(LineScoped):
         if self.ctx.exclusive:
             new = expr(replacement)
         else:  # NVIDIA keeps its instruction: the branch is a constexpr, only one side is compiled
-            new = cst.IfExp(test=self.shim("IS_HIP"), body=expr(replacement), orelse=updated,
-                            whitespace_before_if=cst.SimpleWhitespace(" "), whitespace_after_if=cst.SimpleWhitespace(" "),
-                            whitespace_before_else=cst.SimpleWhitespace(" "), whitespace_after_else=cst.SimpleWhitespace(" "))
+            new = cst.IfExp(
+                test=self.shim("IS_HIP"),
+                body=expr(replacement),
+                orelse=updated,
+                whitespace_before_if=cst.SimpleWhitespace(" "),
+                whitespace_after_if=cst.SimpleWhitespace(" "),
+                whitespace_before_else=cst.SimpleWhitespace(" "),
+                whitespace_after_else=cst.SimpleWhitespace(" "),
+            )
             new = new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-        self.changes.append(f"line {self.line_of(original)}: PTX `{asm}` -> `{replacement}`"
-                            + ("" if self.ctx.exclusive else " on HIP (porter_shim.IS_HIP); CUDA keeps the PTX"))
+        self.changes.append(
+            f"line {self.line_of(original)}: PTX `{asm}` -> `{replacement}`"
+            + ("" if self.ctx.exclusive else " on HIP (porter_shim.IS_HIP); CUDA keeps the PTX")
+        )
         return new
 
 
@@ -213,7 +243,11 @@ def inline_ptx(source, findings, target, ctx):
         f"PTX text and NVPTX constraints mean nothing to the AMDGPU backend ({target.arch}); these instructions "
         "have Triton ops every backend lowers (approximate PTX -> IEEE-accurate or near: results may differ in "
         "the last bits)."
-        + (" The op is chosen by a compile-time branch on porter_shim.IS_HIP (a plain bool: Triton compiles one side), so NVIDIA compiles exactly the "
-           "PTX it had." if not ctx.exclusive else " --exclusive: the PTX is gone on every backend.")
+        + (
+            " The op is chosen by a compile-time branch on porter_shim.IS_HIP (a plain bool: Triton compiles one side), so NVIDIA compiles exactly the "
+            "PTX it had."
+            if not ctx.exclusive
+            else " --exclusive: the PTX is gone on every backend."
+        )
     )
     return finish(source, new, transformer, ctx, rationale, target.facts("arch"), safety="unsafe")

@@ -29,16 +29,21 @@ class _CapNumWarps(LineScoped):
         # names already bound to a capped value: wrapping their uses again changes nothing
         self.capped_names = {
             t.target.value
-            for stmt in node.body if isinstance(stmt, cst.SimpleStatementLine)
-            for small in stmt.body if isinstance(small, cst.Assign)
-            for t in small.targets if isinstance(t.target, cst.Name) and "cap_num_warps" in code(small.value)
+            for stmt in node.body
+            if isinstance(stmt, cst.SimpleStatementLine)
+            for small in stmt.body
+            if isinstance(small, cst.Assign)
+            for t in small.targets
+            if isinstance(t.target, cst.Name) and "cap_num_warps" in code(small.value)
         }
         for fn in _functions(node):
             for stmt in fn.body.body:
                 if isinstance(stmt, cst.SimpleStatementLine):
                     for small in stmt.body:
                         if isinstance(small, cst.Assign) and "cap_num_warps" in code(small.value):
-                            self.capped_names |= {t.target.value for t in small.targets if isinstance(t.target, cst.Name)}
+                            self.capped_names |= {
+                                t.target.value for t in small.targets if isinstance(t.target, cst.Name)
+                            }
         return True
 
     def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
@@ -175,8 +180,9 @@ class _WarpSize(LineScoped):
 def warp_size(source, findings, target, ctx):
     transformer = _WarpSize(findings, ctx, target)
     new = transform(source, transformer)
-    rationale = (
-        f"{target.name} waves are {target.wave_size} lanes wide, not 32; "
-        + ("the width is read at run time from porter_shim.WARP_SIZE." if transformer.uses_shim else "written directly (--exclusive).")
+    rationale = f"{target.name} waves are {target.wave_size} lanes wide, not 32; " + (
+        "the width is read at run time from porter_shim.WARP_SIZE."
+        if transformer.uses_shim
+        else "written directly (--exclusive)."
     )
     return finish(source, new, transformer, ctx, rationale, target.facts("wave_size"))
