@@ -83,9 +83,9 @@ def option_sites(inv, key: str, target) -> Iterator[OptionSite]:
                 where,
                 kernel,
                 live(inv, val, target),
-                node,
+                node,  # type: ignore[arg-type]
                 config.guard,
-                config,  # type: ignore[arg-type]
+                config,
                 live_values(inv, {**config.meta, **config.options}, target),
             )
     for launch in inv.launches:
