@@ -53,7 +53,7 @@ SELECT = ["PT2", "PT3", "PT4"]
 # PT404 deepspeed GDS include path; PT406 deepspeed AzureML NCCL_SOCKET_IFNAME. (PT301: the one hit read,
 # unsloth `if HAS_FLASH_ATTENTION_SOFTCAPPING: import flash_attn`, was fixed after review: 0 hits now.)
 # Fixed before this table (false positives removed, regression examples in the rule files and
-# tests/test_rules_real_code.py): 18 PT201, ~40 PT202, 72 PT302/PT305 self-imports, 4 PT301 probes,
+# tests/real_code/test_rules_real_code.py): 18 PT201, ~40 PT202, 72 PT302/PT305 self-imports, 4 PT301 probes,
 # 2 PT311 probes, 3 PT210 math-only, 2 PT209 bitsandbytes "fp4", 2 PT220, 6 PT404, 12 PT405, 16 PT215,
 # 1 PT406, ~90 PT206 dtype checks; 140 duplicate PT310/PT309 imports folded to one per file.
 REVIEWED = {

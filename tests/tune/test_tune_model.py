@@ -1,0 +1,233 @@
+"""The analytical GEMM model: feasibility, wave quantization, precision costs, ranking."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+
+from porter.errors import UsageError
+from porter.targets import get_target
+from porter.tune import default_space, explain_infeasible, parse_config, predict_gemm_ms, rank_gemm
+from porter.tune.config import GemmConfig
+from porter.tune.dtypes import resolve_dtype
+from porter.tune.model import Machine, blocks_per_unit, unit_flops_clk
+
+BIG_TILE = {"BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 8, "num_stages": 4}
+
+
+def test_big_tile_four_stages_exceeds_mi300x_lds_but_fits_h100():
+    reason = explain_infeasible("mi300x", "bf16", BIG_TILE)
+    assert reason is not None and "LDS" in reason and "64 KiB" in reason
+    assert explain_infeasible("h100", "bf16", BIG_TILE) is None
+    assert math.isinf(predict_gemm_ms("mi300x", "bf16", 4096, 4096, 4096, BIG_TILE))
+    assert math.isfinite(predict_gemm_ms("h100", "bf16", 4096, 4096, 4096, BIG_TILE))
+
+
+def test_thread_and_register_limits():
+    too_many_warps = dict(BIG_TILE, num_warps=32)  # 32 x 64 lanes = 2048 threads on CDNA
+    assert "threads" in explain_infeasible("mi350x", "bf16", too_many_warps)
+    spills = {"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 32, "num_warps": 4, "num_stages": 2}
+    assert "spills" in explain_infeasible("h100", "bf16", spills)
+
+
+def test_default_space_is_feasible_and_adds_small_tiles_for_tiny_m():
+    for target in ("mi300x", "mi350x", "h200"):
+        space = default_space(target, "bf16", 4096)
+        assert space and all(explain_infeasible(target, "bf16", c) is None for c in space)
+        assert all(c.BLOCK_M >= 64 for c in space)
+        assert any(c.BLOCK_M == 32 for c in default_space(target, "bf16", 8))
+    amd = default_space("mi350x", "bf16", 4096)[0].to_dict()
+    assert {"waves_per_eu", "matrix_instr_nonkdim"} <= set(amd)
+    assert "waves_per_eu" not in default_space("h200", "bf16", 4096)[0].to_dict()
+
+
+def test_wave_quantization_one_tile_over_a_wave_costs_a_wave():
+    # configs that keep one block per unit, so a wave is exactly `units` tiles
+    one_per_unit = {
+        "h200": {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 4},
+        "mi300x": {"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 16, "num_stages": 2},
+    }
+    for name, cfg in one_per_unit.items():
+        target = get_target(name)
+        assert blocks_per_unit(Machine.build(target, resolve_dtype("bf16", target)), parse_config(cfg)) == 1
+        bm, bn, units, k = cfg["BLOCK_M"], cfg["BLOCK_N"], target.units, 8192
+        full = predict_gemm_ms(target, "bf16", bm * units, bn, k, cfg)
+        over = predict_gemm_ms(target, "bf16", bm * (units + 1), bn, k, cfg)
+        half = predict_gemm_ms(target, "bf16", bm * (units // 2), bn, k, cfg)
+        assert over > 1.6 * full, name  # one tile more than a wave costs a second wave
+        assert half <= full, name  # fewer tiles never cost more
+        times = [predict_gemm_ms(target, "bf16", bm * t, bn, k, cfg) for t in range(1, 3 * units, 5)]
+        # monotonic in the grid, up to the small gain of more tiles sharing operands in L2
+        assert all(b >= 0.98 * a for a, b in zip(times, times[1:])), name
+        steps = [predict_gemm_ms(target, "bf16", bm * w * units, bn, k, cfg) for w in (1, 2, 3)]
+        assert steps[2] / steps[0] == pytest.approx(3, rel=0.1), name  # time grows by whole waves
+
+
+def test_more_work_never_predicts_less_time():
+    for target in ("h200", "mi300x"):
+        base = predict_gemm_ms(target, "bf16", 2048, 2048, 2048)
+        assert predict_gemm_ms(target, "bf16", 2048, 2048, 8192) > base
+        assert predict_gemm_ms(target, "bf16", 8192, 2048, 2048) > base
+
+
+def test_fp32_on_gfx950_pays_three_bf16_products():
+    mi350x = get_target("mi350x")
+    cfg = GemmConfig(128, 128, 32, 8, 2)
+    bf16 = unit_flops_clk(Machine.build(mi350x, resolve_dtype("bf16", mi350x)), cfg)[0]
+    fp32 = unit_flops_clk(Machine.build(mi350x, resolve_dtype("fp32", mi350x)), cfg)[0]
+    assert fp32 == pytest.approx(bf16 / 3)
+    # compute-bound end to end: fp32 about 3x (plus twice the bytes, still compute-bound)
+    big = dict(BLOCK_M=256, BLOCK_N=256, BLOCK_K=32, num_warps=16, num_stages=2)
+    ratio = predict_gemm_ms(mi350x, "fp32", 8192, 8192, 8192, big) / predict_gemm_ms(
+        mi350x, "bf16", 8192, 8192, 8192, big
+    )
+    assert 2.5 < ratio < 3.5
+    # on gfx942 fp32 runs as native XF32: half the bf16 rate, not a third
+    mi300x = get_target("mi300x")
+    xf32 = unit_flops_clk(Machine.build(mi300x, resolve_dtype("fp32", mi300x)), cfg)[0]
+    b16 = unit_flops_clk(Machine.build(mi300x, resolve_dtype("bf16", mi300x)), cfg)[0]
+    assert xf32 == pytest.approx(b16 / 2)
+
+
+def test_fp8_fnuz_only_on_gfx942_and_ocp_not_on_gfx942():
+    assert predict_gemm_ms("mi300x", "fp8e4m3fnuz", 1024, 1024, 1024) > 0
+    for target in ("mi350x", "h200", "b200"):
+        with pytest.raises(UsageError, match="FNUZ fp8 runs only on gfx942"):
+            rank_gemm(target, "fp8e4m3fnuz", 1024, 1024, 1024)
+    with pytest.raises(UsageError, match="use --dtype fp8e4m3fnuz"):
+        rank_gemm("mi300x", "fp8e4m3", 1024, 1024, 1024)
+    with pytest.raises(UsageError, match="unknown GEMM dtype"):
+        rank_gemm("h200", "int4", 64, 64, 64)
+
+
+def test_fp8_beats_bf16_when_compute_bound():
+    assert predict_gemm_ms("h200", "fp8e4m3", 8192, 8192, 8192) < 0.7 * predict_gemm_ms(
+        "h200", "bf16", 8192, 8192, 8192
+    )
+
+
+def test_ranks_any_candidate_list_in_order_and_drops_infeasible():
+    candidates = [
+        {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32, "num_warps": 4, "num_stages": 2},
+        dict(BIG_TILE),
+        {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 2, "GROUP_M": 4},
+    ]
+    ranked = rank_gemm("mi300x", "bf16", 4096, 4096, 4096, candidates=candidates)
+    assert len(ranked) == 2  # BIG_TILE dropped on mi300x
+    assert [r.predicted_ms for r in ranked] == sorted(r.predicted_ms for r in ranked)
+    assert ranked[0].config["BLOCK_M"] == 128 and ranked[0].config["GROUP_M"] == 4
+    assert "GROUP_M" not in ranked[1].config  # keys echo what the candidate gave
+    listed = rank_gemm("mi300x", "bf16", 4096, 4096, 4096, candidates=candidates, include_infeasible=True)
+    assert len(listed) == 3 and not listed[-1].feasible and math.isinf(listed[-1].predicted_ms) and listed[-1].reason
+    assert len(rank_gemm("h200", "bf16", 4096, 4096, 4096, candidates=candidates, top=1)) == 1
+
+
+@pytest.mark.parametrize(
+    "bad, key",
+    [
+        ({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4}, "num_stages"),
+        ({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": "2"}, "num_stages"),
+        ({"BLOCK_M": 96, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 2}, "BLOCK_M"),
+        ({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 2, "splitk": 2}, "splitk"),
+    ],
+)
+def test_malformed_candidate_names_entry_and_key(bad, key):
+    with pytest.raises(UsageError, match=rf"candidate 1: .*{key}"):
+        rank_gemm("h200", "bf16", 64, 64, 64, candidates=[dict(BIG_TILE), bad])
+
+
+def test_predict_without_config_is_the_best_of_the_space():
+    best = rank_gemm("mi350x", "fp8e4m3", 2048, 4096, 1024, top=1)[0]
+    assert predict_gemm_ms("mi350x", "fp8e4m3", 2048, 4096, 1024) == pytest.approx(best.predicted_ms)
+    assert best.predicted_ms > 0
+
+
+def test_memory_bound_decode_is_near_hbm_time():
+    # M=1: time is at least the weight bytes over HBM bandwidth, and within a few x of it
+    h200 = get_target("h200")
+    n, k = 8192, 8192
+    floor_ms = n * k * 2 / (h200.hbm_gbps * 1e9) * 1e3
+    pred = predict_gemm_ms(h200, "bf16", 1, n, k)
+    assert floor_ms < pred < 4 * floor_ms
+
+
+@pytest.mark.parametrize("target,dtype", [("h200", "fp8e4m3"), ("mi350x", "bf16")])
+def test_selecting_among_200_candidates_takes_under_10_ms(target, dtype):
+    # 200 distinct candidates (the standard space at small M, repeated where it has fewer); CPU
+    # time of this process, best of five, so that other load on a shared CI machine does not count.
+    # Measured on the 2-core dev machine: 4.8 ms (h200 fp8), 4.6 ms (mi350x bf16)
+    space = [c.to_dict() for c in default_space(target, dtype, 16)]
+    candidates = (space * 2)[:200]
+    assert len(candidates) == 200 and len({tuple(sorted(c.items())) for c in candidates}) >= 180
+    rank_gemm(target, dtype, 4096, 4096, 4096, candidates=candidates)  # imports and caches warm
+    runs = []
+    for _ in range(5):
+        start = time.process_time()
+        rank_gemm(target, dtype, 4096, 4096, 4096, candidates=candidates)
+        runs.append(time.process_time() - start)
+    assert min(runs) < 0.010, runs
+
+
+def test_warpgroup_mma_reads_less_shared_memory_with_wide_tiles():
+    # a warpgroup MMA re-reads B for each 64-row slice: 128x256 moves fewer bytes than 256x128
+    from porter.tune.model import lds_step_bytes
+
+    machine = Machine.build(get_target("h200"), resolve_dtype("bf16", get_target("h200")))
+    wide = GemmConfig(128, 256, 64, 8, 3)
+    tall = GemmConfig(256, 128, 64, 8, 3)
+    assert lds_step_bytes(machine, wide) < lds_step_bytes(machine, tall)
+    # rows narrower than the 128-byte swizzle cost more per byte (fp8 with BLOCK_K = 32)
+    fp8 = Machine.build(get_target("h200"), resolve_dtype("fp8e4m3", get_target("h200")))
+    narrow, full = GemmConfig(128, 128, 32, 8, 3), GemmConfig(128, 128, 128, 8, 3)
+    assert lds_step_bytes(fp8, narrow) / 32 > lds_step_bytes(fp8, full) / 128
+
+
+def test_unaligned_sizes_load_and_store_element_wise():
+    from porter.tune.model import unaligned_loads
+
+    target = get_target("h200")
+    bf16 = Machine.build(target, resolve_dtype("bf16", target))
+    fp8 = Machine.build(target, resolve_dtype("fp8e4m3", target))
+    cfg = GemmConfig(128, 64, 32, 4, 3)
+    assert not unaligned_loads(bf16, 4096, 4096, cfg)
+    # row-major B with an odd N: B goes element by element along N, and so do C's stores
+    odd_n = unaligned_loads(bf16, 4100, 4096, cfg)
+    assert (odd_n.along_k, odd_n.along_n, odd_n.store) == (0, 64 * 32, True)
+    # fp8's B is column-major: an odd K makes both operands element-wise along K
+    odd_k = unaligned_loads(fp8, 4096, 1030, cfg)
+    assert (odd_k.along_k, odd_k.along_n, odd_k.store) == ((128 + 64) * 32, 0, False)
+    aligned = predict_gemm_ms("h200", "bf16", 4096, 4096, 4096, cfg.to_dict())
+    assert predict_gemm_ms("h200", "bf16", 4096, 4100, 4096, cfg.to_dict()) > 1.5 * aligned
+
+
+def test_shared_memory_matches_the_compiled_kernels():
+    # the sweeps store ptxas's shared-memory figure for every compiled (dtype, alignment class,
+    # config): async-copied operands get one buffer per stage on warpgroup MMA configs and one
+    # fewer on mma.sync ones; element-wise operands a single buffer (none for A on mma.sync).
+    # The model leaves out the epilogue's layout-conversion scratch, which only adds.
+    import json
+    from pathlib import Path
+
+    from porter.tune.model import lds_bytes, unaligned_loads
+    from porter.tune.scoring import SWEEP_DTYPES, to_config
+
+    target = get_target("h200")
+    exact = total = 0
+    for path in sorted((Path(__file__).resolve().parents[2] / "bench" / "tune" / "data").glob("h200_*.json")):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        for dtype, classes in doc["compile"].items():
+            machine = Machine.build(target, resolve_dtype(SWEEP_DTYPES[dtype], target))
+            for cls, records in classes.items():
+                n, k = (17 if cls[1] == "x" else 16), (17 if cls[2] == "x" else 16)  # x: not a multiple of 16
+                for raw, record in zip(doc["configs"], records):
+                    if not isinstance(record, list):
+                        continue
+                    cfg = to_config(tuple(raw))
+                    unaligned = unaligned_loads(machine, n, k, cfg)
+                    model = lds_bytes(machine, cfg, unaligned)
+                    assert model <= record[2], (path.name, dtype, cls, raw, model, record)
+                    exact += model == record[2]
+                    total += 1
+    assert total > 5000 and exact >= 0.85 * total, (exact, total)

@@ -1,0 +1,70 @@
+"""One voice: the analyzer's config rules (PT103, PT104, PT106, PT107) and porter tune agree. The
+configs tune picks never trip them, the lists the autotune codemod writes scan clean, and a deep
+num_stages the model itself would pick is not called NVIDIA-tuned."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from porter.analyze import analyze_source, load_rules
+from porter.remedy.codemods import CodemodContext, get_codemod
+from porter.targets import get_target
+from porter.tune import rank_gemm
+from tests.codemod_cases import finding
+from tests.remedy.test_codemod_autotune import SOURCE
+
+RULES = ("PT103", "PT104", "PT106", "PT107")
+KERNEL = """\
+    @triton.autotune(configs=CONFIGS, key=["M", "N", "K"])
+    @triton.jit
+    def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                      BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+        a = tl.load(a_ptr + tl.arange(0, BLOCK_M)[:, None] * BLOCK_K + tl.arange(0, BLOCK_K)[None, :])
+        b = tl.load(b_ptr + tl.arange(0, BLOCK_K)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :])
+        tl.store(c_ptr, tl.dot(a.to(tl.bfloat16), b.to(tl.bfloat16)))
+"""
+
+
+def _findings(text: str, target: str) -> list:
+    return [f for f in analyze_source(text, "pkg/k.py", target, load_rules(select=list(RULES))) if f.rule in RULES]
+
+
+def _source(configs: list[dict]) -> str:
+    lines = []
+    for cfg in configs:
+        meta = {k: v for k, v in cfg.items() if k not in ("num_warps", "num_stages", "predicted_ms")}
+        items = ", ".join(f'"{k}": {v}' for k, v in meta.items())
+        lines.append(f"    triton.Config({{{items}}}, num_warps={cfg['num_warps']}, num_stages={cfg['num_stages']}),")
+    head = "import triton\nimport triton.language as tl\n\nCONFIGS = [\n" + "\n".join(lines) + "\n]\n\n\n"
+    return head + textwrap.dedent(KERNEL)
+
+
+@pytest.mark.parametrize("target", ["mi300x", "mi350x"])
+def test_tunes_picks_trip_no_config_rule(target):
+    picks = []
+    for m, n, k in ((16, 4096, 4096), (512, 8192, 4096), (4096, 4096, 4096), (8192, 14336, 4096)):
+        picks += [r.config for r in rank_gemm(target, "bf16", m, n, k, top=3)]
+    found = _findings(_source(picks), target)
+    assert not found, [(f.rule, f.message) for f in found]
+
+
+def test_mi350x_square_gemm_pick_and_pt103_agree():
+    # porter tune picks num_stages above the guided 2 for 4096^3 bf16 on mi350x (gfx950 copies
+    # stages into LDS directly; LDS fits): PT103 no longer flags that config, and still flags a
+    # deep config the model would not pick
+    best = rank_gemm("mi350x", "bf16", 4096, 4096, 4096, top=1)[0].config
+    assert not _findings(_source([best]), "mi350x")
+    slow = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 5}
+    assert [f.rule for f in _findings(_source([slow]), "mi350x")].count("PT103") == 1
+
+
+@pytest.mark.parametrize("target", ["mi300x", "mi350x"])
+def test_autotune_codemod_lists_scan_clean(target):
+    ctx = CodemodContext(path="pkg/k.py", exclusive=True, options={})
+    result = get_codemod("PT107")(
+        SOURCE, [finding("PT107", 7), finding("PT104", 13), finding("PT103", 22)], get_target(target), ctx
+    )
+    found = [f for f in _findings(result.text, target) if "matmul_kernel" in f.message or f.rule == "PT104"]
+    assert not found, [(f.rule, f.message) for f in found]

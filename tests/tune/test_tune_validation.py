@@ -1,0 +1,114 @@
+"""Re-score the model against the stored H200 sweeps (bench/tune/data/): a change that makes the
+model pick worse configs on the measured shapes fails here.
+
+Nine sweeps (h200_sweep, cal2, cal3, fresh, blind, blind2, cal4, blind3, blind4) are calibration
+data: their blind splits were each scored once by an earlier model, and the current constants are
+fit on all of their rows (bench/tune/fit.py). h200_blind5.json (42 shapes across bf16, fp16, fp8
+and fp32) was timed after this model and its constants were committed (fdb28db), committed before
+it was scored (0971321) and scored once: the honest figures, and below the issue's goal of 0.97 /
+0.85 for every dtype (see MEASURED). The floors are the values measured (bench/tune/validate.py
+prints the full table), less a small tolerance for float noise: what the model achieves.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from porter.tune.scoring import evaluate, load_rows
+
+DATA_DIR = Path(__file__).resolve().parents[2] / "bench" / "tune" / "data"
+SWEEPS = {
+    "h200_sweep.json": ({"cal", "val"}, 48),
+    "h200_cal2.json": ({"cal"}, 48),
+    "h200_cal3.json": ({"cal"}, 40),
+    "h200_fresh.json": ({"fresh"}, 36),
+    "h200_blind.json": ({"blind"}, 40),
+    "h200_blind2.json": ({"blind2"}, 58),
+    "h200_cal4.json": ({"cal"}, 40),
+    "h200_blind3.json": ({"blind3"}, 40),
+    "h200_blind4.json": ({"blind4"}, 14),
+    "h200_blind5.json": ({"blind5"}, 42),
+}
+TOL = 0.005
+# selector -> (geomean, min) per split and dtype group, as measured
+MEASURED = {
+    "val": {
+        "all": {"model": (0.967, 0.886), "model_top4": (0.983, 0.906), "model_top8": (0.995, 0.962)},
+        "bf16": {"model": (0.967, 0.906)},
+        "fp8": {"model": (0.967, 0.886)},
+    },
+    "fresh": {
+        "all": {"model": (0.968, 0.851), "model_top4": (0.989, 0.913), "model_top8": (0.993, 0.923)},
+        "bf16": {"model": (0.974, 0.912)},
+        "fp8": {"model": (0.963, 0.851)},
+    },
+    "blind": {
+        "all": {"model": (0.951, 0.725), "model_top4": (0.978, 0.727), "model_top8": (0.991, 0.910)},
+        "bf16": {"model": (0.959, 0.876)},
+        "fp8": {"model": (0.944, 0.725)},
+    },
+    "blind2": {
+        "all": {"model": (0.964, 0.844), "model_top4": (0.982, 0.844), "model_top8": (0.987, 0.844)},
+        "bf16": {"model": (0.971, 0.872)},
+        "fp8": {"model": (0.957, 0.844)},
+    },
+    "blind3": {
+        "fp16": {"model": (0.968, 0.839), "model_top4": (0.983, 0.839)},
+        "fp32": {"model": (0.984, 0.881), "model_top4": (0.991, 0.891)},
+    },
+    "blind4": {
+        "fp32": {"model": (0.986, 0.957), "model_top4": (0.999, 0.987), "model_top8": (0.999, 0.987)},
+    },
+    # scored once, after the model was final: the goal (0.97 / 0.85) is not met by the pick
+    "blind5": {
+        "all": {"model": (0.956, 0.786), "model_top4": (0.978, 0.842), "model_top8": (0.983, 0.842)},
+        "bf16": {"model": (0.960, 0.806), "model_top4": (0.980, 0.899)},
+        "fp16": {"model": (0.961, 0.786), "model_top4": (0.979, 0.922)},
+        "fp8": {"model": (0.941, 0.839), "model_top4": (0.971, 0.842)},
+        "fp32": {"model": (0.964, 0.870), "model_top4": (0.984, 0.912)},
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def result():
+    rows = []
+    for name, (splits, count) in SWEEPS.items():
+        loaded = load_rows(DATA_DIR / name)
+        assert len(loaded) == count and {r.split for r in loaded} == splits, name
+        rows += loaded
+    return evaluate(rows, "h200")  # the best fixed config is chosen on the cal rows
+
+
+@pytest.mark.parametrize("split,group", [(s, g) for s in MEASURED for g in MEASURED[s]])
+def test_model_keeps_its_measured_scores(result, split, group):
+    table = result[f"{split}/{group}"]
+    for selector, (geomean, minimum) in MEASURED[split][group].items():
+        assert table[selector]["geomean"] >= geomean - TOL, (split, group, selector, table[selector])
+        assert table[selector]["min"] >= minimum - TOL, (split, group, selector, table[selector])
+
+
+@pytest.mark.parametrize("split", ["val", "fresh", "blind", "blind2", "blind3", "blind4", "blind5"])
+def test_model_beats_the_fixed_baselines_on_held_out_shapes(result, split):
+    table = result[f"{split}/all"]
+    for baseline in ("default", "best_fixed", "tutorial8"):
+        assert table["model"]["geomean"] > table[baseline]["geomean"] + 0.05, baseline
+        assert table["model"]["min"] > table[baseline]["min"], baseline
+    assert table["model_top8"]["geomean"] >= table["model_top4"]["geomean"] >= table["model"]["geomean"]
+
+
+def test_predicted_time_tracks_measured_time():
+    # the pick's predicted time is within 2x of its measured time on every shape with aligned sizes
+    from porter.targets import get_target
+    from porter.tune.scoring import model_order, model_predictions
+
+    target = get_target("h200")
+    for name in SWEEPS:
+        for row in load_rows(DATA_DIR / name):
+            if row.k % 16 or row.n % 16:
+                continue
+            order = model_order(row, target)
+            ratio = model_predictions(row, target)[order[0]] / row.ms[order[0]]
+            assert 0.5 < ratio < 2.0, (row.dtype, row.name, ratio)
