@@ -70,24 +70,23 @@ def _near_best(target_name: str, dtype: str, cfg: GemmConfig) -> bool:
     return False
 
 
-def model_lds_bytes(target: Target, dtype: str, raw: Mapping[str, int]) -> int | None:
-    """The LDS the model (and Triton's compile records) give this config; None when unreadable."""
+def _readable(target: Target, dtype: str, raw: Mapping[str, int]) -> tuple[Machine, GemmConfig] | None:
+    """The model's machine and config for a site's values; None when the model cannot read them."""
     cfg = _config(raw)
     if cfg is None:
         return None
     try:
-        machine = Machine.build(target, resolve_dtype(dtype, target))
-    except Exception:  # noqa: BLE001
+        return Machine.build(target, resolve_dtype(dtype, target)), cfg
+    except Exception:  # noqa: BLE001 - an unknown dtype or target: the rule judges alone
         return None
-    return lds_bytes(machine, cfg)
+
+
+def model_lds_bytes(target: Target, dtype: str, raw: Mapping[str, int]) -> int | None:
+    """The LDS the model (and Triton's compile records) give this config; None when unreadable."""
+    found = _readable(target, dtype, raw)
+    return None if found is None else lds_bytes(*found)
 
 
 def feasible(target: Target, dtype: str, raw: Mapping[str, int]) -> bool:
-    cfg = _config(raw)
-    if cfg is None:
-        return False
-    try:
-        machine = Machine.build(target, resolve_dtype(dtype, target))
-    except Exception:  # noqa: BLE001
-        return False
-    return infeasibility(machine, cfg) is None
+    found = _readable(target, dtype, raw)
+    return found is not None and infeasibility(*found) is None
