@@ -57,6 +57,9 @@ NVIDIA_ONLY_OPTIONS = (
     "min_shared_mem",
     "ir_override",
 )
+# What a codemod strips or moves behind an NVIDIA branch: the options above, and num_ctas (HIP has it, but
+# only 1 is accepted there; the codemods check the value).
+NVIDIA_ONLY_KWARGS = frozenset({*NVIDIA_ONLY_OPTIONS, "num_ctas"})
 # AMD compile knobs a triton.Config's kwargs dict may carry (HIPOptions). Which ones a target honours
 # comes from porter.targets (target.triton["amd_options"]); this is the union, for the inventory.
 AMD_KNOBS = ("waves_per_eu", "matrix_instr_nonkdim", "kpack", "schedule_hint")

@@ -20,6 +20,7 @@ from typing import Any, cast
 
 import libcst as cst
 
+from porter.analyze.triton.names import NVIDIA_ONLY_KWARGS
 from porter.remedy.codemods import CodemodResult, codemod
 from porter.remedy.codemods._cst import code, ensure_shim_import
 
@@ -33,18 +34,6 @@ _MIN_BLOCK_K = 16
 _M_BUCKETS = (("M<=64", 32), ("64<M<=1024", 512), ("M>1024", 4096))
 _NK = 4096
 _DEFAULT_TOPK = 1
-_NVIDIA_ONLY_OPTIONS = {
-    "maxnreg",
-    "num_ctas",
-    "launch_pdl",
-    "ptx_version",
-    "ptx_options",
-    "sched4reg",
-    "enable_reflect_ftz",
-    "clc",
-    "min_shared_mem",
-    "ir_override",
-}
 
 
 @dataclass
@@ -96,7 +85,7 @@ def _folded(config) -> _Cfg | None:
         options[key] = val.single if val is not None else None
     extra = {}
     for key in set(config.options) - {"num_warps", "num_stages"}:
-        if key in _NVIDIA_ONLY_OPTIONS:
+        if key in NVIDIA_ONLY_KWARGS:
             continue  # the HIP backend rejects these: the AMD list leaves them out
         node = config.option_nodes.get(key)
         if node is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from porter.analyze.triton.names import NVIDIA_ONLY_KWARGS
 from porter.remedy.codemods import CodemodResult, codemod
 from porter.remedy.codemods._cst import (
     LineScoped,
@@ -16,23 +17,9 @@ from porter.remedy.codemods._cst import (
     transform,
 )
 
-# Options in Triton's CUDAOptions and not HIPOptions (rules/triton/PT105); num_ctas only above 1.
-_NVIDIA_ONLY = {
-    "maxnreg",
-    "launch_pdl",
-    "ptx_version",
-    "ptx_options",
-    "sched4reg",
-    "enable_reflect_ftz",
-    "clc",
-    "min_shared_mem",
-    "ir_override",
-    "num_ctas",
-}
-
 
 def _nvidia_only(arg: cst.Arg) -> bool:
-    if arg.keyword is None or arg.keyword.value not in _NVIDIA_ONLY:
+    if arg.keyword is None or arg.keyword.value not in NVIDIA_ONLY_KWARGS:
         return False
     ctas = int_value(arg.value)
     return not (arg.keyword.value == "num_ctas" and ctas is not None and ctas <= 1)
