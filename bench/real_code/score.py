@@ -1,7 +1,8 @@
 """Score porter on real code: precision per rule from hand labels, and recall on human ROCm ports.
 
     python bench/real_code/score.py                       # dev split, every target in packages.yaml
-    python bench/real_code/score.py --split held_out      # once, at the end, by whoever labels it
+    python bench/real_code/score.py --split held_out      # once, at the end, by whoever labels it (spent)
+    python bench/real_code/score.py --split held_out2     # the second held-out split, scored once at the end
     python bench/real_code/score.py --opt-in              # also the rules that are off by default
     python bench/real_code/score.py --findings DIR        # score stored scans (DIR/*.jsonl), no download;
                                                           # only rules the current catalog runs count
@@ -38,7 +39,9 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 from corpus import (  # noqa: E402
+    HELD_OUT2_LABELS_FILE,
     HELD_OUT_LABELS_FILE,
+    HELD_OUT_SPLITS,
     LABELS_FILE,
     PACKAGES_FILE,
     CorpusError,
@@ -287,12 +290,12 @@ def print_unlabelled(findings: Sequence[CorpusFinding], labels: LabelIndex, rule
 def label_files(given: Sequence[Path] | None) -> list[Path]:
     if given:
         return list(given)
-    return [LABELS_FILE] + ([HELD_OUT_LABELS_FILE] if HELD_OUT_LABELS_FILE.is_file() else [])
+    return [LABELS_FILE] + [path for path in (HELD_OUT_LABELS_FILE, HELD_OUT2_LABELS_FILE) if path.is_file()]
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=("dev", "held_out", "all"), default="dev")
+    parser.add_argument("--split", choices=("dev", *HELD_OUT_SPLITS, "all"), default="dev")
     parser.add_argument("--targets", nargs="*", help="default: the targets in packages.yaml")
     parser.add_argument("--packages", nargs="*", help="only these packages of the split")
     parser.add_argument("--cache", type=Path, default=None)
@@ -304,7 +307,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--labels",
         type=Path,
         nargs="*",
-        help="label files (default: labels.jsonl and, when it exists, labels_held_out.jsonl)",
+        help="label files (default: labels.jsonl and, when they exist, labels_held_out.jsonl and labels_held_out2.jsonl)",
     )
     parser.add_argument("--packages-file", type=Path, default=PACKAGES_FILE)
     parser.add_argument("--unlabelled", metavar="RULE", help="list unlabelled findings of RULE (dev split only)")
@@ -322,7 +325,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = {p.name for p in packages}
     select = ["PT", OPT_IN] if args.opt_in else []
     missing: dict[str, str] = {}  # package -> why it could not be scanned
-    if args.unlabelled and any(p.split == "held_out" for p in packages):
+    if args.unlabelled and any(p.split in HELD_OUT_SPLITS for p in packages):
         print(
             "score.py: --unlabelled lists dev findings only: the held-out part is not to be looked at", file=sys.stderr
         )
