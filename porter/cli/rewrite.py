@@ -165,7 +165,7 @@ def run_rewrite(
         tune_topk=tune_topk,
         agent=pipeline.AgentMemo(run) if run is not None else None,
         progress=progress.note,
-        activity=progress.activity,
+        steps=progress.steps,
     )
     result = pipeline.rewrite(root, scan, settings)
     texts = pipeline.stage(result, unverified=not verify) if apply else {}
