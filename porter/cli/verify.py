@@ -45,7 +45,12 @@ def verify_command(
         None, "--config", help="Read [tool.porter] from this file instead of the nearest pyproject.toml."
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="A line per test replayed."),
+    verbose: bool = typer.Option(
+        False,
+        "--verbose",
+        "-v",
+        help="A line per test run and kernel compile as each finishes, then per test replayed.",
+    ),
 ) -> None:
     """Replay tests on the CPU, cross-compile kernels for the target and judge patches."""
     try:
