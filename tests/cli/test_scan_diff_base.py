@@ -125,3 +125,12 @@ def test_a_branch_that_inserts_above_moves_and_deletes_reports_only_its_new_call
     ]
     code, found = findings(capsys, repo / "pkg", "--rules", rules, "--diff-base", "main", "--fail-on", "warning")
     assert (code, found) == (1, [("PT991", "smi.py", 12)])
+
+
+def test_a_file_moved_and_rewritten_past_git_rename_detection_keeps_its_old_finding(repo, rules, capsys):
+    git(repo, "mv", "pkg/smi.py", "pkg/gpus.py")
+    rewritten = "".join(f"def helper_{n}(x):\n    return x + {n}\n\n\n" for n in range(12)) + SMI_FILE
+    (repo / "pkg" / "gpus.py").write_text(rewritten + "subprocess.run(['nvidia-smi', '-q'])\n", encoding="utf-8")
+    git(repo, "commit", "-qam", "move and rewrite: too little text kept for git to pair the two")
+    assert "R" not in git(repo, "diff", "--name-status", "-M", "main", "HEAD").split()[0]
+    assert findings(capsys, repo / "pkg", "--rules", rules, "--diff-base", "main")[1] == [("PT991", "gpus.py", 52)]
