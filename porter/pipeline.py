@@ -13,17 +13,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from porter.errors import PorterError
-from porter.records import Finding, Patch, RewriteResult, RewriteRound, Verdict, Verification
+from porter.records import Finding, Patch, ProgressCallback, RewriteResult, RewriteRound, Verdict, Verification
 from porter.targets import Target
 
 MAX_ROUNDS = 3
 Progress = Callable[[str], None]
+
+
+@contextmanager
+def _silent(label: str):
+    yield lambda phase, done, total, item: None
 
 
 class VerifierFailed(PorterError):
@@ -57,9 +62,9 @@ class RewriteSettings:
     max_rounds: int = MAX_ROUNDS
     agent: AgentMemo | None = None  # the model, or None (offline)
     progress: Progress = field(default=lambda line: None)
-    # Long work that reports nothing while it runs (a verification round) runs inside activity(label):
-    # the CLI shows a timer or a heartbeat there.
-    activity: Callable[[str], AbstractContextManager[None]] = field(default=lambda label: nullcontext())
+    # A verification round runs inside steps(label), which yields the callback its test runs and kernel
+    # compiles report to (done/total): the CLI draws a bar or prints a heartbeat from it.
+    steps: Callable[[str], AbstractContextManager[ProgressCallback]] = field(default=_silent)
 
 
 # ---------------------------------------------------------------- discover + analyze
@@ -179,12 +184,14 @@ def preflight(root: Path, config) -> None:
     checks.check(root, verify_options(config, root))
 
 
-def verify(root: Path, patches: list[Patch], target: Target, config) -> Verification:
+def verify(
+    root: Path, patches: list[Patch], target: Target, config, progress: ProgressCallback | None = None
+) -> Verification:
     """The verifier's verdicts on `patches`; any failure inside it is VerifierFailed, never a verdict."""
     try:
         from porter.verify.core import verify_plan  # inside: a broken verifier is no verdict either
 
-        return verify_plan(root, patches, target, verify_options(config, root))
+        return verify_plan(root, patches, target, verify_options(config, root), progress)
     except PorterError:
         raise
     except Exception as error:
@@ -295,12 +302,12 @@ def _verify_round(
 
     options = verify_options(settings.config, root)
     settings.progress(
-        f"round {number}: verifying {len(plan.patches)} patch(es) on {settings.target.name} "
+        f"round {number}/{settings.max_rounds}: verifying {len(plan.patches)} patch(es) on {settings.target.name} "
         f"({settings.target.arch}): tests {'selected by import graph' if options.select_tests else 'all'}"
         f", at most {options.timeout_s:g} s per test run ([tool.porter.verify] timeout, select_tests)"
     )
-    with settings.activity(f"round {number}: verifying {len(plan.patches)} patch(es)"):
-        verification = verify(root, plan.patches, settings.target, settings.config)
+    with settings.steps(f"round {number}/{settings.max_rounds}: verifying {len(plan.patches)} patch(es)") as step:
+        verification = verify(root, plan.patches, settings.target, settings.config, step)
     result.verdicts = {v.patch_id: v for v in verification.verdicts}
     result.verification, result.problem = verification.summary, verification.problem
     tree = verification.accepted_tree

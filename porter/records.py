@@ -8,6 +8,7 @@ Records are plain dataclasses so that every report format can serialise them wit
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -16,6 +17,12 @@ RemedyKind = Literal["codemod", "shim", "agent", "advice"]
 Provenance = Literal["static", "runtime"]  # static: the analyzer's reading; runtime: the verifier saw it on the target
 Reach = Literal["target", "unknown", "nvidia_only"]  # does the code run on the target (platform reachability)
 VerdictState = Literal["accepted", "rejected", "unverified"]  # unverified: no evidence either way
+
+# What a long stage reports as it goes: (phase, done, total, item). The scan calls it per file read,
+# indexed and analysed; the verifier per test run and kernel compile, before ("testing", "compiling")
+# and after ("tested", "compiled") each, its total growing when bisection adds runs. The CLI draws it.
+ProgressCallback = Callable[[str, int, int, str], None]
+TESTING, TESTED, COMPILING, COMPILED = "testing", "tested", "compiling", "compiled"
 
 SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 

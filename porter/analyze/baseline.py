@@ -4,7 +4,9 @@ The scan runs as usual; its findings in files unchanged since the merge base of 
 dropped, and so is every finding whose fingerprint (rule, path, whitespace-normalised line text,
 occurrence number: the SARIF fingerprint) is also a finding of the file's version at the merge base.
 The base versions come from `git show` into a temporary directory outside the repository (removed
-afterwards), each at the path the file has now, so a renamed file keeps its old findings' prints.
+afterwards), each at the path the file has now, so a renamed file keeps its old findings' prints. A file
+new at its path whose text changed too much for git to pair it with its old path (a move and a rewrite)
+is also matched, without the path, against the findings of the files deleted since the base.
 "Changed" is the working tree against the merge base, untracked files included: what a pull request
 or a pre-commit run would add.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -22,7 +25,7 @@ from typing import Any
 from porter.errors import UsageError
 from porter.records import Finding
 from porter.report.locations import git_top_level
-from porter.report.sarif import fingerprints
+from porter.report.sarif import fingerprints, normalized
 from porter.report.source_lines import SourceLines
 
 GIT_TIMEOUT_S = 120
@@ -35,6 +38,7 @@ class BaseRevision:
     commit: str  # the merge base of ref and HEAD
     renamed_from: dict[str, str]  # changed file (repo-relative, as now) -> its path at the base when renamed
     changed: frozenset[str]  # repo-relative POSIX paths changed since the base (untracked included)
+    deleted: frozenset[str] = frozenset()  # paths at the base gone since (a move git did not pair included)
 
 
 def resolve_base(paths: Sequence[str | Path], ref: str) -> BaseRevision:
@@ -46,8 +50,8 @@ def resolve_base(paths: Sequence[str | Path], ref: str) -> BaseRevision:
     base = _git(
         top, "merge-base", commit.strip(), "HEAD", fail=f"--diff-base {ref}: no common ancestor with HEAD in {top}"
     ).strip()
-    renamed, changed = _changes(top, base)
-    return BaseRevision(top, ref, base, renamed, frozenset(changed))
+    renamed, changed, deleted = _changes(top, base)
+    return BaseRevision(top, ref, base, renamed, frozenset(changed), frozenset(deleted))
 
 
 def _work_tree(paths: Sequence[str | Path]) -> Path:
@@ -81,12 +85,14 @@ def _git(top: Path, *args: str, fail: str) -> str:
     return done.stdout
 
 
-def _changes(top: Path, base: str) -> tuple[dict[str, str], set[str]]:
-    """(renamed: new -> old, changed paths) of the working tree against `base`, untracked files too."""
+def _changes(top: Path, base: str) -> tuple[dict[str, str], set[str], set[str]]:
+    """(renamed: new -> old, changed paths, deleted paths) of the working tree against `base`, untracked
+    files counted as changed."""
     fail = f"--diff-base: cannot list the changes since {base[:12]}"
     fields = _git(top, "diff", "--name-status", "-z", "-M", base, "--", fail=fail).split("\0")
     renamed: dict[str, str] = {}
     changed: set[str] = set()
+    deleted: set[str] = set()
     index = 0
     while index < len(fields) and fields[index]:
         status = fields[index]
@@ -96,12 +102,11 @@ def _changes(top: Path, base: str) -> tuple[dict[str, str], set[str]]:
             changed.add(new)
             index += 3
             continue
-        if status[0] != "D":
-            changed.add(fields[index + 1])
+        (deleted if status[0] == "D" else changed).add(fields[index + 1])
         index += 2
     untracked = _git(top, "ls-files", "--others", "--exclude-standard", "-z", fail=fail).split("\0")
     changed.update(path for path in untracked if path)
-    return renamed, changed
+    return renamed, changed, deleted
 
 
 def new_findings(head, base: BaseRevision, scan_files: Callable[[list[Path]], Any]):
@@ -111,19 +116,20 @@ def new_findings(head, base: BaseRevision, scan_files: Callable[[list[Path]], An
     touched = {in_repo(f.path) for f in head.findings + head.unreachable} & base.changed
     with tempfile.TemporaryDirectory(prefix="porter-diff-base-") as scratch:
         written = _write_base_versions(base, sorted(touched), Path(scratch))
-        old = scan_files(written) if written else None
-        known = (
-            set()
-            if old is None
-            else {
-                mark
-                for _, mark in _prints(
-                    old.findings + old.unreachable, None, _repo_paths(old.root, Path(scratch)), Path(scratch)
-                )
-            }
-        )
+        found_at_base = {path.relative_to(scratch).as_posix() for path in written}
+        fresh = touched - found_at_base  # no version at the base: new, or moved past rename detection
+        gone = _write_base_versions(base, sorted(base.deleted), Path(scratch) / "deleted") if fresh else []
+        old = scan_files(written + gone) if written or gone else None
+        known: set[str] = set()
+        moved_known: Counter = Counter()
+        if old is not None:
+            old_findings = old.findings + old.unreachable
+            in_scratch = _repo_paths(old.root, Path(scratch))
+            known = {mark for _, mark in _prints(old_findings, found_at_base, in_scratch, Path(scratch))}
+            moved_known = _texts(old_findings, "deleted/", in_scratch, Path(scratch))
     old_prints = _prints(head.findings + head.unreachable, touched, in_repo, base.top)
     kept = {id(finding) for finding, mark in old_prints if mark not in known}
+    kept -= _moved_ids(head.findings + head.unreachable, fresh, in_repo, base.top, moved_known)
     reported = [f for f in head.findings if id(f) in kept]
     unreachable = [f for f in head.unreachable if id(f) in kept]
     hidden = len(head.findings) - len(reported)
@@ -158,6 +164,31 @@ def _write_base_versions(base: BaseRevision, paths: list[str], scratch: Path) ->
         destination.write_bytes(done.stdout)
         written.append(destination)
     return written
+
+
+def _text_key(finding: Finding, source: SourceLines) -> tuple[str, str]:
+    return finding.rule, normalized(source.first_line(finding))
+
+
+def _texts(findings: list[Finding], prefix: str, in_repo: Callable[[str], str], root: Path) -> Counter:
+    """How often each (rule, normalised line text) occurs among the findings under `prefix`."""
+    source = SourceLines(root)
+    moved = [replace(f, path=in_repo(f.path)) for f in findings]
+    return Counter(_text_key(f, source) for f in moved if f.path.startswith(prefix))
+
+
+def _moved_ids(
+    findings: list[Finding], fresh: set[str], in_repo: Callable[[str], str], root: Path, known: Counter
+) -> set[int]:
+    """Findings of the `fresh` files that a deleted file had too (rule and line text, by occurrence)."""
+    source, left, matched = SourceLines(root), Counter(known), set()
+    pairs = sorted(((f, replace(f, path=in_repo(f.path))) for f in findings), key=lambda p: p[1].sort_key())
+    for finding, moved in pairs:
+        key = _text_key(moved, source)
+        if moved.path in fresh and left[key] > 0:
+            left[key] -= 1
+            matched.add(id(finding))
+    return matched
 
 
 def _prints(

@@ -31,7 +31,7 @@ from porter.config import PorterConfig, load_config
 from porter.discover import DiscoverOptions, decode, discover, discover_paths, kinds_for, read_bytes
 from porter.discover.kinds import kind_of
 from porter.errors import UsageError
-from porter.records import Finding, SkipNote, SourceFile
+from porter.records import Finding, ProgressCallback, SkipNote, SourceFile
 from porter.report.locations import git_top_level
 from porter.report.output import atomic_write_text
 from porter.report.rules import RuleInfo, rule_infos
@@ -39,7 +39,7 @@ from porter.report.rules import RuleInfo, rule_infos
 CACHE_FORMAT = 3  # 3: noqa read from comment tokens only
 CACHE_FILES_KEPT = 8  # cache files of other rule sets / targets / versions kept beside the current one
 IN_PROCESS_BYTES = 256 * 1024  # below this much pending source a pool costs more than it saves
-Progress = Callable[[str, int, int, str], None]  # (phase, done, total, the file just done)
+Progress = ProgressCallback  # (phase, done, total, the file just done)
 
 
 @dataclass

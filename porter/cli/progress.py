@@ -2,10 +2,11 @@
 
 On a terminal a rich progress bar (a known total where the work has one); without a terminal (CI
 logs, pipes) a heartbeat line at most every HEARTBEAT_S seconds while the work runs, so a job that
-is minutes into a verification round is visibly alive. `-q` silences both; `-v` adds a line per file
-or test run. The scan's bar refreshes by hand from its callback (no thread is alive while the scan
-forks its worker processes); the verifier runs subprocesses and threads only, so its heartbeat may
-come from a timer thread.
+is minutes into a verification round is visibly alive. `-q` silences both; `-v` adds a line per file,
+or per test run and kernel compile as each finishes. The scan's bar refreshes by hand from its
+callback (no thread is alive while the scan forks its worker processes); the verifier runs
+subprocesses and threads only, so its bar keeps its own clock and its heartbeat comes from a timer
+thread, naming the step under way and done/total (test runs and compiles; bisection adds runs).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from contextlib import contextmanager
 from typing import TextIO
 
 from rich.console import Console
+
+from porter.records import COMPILED, TESTED
 
 HEARTBEAT_S = 10.0
 REFRESH_S = 0.1  # a terminal bar redraws at most this often (a warm scan reports thousands of files a second)
@@ -43,6 +46,7 @@ class Progress:
         self.stream = stream if stream is not None else sys.stderr
         self.interactive = self.stream.isatty() if interactive is None else interactive
         self.heartbeat_s = heartbeat_s
+        self._lock = threading.Lock()  # the heartbeat thread and the verifier's callback share the stream
 
     def detail(self, text: str) -> None:
         """A per-file or per-test line, shown with -v only."""
@@ -59,8 +63,7 @@ class Progress:
             self.detail(f"analyzed {item}")
 
     def _line(self, text: str) -> None:
-        self.stream.write(f"porter: {text}\n")
-        self.stream.flush()
+        self._write(f"porter: {text}")
 
     @contextmanager
     def counter(self, label: str) -> Iterator[Callable[[str, int, int, str], None]]:
@@ -116,48 +119,74 @@ class Progress:
         return update
 
     @contextmanager
-    def activity(self, label: str) -> Iterator[None]:
-        """Long work that reports nothing while it runs (a verification round): an elapsed-time bar on a
-        terminal, else a heartbeat line every heartbeat_s seconds from a timer thread."""
+    def steps(self, label: str) -> Iterator[Callable[[str, int, int, str], None]]:
+        """An `update(phase, done, total, item)` callback for the verifier (porter.records.ProgressCallback):
+        a bar with done/total on a terminal that keeps its clock running between calls, else a heartbeat
+        line every heartbeat_s seconds from a timer thread naming the step and done/total; -v prints each
+        test run and compile as it finishes."""
         if self.level == QUIET:
-            yield
-            return
-        if self.interactive:
-            with self._spinner(label):
-                yield
-            return
-        with self._heartbeat(label):
-            yield
+            yield lambda phase, done, total, item: None
+        elif self.interactive:
+            with self._steps_bar(label) as update:
+                yield update
+        else:
+            with self._steps_heartbeat(label) as update:
+                yield update
+
+    def _finished(self, phase: str, item: str, show: Callable[[str], None]) -> None:
+        if self.level >= VERBOSE and phase in (TESTED, COMPILED):
+            show(f"porter: {phase} {item}")
 
     @contextmanager
-    def _spinner(self, label: str) -> Iterator[None]:
+    def _steps_bar(self, label: str) -> Iterator[Callable[[str, int, int, str], None]]:
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
         from rich.progress import Progress as Bar
-        from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
 
         bar = Bar(
-            SpinnerColumn(),
-            TextColumn(label),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
             TimeElapsedColumn(),
             console=Console(file=self.stream, force_terminal=True),
             transient=True,
         )
-        bar.add_task(label, total=None)
+        task = bar.add_task(label, total=None)
+
+        def update(phase: str, done: int, total: int, item: str) -> None:
+            self._finished(phase, item, lambda text: bar.console.print(text, markup=False, highlight=False))
+            bar.update(task, description=f"{label}: {phase} {item}", completed=done, total=total)
+            bar.refresh()
+
         with bar:
-            yield
+            yield update
 
     @contextmanager
-    def _heartbeat(self, label: str) -> Iterator[None]:
+    def _steps_heartbeat(self, label: str) -> Iterator[Callable[[str, int, int, str], None]]:
         started = time.monotonic()
-        done = threading.Event()
+        state = ["starting", 0, 0, ""]
+        lock = threading.Lock()
+        stop = threading.Event()
+
+        def update(phase: str, done: int, total: int, item: str) -> None:
+            self._finished(phase, item, self._write)
+            with lock:
+                state[:] = [phase, done, total, item]
 
         def beat() -> None:
-            while not done.wait(self.heartbeat_s):
-                self._line(f"{label}: still running ({time.monotonic() - started:.0f} s)")
+            while not stop.wait(self.heartbeat_s):
+                with lock:
+                    phase, done, total, item = state
+                self._write(f"porter: {label}: {phase} {item} {done}/{total} ({time.monotonic() - started:.0f} s)")
 
         thread = threading.Thread(target=beat, name="porter-heartbeat", daemon=True)
         thread.start()
         try:
-            yield
+            yield update
         finally:
-            done.set()
+            stop.set()
             thread.join()
+
+    def _write(self, text: str) -> None:
+        with self._lock:
+            self.stream.write(text + "\n")
+            self.stream.flush()

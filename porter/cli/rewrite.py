@@ -62,7 +62,9 @@ def rewrite_command(
         None, "--config", help="Read [tool.porter] from this file instead of the nearest pyproject.toml."
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="A line per analysed file."),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="A line per analysed file, test run and kernel compile."
+    ),
 ) -> None:
     """Rewrite CUDA-flavoured code for the target: codemods, the porter shim, and a report of the rest."""
     try:
@@ -165,7 +167,7 @@ def run_rewrite(
         tune_topk=tune_topk,
         agent=pipeline.AgentMemo(run) if run is not None else None,
         progress=progress.note,
-        activity=progress.activity,
+        steps=progress.steps,
     )
     result = pipeline.rewrite(root, scan, settings)
     texts = pipeline.stage(result, unverified=not verify) if apply else {}

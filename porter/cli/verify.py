@@ -45,7 +45,12 @@ def verify_command(
         None, "--config", help="Read [tool.porter] from this file instead of the nearest pyproject.toml."
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="A line per test replayed."),
+    verbose: bool = typer.Option(
+        False,
+        "--verbose",
+        "-v",
+        help="A line per test run and kernel compile as each finishes, then per test replayed.",
+    ),
 ) -> None:
     """Replay tests on the CPU, cross-compile kernels for the target and judge patches."""
     try:
@@ -114,9 +119,7 @@ def run_verify(
     from porter.pipeline import VerifierFailed
     from porter.targets import get_target
     from porter.verify import preflight
-    from porter.verify.core import verify_patches, verify_tree
     from porter.verify.runtime import runtime_findings
-    from porter.verify.workspace import patch_from_file
 
     if output_format not in FORMATS:
         raise UsageError(f"--format: expected one of {', '.join(FORMATS)}, got {output_format!r}")
@@ -129,8 +132,8 @@ def run_verify(
     preflight.check(path, options)
     try:
         what = f"{len(patch_files)} patch(es)" if patch_files else "the tree"
-        with progress.activity(f"verifying {what} on {target_record.name}"):
-            verdicts = _judge(path, patch_files, target_record, options, verify_patches, verify_tree, patch_from_file)
+        with progress.steps(f"verifying {what} on {target_record.name}") as step:
+            verdicts = _judge(path, patch_files, target_record, options, step)
     except PorterError:
         raise
     except Exception as error:  # no verdict: never a pass
@@ -156,7 +159,10 @@ def run_verify(
     return 0 if all(v.accepted for v in verdicts) and not findings else 1
 
 
-def _judge(path, patch_files, target_record, options, verify_patches, verify_tree, patch_from_file) -> list[Verdict]:
+def _judge(path, patch_files, target_record, options, step) -> list[Verdict]:
+    from porter.verify.core import verify_patches, verify_tree
+    from porter.verify.workspace import patch_from_file
+
     if patch_files:
         patches: list[Patch] = []
         files: dict[str, Path] = {}
@@ -167,8 +173,8 @@ def _judge(path, patch_files, target_record, options, verify_patches, verify_tre
             record.depends_on = [patches[-1].id] if patches else []
             patches.append(record)
             files[record.id] = file.resolve()
-        return verify_patches(path, patches, target_record, options, patch_files=files)
-    return [verify_tree(path, target_record, options)]
+        return verify_patches(path, patches, target_record, options, patch_files=files, progress=step)
+    return [verify_tree(path, target_record, options, progress=step)]
 
 
 def test_lines(verdict: Verdict) -> list[str]:

@@ -19,7 +19,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from porter.records import CompileRecord, Patch, TestRun, Verdict, Verification
+from porter.records import (
+    COMPILED,
+    COMPILING,
+    TESTED,
+    TESTING,
+    CompileRecord,
+    Patch,
+    ProgressCallback,
+    TestRun,
+    Verdict,
+    Verification,
+)
 from porter.targets import Target
 from porter.verify.crosscompile import compile_jobs, grouped_failures, jobs_from_launches, record_failure
 from porter.verify.options import VerifyOptions
@@ -82,8 +93,12 @@ class Verifier:
         target: Target,
         options: VerifyOptions,
         patch_files: dict[str, Path] | None = None,
+        progress: ProgressCallback | None = None,
     ):
         self.repo, self.target, self.options = repo, target, options
+        self.progress = progress or (lambda phase, done, total, item: None)
+        self.steps_done = 0  # test runs and kernel compiles finished
+        self.steps_total = 0  # those known to be needed so far: bisection and each run's launches add more
         self.patches = list(patches)
         self.patch_files = patch_files or {}
         self.by_id = {p.id: p for p in self.patches}
@@ -174,10 +189,23 @@ class Verifier:
             self._compare(evaluation, self._references(ids))
         return evaluation
 
+    def plan_runs(self, runs: int) -> None:
+        """Count `runs` test runs known to come (the baseline and the batch) into the progress total."""
+        self.steps_total += runs
+
+    def _step(self, phase: str, item: str) -> None:
+        if phase in (TESTED, COMPILED):
+            self.steps_done += 1
+        self.steps_total = max(self.steps_total, self.steps_done + (phase in (TESTING, COMPILING)))
+        self.progress(phase, self.steps_done, self.steps_total, item)
+
     def _raw(self, applied: tuple[str, ...]) -> Evaluation:
         if applied not in self.memo:
             self.apply(list(applied))
+            state = _state_name(applied)
+            self._step(TESTING, state)
             result = run_tests(self.root, self.options, self.target.name, self.test_files)
+            self._step(TESTED, f"{state}: {_run_summary(result.run, result.problem)}")
             evaluation = Evaluation(applied, result, problem=result.problem)
             if self.options.cross_compile and self.options.device == "cpu":
                 self._cross_compile(evaluation)
@@ -202,6 +230,9 @@ class Verifier:
 
     def _cross_compile(self, evaluation: Evaluation) -> None:
         evaluation.jobs = jobs_from_launches(evaluation.result.replay.launches)
+        if evaluation.jobs:
+            self.steps_total += len(evaluation.jobs)
+            self._step(COMPILING, f"{len(evaluation.jobs)} launch(es) of {_state_name(evaluation.patch_ids)}")
         evaluation.compiles = compile_jobs(
             self.root,
             evaluation.jobs,
@@ -209,6 +240,7 @@ class Verifier:
             jobs=self.options.compile_jobs,
             timeout_s=self.options.compile_timeout_s,
             cache_dir=self.cache_dir,
+            on_done=lambda record: self._step(COMPILED, _compile_summary(record)),
         )
 
     def _compare(self, evaluation: Evaluation, references: list[Evaluation]) -> None:
@@ -276,6 +308,7 @@ class Verifier:
         self.test_files = self._selection(applicable)
         self.importers = {pid: _importing_test_files(self.root, self.touched.get(pid, [])) for pid in applicable}
         self._detect_torch()
+        self.plan_runs(1 + bool(applicable))
         self.baseline = self.evaluate([])
         self.problem = baseline_problem(self.baseline.result, self.options)
         if self.problem:
@@ -440,6 +473,29 @@ class Verifier:
         if files is None:
             return [t for t in run.passed if "::" in t]
         return [t for t in run.passed if t.split("::")[0] in files]
+
+
+def _state_name(applied: tuple[str, ...] | list[str]) -> str:
+    return "the unpatched tree" if not applied else f"{len(applied)} patch(es) {', '.join(applied)}"
+
+
+def _run_summary(run: TestRun, problem: str) -> str:
+    counts = [
+        f"{len(tests)} {status}"
+        for status, tests in (("passed", run.passed), ("failed", run.failed), ("error", run.errors))
+        if tests
+    ]
+    failing = run.failed + run.errors
+    text = ", ".join(counts) or "no tests ran"
+    text += f" in {run.duration_s:.1f} s"
+    if failing:
+        text += f" (failing: {', '.join(failing[:3])}{', ...' if len(failing) > 3 else ''})"
+    return f"{text}: {problem}" if problem else text
+
+
+def _compile_summary(record: CompileRecord) -> str:
+    failure = record_failure(record)
+    return f"{record.source}::{record.kernel} for {record.arch}: " + (f"fails: {failure}" if failure else "compiles")
 
 
 def _withhold_dependents(patches: list[Patch], verdicts: dict[str, Verdict]) -> None:
@@ -628,10 +684,12 @@ def verify_patches(
     target: Target,
     options: VerifyOptions | None = None,
     patch_files: dict[str, Path] | None = None,
+    progress: ProgressCallback | None = None,
 ) -> list[Verdict]:
-    """Baseline once, the batch, bisection on failure: one Verdict per patch, in the given order."""
+    """Baseline once, the batch, bisection on failure: one Verdict per patch, in the given order.
+    `progress` hears of each test run and kernel compile (porter.records.ProgressCallback)."""
     options = _configured(repo, options or VerifyOptions())
-    verifier = Verifier(Path(repo), patches, target, options, patch_files)
+    verifier = Verifier(Path(repo), patches, target, options, patch_files, progress)
     start = time.monotonic()
     verifier.open()
     try:
@@ -643,10 +701,16 @@ def verify_patches(
     return verdicts
 
 
-def verify_plan(repo: Path, patches: list[Patch], target: Target, options: VerifyOptions | None = None) -> Verification:
+def verify_plan(
+    repo: Path,
+    patches: list[Patch],
+    target: Target,
+    options: VerifyOptions | None = None,
+    progress: ProgressCallback | None = None,
+) -> Verification:
     """verify_patches, plus the unpatched tree's and the accepted tree's own verdicts (runtime evidence)."""
     options = _configured(repo, options or VerifyOptions())
-    verifier = Verifier(Path(repo), patches, target, options)
+    verifier = Verifier(Path(repo), patches, target, options, progress=progress)
     start = time.monotonic()
     verifier.open()
     try:
@@ -692,13 +756,16 @@ def _tree_verdict(name: str, evaluation: Evaluation) -> Verdict:
     return Verdict(name, not reasons, reasons, tests=run, compiles=evaluation.compiles, warnings=warnings)
 
 
-def verify_tree(repo: Path, target: Target, options: VerifyOptions | None = None) -> Verdict:
+def verify_tree(
+    repo: Path, target: Target, options: VerifyOptions | None = None, progress: ProgressCallback | None = None
+) -> Verdict:
     """Replay the tests and cross-compile every launch of the tree as it is (no patches)."""
     options = _configured(repo, options or VerifyOptions())
-    verifier = Verifier(Path(repo), [], target, options)
+    verifier = Verifier(Path(repo), [], target, options, progress=progress)
     verifier.open()
     try:
         verifier._detect_torch()
+        verifier.plan_runs(1)
         evaluation = verifier.evaluate([])
     finally:
         verifier.close()

@@ -16,7 +16,8 @@ import re
 import subprocess
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -138,8 +139,10 @@ def compile_jobs(
     jobs: int = 2,
     timeout_s: float = 180.0,
     cache_dir: Path | None = None,
+    on_done: Callable[[CompileRecord], None] | None = None,
 ) -> list[CompileRecord]:
-    """CompileRecords for every job, in order; cached results are reused, the rest compiled in subprocesses."""
+    """CompileRecords for every job, in order; cached results are reused, the rest compiled in subprocesses.
+    `on_done(record)` is called in this thread as each job's record is ready (a chunk's jobs together)."""
     version = _triton_version()
     results: dict[int, dict[str, Any]] = {}
     pending: list[tuple[int, str]] = []
@@ -148,16 +151,22 @@ def compile_jobs(
         cached = _cache_read(cache_dir, key)
         if cached is not None:
             results[index] = cached | {"cached": True}
+            if on_done is not None:
+                on_done(to_record(job, results[index], target))
         else:
             pending.append((index, key))
     chunks = [pending[i :: max(1, jobs)] for i in range(max(1, jobs))]
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        outcomes = pool.map(lambda chunk: _run_chunk(root, [work[i] for i, _ in chunk], target, timeout_s), chunks)
-        for chunk, outcome in zip(chunks, outcomes):
-            for (index, key), result in zip(chunk, outcome):
+        running = {
+            pool.submit(_run_chunk, root, [work[i] for i, _ in chunk], target, timeout_s): chunk for chunk in chunks
+        }
+        for future in as_completed(running):
+            for (index, key), result in zip(running[future], future.result()):
                 results[index] = result
                 if result.get("cacheable"):
                     _cache_write(cache_dir, key, result)
+                if on_done is not None:
+                    on_done(to_record(work[index], result, target))
     return [to_record(work[i], results[i], target) for i in range(len(work))]
 
 

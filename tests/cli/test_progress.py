@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import time
 
 import pytest
@@ -18,14 +19,18 @@ class Pipe(io.StringIO):
         return False
 
 
-def test_heartbeat_lines_while_silent_work_runs():
+def test_steps_heartbeat_names_the_step_and_done_over_total_while_nothing_reports():
     stream = Pipe()
     progress = Progress(NORMAL, stream=stream, heartbeat_s=0.05)
-    with progress.activity("round 1: verifying 3 patch(es)"):
+    with progress.steps("round 1/3: verifying 3 patch(es)") as update:
+        update("testing", 0, 2, "the unpatched tree")
         time.sleep(0.3)
     lines = stream.getvalue().splitlines()
     assert len(lines) >= 2
-    assert all(line.startswith("porter: round 1: verifying 3 patch(es): still running (") for line in lines)
+    assert all(
+        re.fullmatch(r"porter: round 1/3: verifying 3 patch\(es\): testing the unpatched tree 0/2 \(\d+ s\)", line)
+        for line in lines
+    )
     settled = len(lines)
     time.sleep(0.15)
     assert len(stream.getvalue().splitlines()) == settled  # the heartbeat stops with the work
@@ -48,11 +53,12 @@ def test_quiet_prints_nothing_and_verbose_names_each_analysed_file():
         with progress.counter("scanning") as update:
             update("reading", 1, 1, "a.py")
             update("analyzing", 1, 1, "a.py")
-        with progress.activity("verifying"):
-            pass
+        with progress.steps("verifying") as step:
+            step("tested", 1, 2, "the unpatched tree: 2 passed in 1.0 s")
         progress.note("round 1")
     assert quiet.getvalue() == ""
     assert "porter: analyzed a.py\n" in verbose.getvalue() and "porter: round 1\n" in verbose.getvalue()
+    assert "porter: tested the unpatched tree: 2 passed in 1.0 s\n" in verbose.getvalue()
 
 
 def test_terminal_bar_draws_the_total():

@@ -104,3 +104,33 @@ def test_unknown_ref_and_no_repository_are_one_line_errors(repo, tmp_path, rules
     (outside / "a.py").write_text(SMI_FILE, encoding="utf-8")
     assert main(["scan", str(outside), "--rules", rules, "--diff-base", "main"]) == 2
     assert capsys.readouterr().err == f"porter: error: --diff-base: {outside} is not inside a git work tree\n"
+
+
+def test_a_branch_that_inserts_above_moves_and_deletes_reports_only_its_new_call(repo, rules, capsys):
+    for name in ("moved.py", "doomed.py"):
+        (repo / "pkg" / name).write_text(SMI_FILE, encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "two more files")
+    git(repo, "branch", "-f", "main")  # the base now holds smi.py, moved.py and doomed.py, each with one finding
+    header = "".join(f"# line {n} pushed in above the old call\n" for n in range(5))
+    new_call = "\n\ndef listed():\n    subprocess.run(['nvidia-smi', '--query'])\n"
+    (repo / "pkg" / "smi.py").write_text(header + SMI_FILE + new_call, encoding="utf-8")
+    git(repo, "mv", "pkg/moved.py", "pkg/renamed.py")
+    git(repo, "rm", "-q", "pkg/doomed.py")
+    git(repo, "commit", "-qam", "insert above, add a call, move one file, delete another")
+    assert findings(capsys, repo / "pkg", "--rules", rules)[1] == [
+        ("PT991", "renamed.py", 3),
+        ("PT991", "smi.py", 8),
+        ("PT991", "smi.py", 12),
+    ]
+    code, found = findings(capsys, repo / "pkg", "--rules", rules, "--diff-base", "main", "--fail-on", "warning")
+    assert (code, found) == (1, [("PT991", "smi.py", 12)])
+
+
+def test_a_file_moved_and_rewritten_past_git_rename_detection_keeps_its_old_finding(repo, rules, capsys):
+    git(repo, "mv", "pkg/smi.py", "pkg/gpus.py")
+    rewritten = "".join(f"def helper_{n}(x):\n    return x + {n}\n\n\n" for n in range(12)) + SMI_FILE
+    (repo / "pkg" / "gpus.py").write_text(rewritten + "subprocess.run(['nvidia-smi', '-q'])\n", encoding="utf-8")
+    git(repo, "commit", "-qam", "move and rewrite: too little text kept for git to pair the two")
+    assert "R" not in git(repo, "diff", "--name-status", "-M", "main", "HEAD").split()[0]
+    assert findings(capsys, repo / "pkg", "--rules", rules, "--diff-base", "main")[1] == [("PT991", "gpus.py", 52)]
