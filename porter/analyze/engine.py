@@ -22,7 +22,7 @@ from typing import Any
 import libcst as cst
 
 from porter.analyze.guards import only_on_cuda
-from porter.analyze.index import build_index, iter_strings, literal_value, qualified_names
+from porter.analyze.index import build_index, dotted_name, iter_strings, literal_value, qualified_names
 from porter.analyze.rules import Rule, RuleSet, lookup_fact
 from porter.analyze.visitors import ModuleContext, get_visitor
 from porter.discover.source import parse_hazard
@@ -239,6 +239,48 @@ def _tail_match(entry: dict[str, Any], names: Iterable[str]) -> str | None:
         if entry["_patterns"].matches([tail]) and not (entry["_unless"] and entry["_unless"].search(tail)):
             return name
     return None
+
+
+_MISSING_COMMAND_ERRORS = {
+    "FileNotFoundError",
+    "OSError",
+    "IOError",
+    "EnvironmentError",
+    "CalledProcessError",
+    "SubprocessError",
+    "Exception",
+    "BaseException",
+}
+
+
+def _catches_missing_command(node: cst.Try) -> bool:
+    """A handler that runs when the command is absent (a bare except, or one naming such an error)."""
+    for handler in node.handlers:
+        if handler.type is None:
+            return True
+        names = [handler.type] if not isinstance(handler.type, cst.Tuple) else [e.value for e in handler.type.elements]
+        if any((dotted_name(n) or "").rsplit(".", 1)[-1] in _MISSING_COMMAND_ERRORS for n in names):
+            return True
+    return False
+
+
+def _asks_which(test: cst.BaseExpression) -> bool:
+    """`if shutil.which("nvidia-smi"):` / `if which(...) is not None and ...:` (a positive test of the lookup)."""
+    stack: list[cst.CSTNode] = [test]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call):
+            name = dotted_name(node.func) or ""
+            if name.rsplit(".", 1)[-1] == "which":
+                return True
+        elif isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.And):
+            stack.extend((node.left, node.right))
+        elif isinstance(node, cst.Comparison) and all(
+            isinstance(c.operator, cst.IsNot) and isinstance(c.comparator, cst.Name) and c.comparator.value == "None"
+            for c in node.comparisons
+        ):
+            stack.append(node.left)
+    return False
 
 
 def _compile_entry(entry: dict[str, Any]) -> dict[str, Any]:
@@ -592,8 +634,27 @@ class _Matcher:
                     matched = entry["_calls"].matches(self.qnames(call)) if call is not None else None
                     if not matched:
                         continue
+                    if entry["string"].get("fallback_ok") and call is not None and self._has_fallback(call):
+                        continue
                     data["qualified_name"] = matched
                 self.hit(rule, entry, node, **data)
+
+    def _has_fallback(self, node: cst.CSTNode) -> bool:
+        """The call sits in a `try:` body whose handler catches the missing command (FileNotFoundError, OSError,
+        CalledProcessError, ...), or in the body of an `if` that first asks `shutil.which(...)`: it copes on AMD."""
+        child, parent = node, self.ctx.parent(node)
+        while parent is not None:
+            owner = self.ctx.parent(parent) if isinstance(parent, cst.IndentedBlock) else None
+            if isinstance(owner, cst.Try) and owner.body is parent and _catches_missing_command(owner):
+                return True
+            if isinstance(owner, cst.If) and owner.body is parent and _asks_which(owner.test):
+                return True
+            if isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return False
+            if isinstance(parent, cst.IfExp) and child is parent.body and _asks_which(parent.test):
+                return True
+            child, parent = parent, self.ctx.parent(parent)
+        return False
 
     def _env(self, entries: list[tuple[Rule, dict]]) -> None:
         for ref in env_references(self.ctx):

@@ -283,12 +283,37 @@ class Project:
             else:
                 values.append(Fn(module, name, snippet))
         if not values:
+            source = self._star_source(facts, name)
+            if source is not None:  # `from .utils import *`: the name is what utils binds it to
+                return self.module_value(source, name)
             return self._fallback(name)
         value = merge(values, False)
         if value is OPAQUE:
             fallback = self._fallback(name)
             return fallback if fallback is not OPAQUE else value
         return value
+
+    def _star_source(self, facts: dict, name: str, depth: int = 0) -> str | None:
+        """The project module a `from m import *` of this module takes `name` from (through further star
+        imports), honouring `__all__` and, without one, the rule that `_private` names are not exported."""
+        if depth > 8:
+            return None
+        for star in facts.get("stars", ()):
+            found = self.locate(star)
+            if found is None or found[1]:
+                continue
+            source = self.module_facts.get(found[0])
+            if source is None:
+                continue
+            exports = source.get("exports")
+            if exports is not None and name not in exports or exports is None and name.startswith("_"):
+                continue
+            if name in source["imports"] or name in source["defs"]:
+                return found[0]
+            deeper = self._star_source(source, name, depth + 1)
+            if deeper is not None:
+                return deeper
+        return None
 
     def dotted(self, dotted: str, scope: Scope, evaluator: Evaluator) -> Any:
         """A dotted name whose head is an import (or unbound): a known API, a project name, or NOT_FOUND."""

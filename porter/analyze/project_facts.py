@@ -3,6 +3,7 @@
 A module's facts are plain JSON (cached beside the scan's findings, keyed by the file's sha256):
 
   imports  local name -> qualified name it is bound to (relative imports made absolute from the path)
+  stars    modules imported with `from m import *` (absolute): names bound nowhere else are looked up there
   defs     module-level name -> source snippets that bind it (small functions, assignments)
   params   scope -> {parameter: [default source | "", position]} (kernel constexpr parameters, platform flags)
   regions  [l1, c1, l2, c2, scope, test source, wanted]: code in that range runs only when `test` is `wanted`
@@ -27,7 +28,7 @@ import re
 import warnings
 from typing import Any
 
-FACTS_FORMAT = 5
+FACTS_FORMAT = 6
 MAX_DEF_LINES = 60  # longer functions are not predicates: their value is not inferred
 MAX_SNIPPET = 400  # longer assignment values are not predicates either
 
@@ -77,6 +78,7 @@ def empty_facts(path: str) -> dict[str, Any]:
         "module": module_name(path),
         "package": path.endswith("__init__.py"),
         "imports": {},
+        "stars": [],
         "defs": {},
         "params": {},
         "regions": [],
@@ -173,6 +175,8 @@ class _Collector:
         for alias in node.names:
             if alias.name != "*":
                 imports.setdefault(alias.asname or alias.name, f"{base}.{alias.name}" if base else alias.name)
+            elif base and base not in self.facts["stars"]:
+                self.facts["stars"].append(base)
 
     def _absolute(self, module: str, level: int) -> str | None:
         if not level:

@@ -556,3 +556,47 @@ def test_code_after_an_import_probe_of_an_nvidia_only_library_needs_it():
     assert verdict == "nvidia_only" and "import deep_gemm" in why
     assert reach(files, "pkg/probe.py", "portable_gate")[0] == "target"
     assert reach(files, "pkg/probe.py", "fallback_gate")[0] == "target"
+
+
+STAR_UTILS = """
+import torch
+
+try:
+    import deep_gemm  # noqa: F401
+    _has_deep_gemm = True
+except ImportError:
+    _has_deep_gemm = False
+
+
+def on_nv_build():
+    return torch.version.cuda is not None
+
+
+use_dg = on_nv_build() and _has_deep_gemm
+_use_gate = on_nv_build()
+"""
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"pkg/__init__.py": "", "pkg/utils.py": STAR_UTILS},
+        {"pkg/__init__.py": "", "pkg/base.py": STAR_UTILS, "pkg/utils.py": "from .base import *\n"},
+        {"pkg/__init__.py": "", "pkg/base.py": STAR_UTILS, "pkg/utils.py": "from pkg.base import use_dg\n"},
+    ],
+    ids=["star", "star-of-star", "star-of-reexport"],
+)
+def test_star_imports_take_flags_from_the_imported_module(files):
+    user = "from .utils import *\n\n\ndef run(x):\n    if use_dg:\n        return x.DG_CALL\n    return x.OTHER\n"
+    files = {**files, "pkg/ops.py": user}
+    assert reach(files, "pkg/ops.py", "DG_CALL")[0] == "nvidia_only"
+    assert reach(files, "pkg/ops.py", "OTHER")[0] != "nvidia_only"
+
+
+def test_star_imports_honour_all_and_private_names():
+    user = "from .utils import *\n\n\ndef run(x):\n    if _use_gate:\n        return x.PRIVATE\n    if use_dg:\n        return x.LISTED\n"
+    files = {"pkg/__init__.py": "", "pkg/utils.py": STAR_UTILS, "pkg/ops.py": user}
+    assert reach(files, "pkg/ops.py", "PRIVATE")[0] != "nvidia_only"  # `_private` names are not star-exported
+    assert reach(files, "pkg/ops.py", "LISTED")[0] == "nvidia_only"
+    hidden = {**files, "pkg/utils.py": STAR_UTILS + "__all__ = ['on_nv_build']\n"}
+    assert reach(hidden, "pkg/ops.py", "LISTED")[0] != "nvidia_only"  # not in __all__: not imported by *
