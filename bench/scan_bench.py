@@ -199,7 +199,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--packages", nargs="+", default=list(DEFAULT_PACKAGES))
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--profile", action="store_true", help="cProfile one cold -j 1 scan of the last package")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="cProfile one cold -j 1 scan of the last package (or of the --installed copy)",
+    )
     parser.add_argument("--installed", nargs="+", help="folders of installed packages, e.g. torch/_inductor triton")
     parser.add_argument("--rounds", type=int, default=2, help="interleaved parse/scan rounds for --installed")
     args = parser.parse_args()
@@ -207,6 +211,8 @@ def main() -> int:
     if args.installed:
         jobs = args.jobs if "--jobs" in sys.argv else 2
         measure_ratio(installed_copy(args.installed), ruleset, jobs, args.rounds)
+        if args.profile:
+            profile(installed_copy(args.installed), ruleset)
         return 0
     print(
         f"rules: {len(getattr(ruleset, 'rules', []) or [])}, cold -jN uses {args.jobs} processes; "
@@ -232,7 +238,9 @@ def profile(root: Path, ruleset) -> None:
     profiler.enable()
     scan_tree(root, "mi350x", ruleset, jobs=1, use_cache=False, config=PorterConfig())
     profiler.disable()
-    pstats.Stats(profiler).sort_stats("cumulative").print_stats(40)
+    stats = pstats.Stats(profiler)
+    stats.sort_stats("tottime").print_stats(25)
+    stats.sort_stats("cumulative").print_stats(40)
 
 
 if __name__ == "__main__":
