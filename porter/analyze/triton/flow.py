@@ -95,8 +95,13 @@ def register_current(inv) -> None:
     path = absolute_path(inv)
     if path is not None:
         key = str(path.resolve())
-        if key in _LOADED:  # parsed before as a helper module: callers cached since point at that copy
-            _LOADED.clear()
+        if _LOADED.pop(key, None) is not None:
+            # parsed before as a helper module: the caller sites cached since may point at that copy.
+            # They are the only flow cache on an inventory, so the parsed modules stay (re-parsing them
+            # all was most of a cold scan's time).
+            for other in _LOADED.values():
+                if other is not None:
+                    other.__dict__.pop("_caller_sites", None)
         _CURRENT.clear()
         _CURRENT[key] = inv
 
