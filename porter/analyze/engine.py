@@ -22,7 +22,7 @@ from typing import Any
 import libcst as cst
 
 from porter.analyze.guards import only_on_cuda
-from porter.analyze.index import build_index, dotted_name, iter_strings, literal_value, qualified_names
+from porter.analyze.index import build_index, catches_any, dotted_name, iter_strings, literal_value, qualified_names
 from porter.analyze.rules import Rule, RuleSet, lookup_fact
 from porter.analyze.visitors import ModuleContext, get_visitor
 from porter.discover.source import parse_hazard
@@ -255,13 +255,7 @@ _MISSING_COMMAND_ERRORS = {
 
 def _catches_missing_command(node: cst.Try) -> bool:
     """A handler that runs when the command is absent (a bare except, or one naming such an error)."""
-    for handler in node.handlers:
-        if handler.type is None:
-            return True
-        names = [handler.type] if not isinstance(handler.type, cst.Tuple) else [e.value for e in handler.type.elements]
-        if any((dotted_name(n) or "").rsplit(".", 1)[-1] in _MISSING_COMMAND_ERRORS for n in names):
-            return True
-    return False
+    return catches_any(node, _MISSING_COMMAND_ERRORS)
 
 
 def _asks_which(test: cst.BaseExpression) -> bool:

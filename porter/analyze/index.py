@@ -259,15 +259,20 @@ def _probes_availability(test: cst.BaseExpression) -> bool:
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"}
 
 
-def _catches_import_error(node: cst.Try) -> bool:
-    """An import inside such a try has a fallback: it works (degraded) where the library is missing."""
+def catches_any(node: cst.Try, errors: set[str]) -> bool:
+    """Whether one of the try's handlers is a bare except or names one of `errors` (last dotted part)."""
     for handler in node.handlers:
         if handler.type is None:
             return True
         names = [handler.type] if not isinstance(handler.type, cst.Tuple) else [e.value for e in handler.type.elements]
-        if any((dotted_name(n) or "").rsplit(".", 1)[-1] in _IMPORT_ERRORS for n in names):
+        if any((dotted_name(n) or "").rsplit(".", 1)[-1] in errors for n in names):
             return True
     return False
+
+
+def _catches_import_error(node: cst.Try) -> bool:
+    """An import inside such a try has a fallback: it works (degraded) where the library is missing."""
+    return catches_any(node, _IMPORT_ERRORS)
 
 
 def _note_statement(line: cst.SimpleStatementLine, aliases: dict, imports: list, docstrings: set) -> None:
