@@ -16,11 +16,14 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from rich.console import Console
 
 from porter.records import COMPILED, TESTED
+
+if TYPE_CHECKING:
+    from rich.progress import Progress as RichProgress
 
 HEARTBEAT_S = 10.0
 REFRESH_S = 0.1  # a terminal bar redraws at most this often (a warm scan reports thousands of files a second)
@@ -76,20 +79,25 @@ class Progress:
         else:
             yield self._heartbeat_counter(label)
 
-    @contextmanager
-    def _bar(self, label: str) -> Iterator[Callable[[str, int, int, str], None]]:
+    def _new_bar(self, auto_refresh: bool) -> RichProgress:
+        """A transient rich bar with done/total and elapsed time on this reporter's stream."""
         from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
         from rich.progress import Progress as Bar
 
-        bar = Bar(
+        return Bar(
             TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
             console=Console(file=self.stream, force_terminal=True),
-            auto_refresh=False,
+            auto_refresh=auto_refresh,
             transient=True,
         )
+
+    @contextmanager
+    def _bar(self, label: str) -> Iterator[Callable[[str, int, int, str], None]]:
+        # The scan redraws itself at most every REFRESH_S: thousands of files would flood a slow terminal.
+        bar = self._new_bar(auto_refresh=False)
         task = bar.add_task(label, total=None)
         last = [0.0]
 
@@ -139,17 +147,8 @@ class Progress:
 
     @contextmanager
     def _steps_bar(self, label: str) -> Iterator[Callable[[str, int, int, str], None]]:
-        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
-        from rich.progress import Progress as Bar
-
-        bar = Bar(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=Console(file=self.stream, force_terminal=True),
-            transient=True,
-        )
+        # The verifier's steps are few and slow: the bar's own refresh keeps its clock running between them.
+        bar = self._new_bar(auto_refresh=True)
         task = bar.add_task(label, total=None)
 
         def update(phase: str, done: int, total: int, item: str) -> None:
