@@ -26,9 +26,10 @@ PACKAGES_FILE = HERE / "packages.yaml"
 LABELS_FILE = HERE / "labels.jsonl"  # dev split, written by the engineers who change the rules
 HELD_OUT_LABELS_FILE = HERE / "labels_held_out.jsonl"  # held-out split, written once by someone else
 HELD_OUT2_LABELS_FILE = HERE / "labels_held_out2.jsonl"  # second held-out split (the first is spent)
+HELD_OUT3_LABELS_FILE = HERE / "labels_held_out3.jsonl"  # third held-out split (the first two are spent)
 VERDICTS = ("true", "false", "debatable")
-SPLITS = ("dev", "held_out", "held_out2")
-HELD_OUT_SPLITS = ("held_out", "held_out2")  # never listed by --unlabelled
+SPLITS = ("dev", "held_out", "held_out2", "held_out3")
+HELD_OUT_SPLITS = ("held_out", "held_out2", "held_out3")  # never listed by --unlabelled
 ANY_TARGET = "*"
 
 

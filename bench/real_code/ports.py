@@ -17,9 +17,9 @@ Imports, comments, blank lines and docstrings are plumbing, not port lines: they
 Trees are read from a cache directory (--cache, else $PORTER_PORTS_CACHE, else /work/corpus/ports);
 nothing is fetched here.
 
-    python bench/real_code/ports.py [--cache DIR] [--split dev|held_out|all] [--targets mi300x mi350x]
+    python bench/real_code/ports.py [--cache DIR] [--split dev|held_out|held_out3|all] [--targets mi300x mi350x]
         [--pairs ID ...] [--misses] [--rewrite] [--json]
-    python bench/real_code/ports.py extract --repos DIR   # trees from local clones (git archive)
+    python bench/real_code/ports.py extract --repos DIR [--split S]   # trees from local clones (git archive)
     python bench/real_code/ports.py lines                 # re-derive ports/lines.json from the trees
 """
 
@@ -45,7 +45,10 @@ import yaml
 HERE = Path(__file__).resolve().parent / "ports"
 PAIRS_FILE = HERE / "pairs.yaml"
 LINES_FILE = HERE / "lines.json"
-CLASSES_FILE = HERE / "hunk_classes.yaml"
+CLASSES_FILE = HERE / "hunk_classes.yaml"  # dev pairs
+# held_out3 pairs, classified from the diff alone before porter was run on them (held_out's are not classified)
+HELD_OUT3_CLASSES_FILE = HERE / "hunk_classes_held_out3.yaml"
+HELD_OUT_SPLITS = ("held_out", "held_out3")
 IN_SCOPE = ("a", "c")  # a: an idiom porter should detect; c: flagged, but on another line (b: not a detector's job)
 DEFAULT_CACHE = Path("/work/corpus/ports")
 TARGETS = ("mi300x", "mi350x")
@@ -140,12 +143,22 @@ def load_pairs(path: Path = PAIRS_FILE, split: str = "dev") -> list[Pair]:
     return [p for p in pairs if split == "all" or p.split == split]
 
 
-def load_classes(path: Path = CLASSES_FILE) -> dict[str, dict[tuple[str, int], dict]]:
-    """pair -> (path, first before-line) -> {class, idiom, why, digest}; empty when the file is absent."""
-    if not path.exists():
-        return {}
-    raw = yaml.safe_load(path.read_text())["pairs"]
-    return {pair: {(row["path"], row["line"]): row for row in rows} for pair, rows in raw.items()}
+def load_classes(
+    paths: Iterable[Path] = (CLASSES_FILE, HELD_OUT3_CLASSES_FILE),
+) -> dict[str, dict[tuple[str, int], dict]]:
+    """pair -> (path, first before-line) -> {class, idiom, why, digest}, over the class files that exist.
+
+    Fail closed: a pair classified in two files is refused (which one holds is not guessed).
+    """
+    classes: dict[str, dict[tuple[str, int], dict]] = {}
+    for path in paths:
+        if not path.exists():
+            continue
+        for pair, rows in yaml.safe_load(path.read_text())["pairs"].items():
+            if pair in classes:
+                raise PortsError(f"{path.name}: {pair} is classified in another hunk-class file too")
+            classes[pair] = {(row["path"], row["line"]): row for row in rows}
+    return classes
 
 
 def hunk_classes(pair: str, hunks: list[Hunk], classes: dict[str, dict[tuple[str, int], dict]]) -> list[str] | None:
@@ -161,12 +174,12 @@ def hunk_classes(pair: str, hunks: list[Hunk], classes: dict[str, dict[tuple[str
     unknown, unused = [k for k in keys if k not in rows], set(rows) - set(keys)
     if unknown or unused:
         raise PortsError(
-            f"{CLASSES_FILE.name}: {pair} out of step with lines.json "
+            f"hunk_classes*.yaml: {pair} out of step with lines.json "
             f"(unclassified {unknown[:3]}, no such hunk {sorted(unused)[:3]})"
         )
     for hunk, key in zip(hunks, keys):
         if rows[key]["digest"] != hunk.before[0].digest:
-            raise PortsError(f"{CLASSES_FILE.name}: {pair} {key[0]}:{key[1]} digest differs from lines.json")
+            raise PortsError(f"hunk_classes*.yaml: {pair} {key[0]}:{key[1]} digest differs from lines.json")
     return [rows[k]["class"] for k in keys]
 
 
@@ -728,7 +741,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--cache", type=Path, default=None, help=f"tree cache (default $PORTER_PORTS_CACHE, else {DEFAULT_CACHE})"
     )
-    parser.add_argument("--split", default="dev", choices=("dev", "held_out", "all"))
+    parser.add_argument(
+        "--split", choices=("dev", *HELD_OUT_SPLITS, "all"), help="score: default dev; extract: default all"
+    )
     parser.add_argument("--targets", nargs="+", default=list(TARGETS))
     parser.add_argument("--pairs", nargs="+", help="score: only these pair ids")
     parser.add_argument("--repos", type=Path, help="extract: directory of local clones")
@@ -737,6 +752,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rewrite", action="store_true", help="score: also run porter rewrite per pair")
     args = parser.parse_args(argv)
     args.cache = args.cache or default_cache()
+    args.split = args.split or ("all" if args.command == "extract" else "dev")
     try:
         return {"score": _cmd_score, "extract": _cmd_extract, "lines": _cmd_lines}[args.command](args)
     except PortsError as error:
@@ -783,7 +799,7 @@ def _print_rewrite(args) -> None:
 def _cmd_extract(args) -> int:
     if args.repos is None:
         raise PortsError("extract needs --repos DIR (local clones)")
-    for pair in load_pairs(split="all"):
+    for pair in load_pairs(split=args.split):
         source = git_dir(args.repos, pair.repo)
         if source is None:
             print(f"ports: no clone of {pair.repo} under {args.repos}", file=sys.stderr)

@@ -2,7 +2,8 @@
 
     python bench/real_code/score.py                       # dev split, every target in packages.yaml
     python bench/real_code/score.py --split held_out      # once, at the end, by whoever labels it (spent)
-    python bench/real_code/score.py --split held_out2     # the second held-out split, scored once at the end
+    python bench/real_code/score.py --split held_out2     # the second held-out split, scored once at the end (spent)
+    python bench/real_code/score.py --split held_out3     # the third held-out split, scored once at the end
     python bench/real_code/score.py --opt-in              # also the rules that are off by default
     python bench/real_code/score.py --findings DIR        # score stored scans (DIR/*.jsonl), no download;
                                                           # only rules the current catalog runs count
@@ -40,6 +41,7 @@ if str(HERE) not in sys.path:
 
 from corpus import (  # noqa: E402
     HELD_OUT2_LABELS_FILE,
+    HELD_OUT3_LABELS_FILE,
     HELD_OUT_LABELS_FILE,
     HELD_OUT_SPLITS,
     LABELS_FILE,
@@ -290,7 +292,9 @@ def print_unlabelled(findings: Sequence[CorpusFinding], labels: LabelIndex, rule
 def label_files(given: Sequence[Path] | None) -> list[Path]:
     if given:
         return list(given)
-    return [LABELS_FILE] + [path for path in (HELD_OUT_LABELS_FILE, HELD_OUT2_LABELS_FILE) if path.is_file()]
+    return [LABELS_FILE] + [
+        path for path in (HELD_OUT_LABELS_FILE, HELD_OUT2_LABELS_FILE, HELD_OUT3_LABELS_FILE) if path.is_file()
+    ]
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -307,7 +311,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--labels",
         type=Path,
         nargs="*",
-        help="label files (default: labels.jsonl and, when they exist, labels_held_out.jsonl and labels_held_out2.jsonl)",
+        help="label files (default: labels.jsonl and, when they exist, the held-out splits' labels_held_out*.jsonl)",
     )
     parser.add_argument("--packages-file", type=Path, default=PACKAGES_FILE)
     parser.add_argument("--unlabelled", metavar="RULE", help="list unlabelled findings of RULE (dev split only)")
