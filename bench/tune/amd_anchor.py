@@ -48,6 +48,7 @@ BLIND_TABLES = {
 }
 GENERIC_NK = 4096  # the N = K a generic (shape-less) table is scored at
 TARGETS = {"gfx942": "mi300x", "gfx950": "mi350x"}
+KSPLITS = (1, 2, 4, 8, 16)  # split-K slice counts every class is predicted at (its best counts)
 
 
 def bucket_m(label: str) -> int:
@@ -121,6 +122,8 @@ def class_times(target: str, entry: dict, classes: list[tuple]) -> dict[tuple, f
             variants = [
                 {**v, "waves_per_eu": w, "matrix_instr_nonkdim": d} for v in variants for w in (0, 2) for d in (16, 32)
             ]
+        # split-K as the tables' kernel runs it, the same slice counts for every class and both models
+        variants = [{**v, "NUM_KSPLIT": s} for v in variants for s in KSPLITS]
         ranked = rank_gemm(target, "bf16", entry["m"], entry["n"], entry["k"], candidates=variants, top=1)
         out[cls] = ranked[0].predicted_ms if ranked else math.inf
     return out

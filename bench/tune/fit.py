@@ -48,6 +48,7 @@ DATA = [
         "h200_cal4.json",
         "h200_blind3.json",
         "h200_blind4.json",
+        "h200_blind5.json",
     )
 ]
 SCALAR = [
@@ -73,6 +74,7 @@ SCALAR = [
     "wrapped_bytes_per_clk",
     "transposed_copy_elems_per_unit_clk",
     "narrow_copy_elems_per_unit_clk",
+    "serial_unbuffered_latency",
 ]
 EFF_KEYS = ["bf16", "fp8", "fp16", "tf32"]
 TABLES = {
