@@ -1,5 +1,6 @@
 """Compile the tutorial GEMM (sweep.py's kernel) for gfx942 and gfx950 on the CPU and record what
-the AMD backend allocates: VGPRs, AGPRs, spills, LDS, occupancy and the MFMA it chose.
+the AMD backend allocates: VGPRs, AGPRs, spills, LDS, occupancy, the MFMA it chose and the LDS reads
+(kpack 1, and kpack 2 on gfx942 for BLOCK_K >= 32).
 
     /work/venv/bin/python bench/tune/amd_compile.py [--out bench/tune/data/amd_compile_records.json]
 

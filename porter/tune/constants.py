@@ -43,6 +43,7 @@ class ModelConstants:
     unaligned_bytes_per_unit_clk: float = 5.0  # element-wise loads along K (coalesced) per unit
     uncoalesced_bytes_per_unit_clk: float = 3.0  # element-wise loads along N (row-major B) per unit
     unaligned_store_elems_per_unit_clk: float = 2.0  # element-wise C stores per unit
+    unbuffered_latency_hidden: float = 0.0  # share of the load latency hidden with no stage ahead (2 stages on wgmma)
     serial_unbuffered_latency: float = 0.0  # extra latency share when that loop's async B has no stage ahead
     unaligned_mma_eff: float = 1.0  # MMA rate in that serialised loop, relative to the pipelined rate
     # 32-bit operands on a warpgroup MMA (TF32 wgmma reads only K-major shared memory): a row-major B

@@ -601,7 +601,8 @@ class _StepContext:
                 _overlap(mc.const.overlap_power, compute, memory, latency / depth)
                 + mc.const.latency_exposed * latency / depth
             )
-        serial = (compute + memory) / per_unit + latency
+        # the async MMA's wait leaves one group in flight: part of the load latency still overlaps it
+        serial = (compute + memory) / per_unit + latency * (1.0 - mc.const.unbuffered_latency_hidden)
         return _overlap(mc.const.overlap_power, compute, serial, memory)
 
     def _dram_step(self, tiles: int) -> tuple[float, float]:

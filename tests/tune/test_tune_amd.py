@@ -1,7 +1,7 @@
 """porter tune on AMD targets: the knobs change predictions where the compiler says they should,
 the register and tile limits follow Triton 3.9's AMD compile records, and the model ranks AMD's
 own tuned configs (bench/tune/amd_anchor.py) at least as well as the frequency baseline and better
-than porter's NVIDIA model on the blind tables."""
+than porter's NVIDIA model, on the calibration and the blind tables."""
 
 from __future__ import annotations
 
@@ -94,14 +94,17 @@ def _top4(ranks: list[int]) -> float:
     return sum(r <= 4 for r in ranks) / len(ranks)
 
 
-def test_amd_model_ranks_amds_tuned_class_on_blind_tables(anchor):
-    # measured (bench/tune/amd_anchor.py): blind gfx950, top-4 55.9% (porter's AMD model), 50.0%
-    # (frequency baseline), 44.1% (porter's H200 model); all blind entries 62.5 / 57.5 / 52.5%
-    for group in ("blind", "blind/gfx950"):
+def test_amd_model_ranks_amds_tuned_class_at_least_as_well_as_the_baselines(anchor):
+    # measured (bench/tune/amd_anchor.py), top-4: calibration gfx950 51.4% (porter's AMD model),
+    # 45.7% (frequency baseline), 44.3% (porter's H200 model); the tables kept blind (scored once
+    # before split-K and reduce_launch_us, which was fit on the calibration tables only) gfx950
+    # 64.7 / 50.0 / 41.2%, all blind entries 70.0 / 57.5 / 50.0%
+    for group in ("cal/gfx950", "blind", "blind/gfx950"):
         table = anchor[group]
         assert _top4(table["amd_model"]) >= _top4(table["frequency_baseline"]), group
         assert _top4(table["amd_model"]) > _top4(table["h200_model"]), group
-    assert _top4(anchor["blind/gfx950"]["amd_model"]) >= 0.55
+    assert _top4(anchor["cal/gfx950"]["amd_model"]) >= 0.51
+    assert _top4(anchor["blind/gfx950"]["amd_model"]) >= 0.64
 
 
 def test_kpack_saves_registers_on_gfx942_only():
