@@ -1,13 +1,13 @@
 """Re-score the model against the stored H200 sweeps (bench/tune/data/): a change that makes the
 model pick worse configs on the measured shapes fails here.
 
-Nine sweeps (h200_sweep, cal2, cal3, fresh, blind, blind2, cal4, blind3, blind4) are calibration
-data: their blind splits were each scored once by an earlier model, and the current constants are
-fit on all of their rows (bench/tune/fit.py). h200_blind5.json (42 shapes across bf16, fp16, fp8
-and fp32) was timed after this model and its constants were committed (fdb28db), committed before
-it was scored (0971321) and scored once: the honest figures, and below the issue's goal of 0.97 /
-0.85 for every dtype (see MEASURED). The floors are the values measured (bench/tune/validate.py
-prints the full table), less a small tolerance for float noise: what the model achieves.
+The sweeps up to blind5 are calibration data: their blind splits were each scored once by an
+earlier model, and the H200 constants are fit on their rows (bench/tune/fit.py). h200_blind6.json
+(44 shapes, 11 each of bf16, fp16, fp8 and fp32) was timed and committed before this round's
+model changes (bfc97ad) and scored once after them (f01a213): the honest figures, which meet the
+issue's goal of 0.97 / 0.85 for fp16 and fp32 but not for bf16 and fp8 (see MEASURED). The floors
+are the values measured (bench/tune/validate.py prints the full table), less a small tolerance
+for float noise: what the model achieves.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ SWEEPS = {
     "h200_blind3.json": ({"blind3"}, 40),
     "h200_blind4.json": ({"blind4"}, 14),
     "h200_blind5.json": ({"blind5"}, 42),
+    "h200_blind6.json": ({"blind6"}, 44),
 }
 TOL = 0.005
 # selector -> (geomean, min) per split and dtype group, as measured
@@ -68,6 +69,15 @@ MEASURED = {
         "fp16": {"model": (0.961, 0.786), "model_top4": (0.979, 0.922)},
         "fp8": {"model": (0.947, 0.839), "model_top4": (0.970, 0.842)},
         "fp32": {"model": (0.976, 0.889), "model_top4": (0.989, 0.912)},
+    },
+    # timed before this round's model changes (bfc97ad), scored once after them (the goal, 0.97 /
+    # 0.85 per dtype, is met by fp16 and fp32, not by bf16 and fp8)
+    "blind6": {
+        "all": {"model": (0.967, 0.834), "model_top4": (0.983, 0.841), "model_top8": (0.991, 0.880)},
+        "bf16": {"model": (0.953, 0.879), "model_top4": (0.972, 0.879)},
+        "fp16": {"model": (0.981, 0.945), "model_top4": (0.997, 0.986)},
+        "fp8": {"model": (0.945, 0.834), "model_top4": (0.966, 0.841)},
+        "fp32": {"model": (0.987, 0.960), "model_top4": (0.997, 0.977)},
     },
 }
 
