@@ -7,18 +7,19 @@ AMD's aiter library ships per-device tables of autotuned configs for its plain b
 (gemm_a16w16: one config per M bucket, per (N, K) or generic). Only labels derived from them are
 stored here (bench/tune/data/amd_tuned_classes.json: shape, bucket, the tuned tile class and
 knobs, with the source commit and path), never the tables. A class is (BLOCK_M, BLOCK_N,
-BLOCK_K, num_warps); NUM_KSPLIT (split-K) is recorded but not modelled.
+BLOCK_K, num_warps); NUM_KSPLIT (split-K) is recorded, and each class is predicted at every
+split count of KSPLITS (its best counts), as the tables' kernel can run it.
 
 For each entry, the candidates are the classes the tables of that arch use anywhere (the tuners'
 vocabulary); a class's prediction is its best over num_stages 2 and 3, waves_per_eu 0 and 2 and
-matrix_instr_nonkdim 16 (and 32 where it fits). Reported: how often the tuned class is porter's
+matrix_instr_nonkdim 16 (and 32 where it fits), NUM_KSPLIT 1, 2, 4, 8 and 16. Reported: how often the tuned class is porter's
 top-1 and in its top-4, and its median rank, for porter's model of the entry's target (mi300x
 for gfx942, mi350x for gfx950), for porter's H200 model on the same candidates, and for the
 baseline that ranks classes by how often the calibration entries of the other tables chose them
 at this M bucket (then overall).
-Calibration and blind entries are split by table (BLIND_TABLES); nothing in porter is fit on
-either (the AMD constants come from compile records and the H200 fit), the baseline's counts
-come from the calibration entries only.
+Calibration and blind entries are split by table (BLIND_TABLES). One AMD constant is fit on the
+calibration entries only (reduce_launch_us, split-K's reduce kernel, in specs.yaml); the rest come
+from compile records and the H200 fit. The baseline's counts come from the calibration entries only.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ BLIND_TABLES = {
 }
 GENERIC_NK = 4096  # the N = K a generic (shape-less) table is scored at
 TARGETS = {"gfx942": "mi300x", "gfx950": "mi350x"}
+KSPLITS = (1, 2, 4, 8, 16)  # split-K slice counts every class is predicted at (its best counts)
 
 
 def bucket_m(label: str) -> int:
@@ -121,6 +123,8 @@ def class_times(target: str, entry: dict, classes: list[tuple]) -> dict[tuple, f
             variants = [
                 {**v, "waves_per_eu": w, "matrix_instr_nonkdim": d} for v in variants for w in (0, 2) for d in (16, 32)
             ]
+        # split-K as the tables' kernel runs it, the same slice counts for every class and both models
+        variants = [{**v, "NUM_KSPLIT": s} for v in variants for s in KSPLITS]
         ranked = rank_gemm(target, "bf16", entry["m"], entry["n"], entry["k"], candidates=variants, top=1)
         out[cls] = ranked[0].predicted_ms if ranked else math.inf
     return out

@@ -1,5 +1,6 @@
 """Compile the tutorial GEMM (sweep.py's kernel) for gfx942 and gfx950 on the CPU and record what
-the AMD backend allocates: VGPRs, AGPRs, spills, LDS, occupancy and the MFMA it chose.
+the AMD backend allocates: VGPRs, AGPRs, spills, LDS, occupancy, the MFMA it chose and the LDS reads
+(kpack 1, and kpack 2 on gfx942 for BLOCK_K >= 32).
 
     /work/venv/bin/python bench/tune/amd_compile.py [--out bench/tune/data/amd_compile_records.json]
 
@@ -14,6 +15,7 @@ import importlib.util
 import json
 import re
 import sys
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -46,7 +48,7 @@ def compile_one(job):
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    arch, (bm, bn, bk, warps, stages), nonkdim = job
+    arch, (bm, bn, bk, warps, stages), nonkdim, kpack = job
     sig = {
         "a_ptr": "*bf16",
         "b_ptr": "*bf16",
@@ -70,7 +72,7 @@ def compile_one(job):
     kernel = triton.compile(
         ASTSource(_kernel(), sig, consts, attrs),
         target=GPUTarget("hip", arch, 64),
-        options={"num_warps": warps, "num_stages": stages, "matrix_instr_nonkdim": nonkdim},
+        options={"num_warps": warps, "num_stages": stages, "matrix_instr_nonkdim": nonkdim, "kpack": kpack},
     )
     asm = kernel.asm["amdgcn"]
 
@@ -82,12 +84,14 @@ def compile_one(job):
         "arch": arch,
         "config": [bm, bn, bk, warps, stages],
         "matrix_instr_nonkdim": nonkdim,
+        "kpack": kpack,
         "vgpr": field(r"\.vgpr_count:\s+(\d+)"),
         "agpr": field(r"\.agpr_count:\s+(\d+)"),
         "spills": field(r"\.vgpr_spill_count:\s+(\d+)"),
         "occupancy": field(r"; Occupancy:\s+(\d+)"),
         "lds": kernel.metadata.shared,
         "mfma": sorted(set(re.findall(r"v_mfma_\w+", asm))),
+        "lds_reads": dict(sorted(Counter(re.findall(r"\b(ds_read\w*)", asm)).items())),
         "setprio": asm.count("s_setprio"),
     }
 
@@ -98,7 +102,9 @@ def main() -> int:
     args = parser.parse_args()
     import triton
 
-    jobs = [(arch, cfg, nk) for arch in ("gfx950", "gfx942") for cfg in CONFIGS for nk in (16, 32)]
+    jobs = [(arch, cfg, nk, 1) for arch in ("gfx950", "gfx942") for cfg in CONFIGS for nk in (16, 32)]
+    # kpack 2 (gfx942 only: gfx950 sets it to 1): b128 LDS reads instead of read2 b64, fewer VGPRs
+    jobs += [("gfx942", cfg, 16, 2) for cfg in CONFIGS if cfg[2] >= 32]
     with ProcessPoolExecutor(2) as pool:
         records = list(pool.map(compile_one, jobs))
     doc = {

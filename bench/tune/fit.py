@@ -2,9 +2,9 @@
 
     /work/venv/bin/python bench/tune/fit.py [--data SWEEP.json ...] [--passes 3] [--start FILE] [--save FILE]
 
-By default every row of the nine stored sweeps before blind5 (364 rows of bf16, fp16, fp8 and
-fp32): since blind4 was scored, all of them are calibration data, and the next blind suite
-(sweep.py's blind5) is the held-out one. --data with --split cal fits the cal rows of the given
+By default every row of the ten stored sweeps before blind6 (406 rows of bf16, fp16, fp8 and
+fp32): since blind5 was scored, all of them are calibration data; blind6 (scored once, after this
+round's model) is not in the default list. --data with --split cal fits the cal rows of the given
 sweeps only (how the earlier constants were fit).
 
 Coordinate descent over multiplicative steps of each constant, starting from the constants in
@@ -48,6 +48,7 @@ DATA = [
         "h200_cal4.json",
         "h200_blind3.json",
         "h200_blind4.json",
+        "h200_blind5.json",
     )
 ]
 SCALAR = [
@@ -73,6 +74,7 @@ SCALAR = [
     "wrapped_bytes_per_clk",
     "transposed_copy_elems_per_unit_clk",
     "narrow_copy_elems_per_unit_clk",
+    "serial_unbuffered_latency",
 ]
 EFF_KEYS = ["bf16", "fp8", "fp16", "tf32"]
 TABLES = {

@@ -19,7 +19,7 @@ memory over the limit, or a small-tile config on a large-M shape).
 dtypes: bf16, fp16, fp8 (e4m3, B column-major, C bf16) and fp32 (fp32 operands and C, tl.dot's default
 input_precision "tf32"; cuBLAS timed with TF32 allowed).
 
-Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5]
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6]
        [--dtypes bf16,fp8] [--budget-s 480] [--workers 16]
 """
 
@@ -391,6 +391,53 @@ BLIND5 = [  # taken after the model of dev-tune2 was final (split "blind5"), sco
     ("b5_f32_odd_k", 4096, 4096, 1234, "blind5", "fp32"),
     ("b5_f32_odd_all", 3001, 2001, 1001, "blind5", "fp32"),
 ]
+BLIND6 = [  # taken after the model of dev2-tune's round was begun, before any of its model changes (split
+    # "blind6"), scored once after the model is final: each shape in one dtype, none timed before
+    ("b6_bf_decode_down", 1, 4096, 12288, "blind6", "bf16"),
+    ("b6_bf_m24_qkv", 24, 10240, 8192, "blind6", "bf16"),
+    ("b6_bf_m112_up", 112, 22016, 4096, "blind6", "bf16"),
+    ("b6_bf_m640_o", 640, 8192, 8192, "blind6", "bf16"),
+    ("b6_bf_m2560_down", 2560, 4096, 14336, "blind6", "bf16"),
+    ("b6_bf_m20480_qkv", 20480, 3072, 2048, "blind6", "bf16"),
+    ("b6_bf_rec_top", 40960, 512, 1536, "blind6", "bf16"),
+    ("b6_bf_rec_n96", 81920, 96, 640, "blind6", "bf16"),
+    ("b6_bf_odd_n", 4096, 5555, 2048, "blind6", "bf16"),
+    ("b6_bf_odd_k", 1792, 6144, 3333, "blind6", "bf16"),
+    ("b6_bf_odd_all", 2222, 1777, 4444, "blind6", "bf16"),
+    ("b6_h_decode_up", 1, 12288, 5120, "blind6", "fp16"),
+    ("b6_h_m12_down", 12, 4096, 11008, "blind6", "fp16"),
+    ("b6_h_m64_up", 64, 18944, 3584, "blind6", "fp16"),
+    ("b6_h_m200_o", 200, 8192, 8192, "blind6", "fp16"),
+    ("b6_h_m1008_qkv", 1008, 7168, 5120, "blind6", "fp16"),
+    ("b6_h_m16384_o", 16384, 6144, 4096, "blind6", "fp16"),
+    ("b6_h_rec_bot", 65536, 768, 256, "blind6", "fp16"),
+    ("b6_h_rec_mid", 24576, 2048, 512, "blind6", "fp16"),
+    ("b6_h_odd_all", 3000, 3000, 3000, "blind6", "fp16"),
+    ("b6_h_odd_nk", 2048, 11000, 1500, "blind6", "fp16"),
+    ("b6_h_odd_m", 4999, 4096, 4096, "blind6", "fp16"),
+    ("b6_f8_decode_up", 1, 18432, 7168, "blind6", "fp8"),
+    ("b6_f8_m8_o", 8, 7168, 2048, "blind6", "fp8"),
+    ("b6_f8_m32_up", 32, 24576, 1536, "blind6", "fp8"),
+    ("b6_f8_m128_down", 128, 7168, 16384, "blind6", "fp8"),
+    ("b6_f8_m512_qkv", 512, 4608, 7168, "blind6", "fp8"),
+    ("b6_f8_m2048_o", 2048, 7168, 4608, "blind6", "fp8"),
+    ("b6_f8_m10000_up", 10000, 8192, 2048, "blind6", "fp8"),
+    ("b6_f8_rec_bot", 262144, 128, 256, "blind6", "fp8"),
+    ("b6_f8_rec_mid", 32768, 1024, 512, "blind6", "fp8"),
+    ("b6_f8_odd_n", 4096, 3000, 4096, "blind6", "fp8"),
+    ("b6_f8_odd_all", 5000, 999, 3001, "blind6", "fp8"),
+    ("b6_f32_decode", 1, 11008, 4096, "blind6", "fp32"),
+    ("b6_f32_m24_qkv", 24, 8192, 4096, "blind6", "fp32"),
+    ("b6_f32_m192_down", 192, 4096, 11008, "blind6", "fp32"),
+    ("b6_f32_m768_o", 768, 3072, 3072, "blind6", "fp32"),
+    ("b6_f32_m2048_up", 2048, 8192, 2048, "blind6", "fp32"),
+    ("b6_f32_m8192_down", 8192, 2048, 8192, "blind6", "fp32"),
+    ("b6_f32_rec_mid", 65536, 256, 1024, "blind6", "fp32"),
+    ("b6_f32_rec_n32", 49152, 32, 512, "blind6", "fp32"),
+    ("b6_f32_odd_all", 2500, 2500, 2500, "blind6", "fp32"),
+    ("b6_f32_odd_k", 8192, 1024, 777, "blind6", "fp32"),
+    ("b6_f32_odd_n", 1024, 10000, 2048, "blind6", "fp32"),
+]
 SUITES = {
     "full": SHAPES,
     "fresh": FRESH,
@@ -402,6 +449,7 @@ SUITES = {
     "blind3": BLIND3,
     "blind4": BLIND4,
     "blind5": BLIND5,
+    "blind6": BLIND6,
 }
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")  # the default; cal4 and blind3 were run with --dtypes fp16,fp32

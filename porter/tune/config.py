@@ -9,8 +9,14 @@ from typing import Any
 from porter.errors import UsageError
 
 REQUIRED_KEYS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages")
-OPTIONAL_KEYS = ("GROUP_M", "waves_per_eu", "matrix_instr_nonkdim")
-_SYNONYMS = {"BLOCK_SIZE_M": "BLOCK_M", "BLOCK_SIZE_N": "BLOCK_N", "BLOCK_SIZE_K": "BLOCK_K", "GROUP_SIZE_M": "GROUP_M"}
+OPTIONAL_KEYS = ("GROUP_M", "waves_per_eu", "matrix_instr_nonkdim", "kpack", "NUM_KSPLIT")
+_SYNONYMS = {
+    "BLOCK_SIZE_M": "BLOCK_M",
+    "BLOCK_SIZE_N": "BLOCK_N",
+    "BLOCK_SIZE_K": "BLOCK_K",
+    "GROUP_SIZE_M": "GROUP_M",
+    "SPLIT_K": "NUM_KSPLIT",
+}
 DEFAULT_GROUP_M = 8
 
 
@@ -24,6 +30,12 @@ class GemmConfig:
     GROUP_M: int | None = None
     waves_per_eu: int | None = None
     matrix_instr_nonkdim: int | None = None
+    kpack: int | None = None  # AMD gfx942: MFMA operands loaded kpack x the instruction's K per lane
+    NUM_KSPLIT: int | None = None  # split-K (AMD aiter's GEMMs): K in this many slices, fp32 partials reduced
+
+    @property
+    def k_splits(self) -> int:
+        return self.NUM_KSPLIT or 1
 
     @property
     def group_m(self) -> int:

@@ -36,12 +36,15 @@ class ModelConstants:
     tile_cycles: float = 2000.0  # fixed cost per tile (prologue, epilogue, scheduling)
     epilogue_cycles_per_elem: float = 0.0  # per C element per thread (convert, store): fewer warps, longer
     launch_us: float = 4.0  # kernel launch
+    reduce_launch_us: float | None = None  # split-K's reduce kernel, queued behind the GEMM (None: launch_us)
     l2_fraction: float = 0.5  # share of L2 a re-read operand may occupy and still hit across waves
     # operands whose contiguous size is not a multiple of 16 elements: Triton cannot prove alignment,
     # so loads are element-wise through registers and the async copy pipeline is off
     unaligned_bytes_per_unit_clk: float = 5.0  # element-wise loads along K (coalesced) per unit
     uncoalesced_bytes_per_unit_clk: float = 3.0  # element-wise loads along N (row-major B) per unit
     unaligned_store_elems_per_unit_clk: float = 2.0  # element-wise C stores per unit
+    unbuffered_latency_hidden: float = 0.0  # share of the load latency hidden with no stage ahead (2 stages on wgmma)
+    serial_unbuffered_latency: float = 0.0  # extra latency share when that loop's async B has no stage ahead
     unaligned_mma_eff: float = 1.0  # MMA rate in that serialised loop, relative to the pipelined rate
     # 32-bit operands on a warpgroup MMA (TF32 wgmma reads only K-major shared memory): a row-major B
     # is copied with one 4-byte async copy per element, transposed (the sweeps' PTX), at this rate
@@ -62,6 +65,7 @@ class ModelConstants:
     max_acc_regs: int = 128  # fp32 accumulators per lane before the tile spills
     reg_overhead: int = 40  # registers per lane beside the accumulators (addresses, fragments)
     reg_per_tile_dword: float = 0.0  # AMD: more per 4-byte word of the A+B tiles per lane (compile records)
+    kpack_reg_saving: float = 0.0  # AMD gfx942: registers per tile dword that kpack=2's b128 LDS reads save
     max_threads_per_unit: int | None = None  # resident threads per SM / CU (AMD: derived from waves)
     calibrated_on: str = "derived from the spec (not fit on measurements)"
 

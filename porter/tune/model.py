@@ -183,6 +183,16 @@ def _mfma(machine: Machine, cfg: GemmConfig) -> Sequence[int] | None:
     return _fastest_mfma(machine.mfma_table, _nonkdim(cfg), cfg.BLOCK_K)
 
 
+def _kpack(machine: Machine, cfg: GemmConfig) -> int:
+    """The kpack the compiler applies: only where the target takes the option (gfx942; gfx950 sets it
+    to 1) and BLOCK_K holds kpack of the MFMA's K (gfx942 compiles of BLOCK_K 16 with kpack 2 are
+    identical to kpack 1)."""
+    if not cfg.kpack or cfg.kpack <= 1 or "kpack" not in (machine.target.triton.get("amd_options") or ()):
+        return 1
+    ins = _mfma(machine, cfg)
+    return cfg.kpack if ins is not None and ins[2] * cfg.kpack <= cfg.BLOCK_K else 1
+
+
 def _mfma_table(target: Target, dtype: GemmDtype) -> tuple | None:
     key = "bf16" if dtype.rate_key == "bf16x3" else dtype.rate_key
     table = (target.mfma or {}).get(key) if target.is_amd else None
@@ -209,8 +219,11 @@ def unit_flops_clk(machine: Machine, cfg: GemmConfig) -> tuple[float, int, int]:
         per_simd = 2.0 * m_i * n_i * k_i / cycles
         if machine.dtype.rate_key == "bf16x3":
             per_simd /= 3.0
-        rate = per_simd * min(simds, cfg.num_warps) * eff
-        return rate, -(-bm // m_i) * m_i, -(-bn // n_i) * n_i
+        pad_m, pad_n = -(-bm // m_i) * m_i, -(-bn // n_i) * n_i
+        # each SIMD runs the MFMAs of its own warps; a tile with fewer MFMA blocks than warps leaves
+        # the extra warps duplicating work (the compiler replicates the layout), not adding rate
+        busy = min(simds, cfg.num_warps, (pad_m // m_i) * (pad_n // n_i))
+        return per_simd * busy * eff, pad_m, pad_n
     rate = machine.peak_flops_clk * eff
     # warpgroup MMA needs whole warpgroups and 64 rows per warpgroup; else mma.sync
     if _uses_wgmma(machine, cfg):
@@ -298,10 +311,11 @@ def registers_needed(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | N
         tile_dwords = (cfg.BLOCK_M + cfg.BLOCK_N) * cfg.BLOCK_K * machine.dtype.in_bytes / (4 * threads)
         # NVIDIA: each 4-byte copy a thread issues per K step keeps its own address and predicate
         copies = sum(four_byte_copies(machine, cfg, unaligned)) / threads
+        per_tile_dword = const.reg_per_tile_dword - const.kpack_reg_saving * (_kpack(machine, cfg) - 1)
         return (
             acc_regs(machine, cfg)
             + const.reg_overhead
-            + const.reg_per_tile_dword * tile_dwords
+            + per_tile_dword * tile_dwords
             + const.copy_regs_per_elem * copies
         )
     staged = const.unaligned_regs_per_elem * unaligned.elements / threads
@@ -374,21 +388,41 @@ def time_seconds(
     """Predicted seconds of a config already known to be feasible: whole waves plus the rest
     (`unaligned`: the shape's element-wise operands when the caller has them already)."""
     const = machine.const
-    bm, bn, bk = cfg.BLOCK_M, cfg.BLOCK_N, cfg.BLOCK_K
+    bm, bn = cfg.BLOCK_M, cfg.BLOCK_N
     tiles_m, tiles_n = -(-m // bm), -(-n // bn)
-    tiles = tiles_m * tiles_n
+    splits, k_steps = _k_slices(k, cfg)
+    tiles = tiles_m * tiles_n * splits
     if unaligned is None:
         unaligned = unaligned_loads(machine, n, k, cfg)
     slots = machine.units * blocks_per_unit(machine, cfg, unaligned)
     full, rest = divmod(tiles, slots)
     waves = full + (1 if rest else 0)
-    k_steps = -(-k // bk)
     rate, pad_m, pad_n = unit_flops_clk(machine, cfg)
-    ctx = _StepContext(machine, m, n, k, cfg, tiles_m, tiles_n, waves, k_steps, rate, pad_m, pad_n, unaligned)
+    ctx = _StepContext(machine, m, n, k, cfg, tiles_m, tiles_n, waves, k_steps, rate, pad_m, pad_n, unaligned, splits)
     total = full * ctx.wave_time(slots) if full else 0.0
     if rest:
         total += ctx.wave_time(rest)
-    return total * ctx.spill_factor + const.launch_us * 1e-6
+    return total * ctx.spill_factor + const.launch_us * 1e-6 + _reduce_seconds(machine, m, n, splits)
+
+
+def _k_slices(k: int, cfg: GemmConfig) -> tuple[int, int]:
+    """(K slices that run, K steps per slice). Split-K as AMD's aiter GEMMs run it: each slice
+    covers cdiv(cdiv(K, NUM_KSPLIT), BLOCK_K) BLOCK_K steps, one program per (tile, slice)."""
+    steps = -(-k // cfg.BLOCK_K)
+    if cfg.k_splits <= 1:
+        return 1, steps
+    per_slice = -(-steps // cfg.k_splits)
+    return -(-steps // per_slice), per_slice
+
+
+def _reduce_seconds(machine: Machine, m: int, n: int, splits: int) -> float:
+    """Split-K's second kernel: it reads the slices' fp32 partials and writes C (0 without split-K)."""
+    if splits <= 1:
+        return 0.0
+    const = machine.const
+    moved = m * n * (splits * 4 + machine.dtype.out_bytes)
+    fixed = const.launch_us if const.reduce_launch_us is None else const.reduce_launch_us
+    return moved / machine.hbm_bps + fixed * 1e-6
 
 
 @dataclass(frozen=True)
@@ -464,10 +498,14 @@ class _StepContext:
         "spill_factor",
         "lds_bytes",
         "copy_s",
+        "splits",
+        "out_bytes",
     )
 
-    def __init__(self, mc, m, n, k, cfg, tiles_m, tiles_n, waves, k_steps, rate, pad_m, pad_n, unaligned):
+    def __init__(self, mc, m, n, k, cfg, tiles_m, tiles_n, waves, k_steps, rate, pad_m, pad_n, unaligned, splits=1):
         self.mc, self.m, self.n, self.cfg = mc, m, n, cfg
+        self.splits = splits
+        self.out_bytes = 4 if splits > 1 else mc.dtype.out_bytes  # split-K stores fp32 partials
         self.tiles_m, self.tiles_n, self.k_steps = tiles_m, tiles_n, k_steps
         self.step_flops = 2.0 * pad_m * pad_n * cfg.BLOCK_K
         self.rate = rate * mc.clock_hz  # FLOP/s of one unit on this tile
@@ -521,7 +559,7 @@ class _StepContext:
         memory = _overlap(const.overlap_power, l2, dram)
         step_of = self._serial_step if self.unaligned else self._pipelined_step
         step = step_of(per_unit, compute, memory, latency) + overhead
-        store = tiles * row_a * col_b * mc.dtype.out_bytes / mc.hbm_bps
+        store = tiles * row_a * col_b * self.out_bytes / mc.hbm_bps
         if self.unaligned.store:  # element-wise C stores, per unit
             store += per_unit * bm * bn / (const.unaligned_store_elems_per_unit_clk * mc.clock_hz)
         # prologue (pipeline fill) and epilogue; co-resident tiles overlap theirs with each other's loops
@@ -534,8 +572,14 @@ class _StepContext:
         registers, store to shared memory and wait for the MMA before the next step, so a tile's
         loads and MMAs add up (the MMA at `unaligned_mma_eff` of its pipelined rate) and the load
         latency is exposed unless co-resident tiles fill it with their own work."""
-        tile = compute / per_unit / self.mc.const.unaligned_mma_eff + self._scalar_load_s()
-        return _overlap(self.mc.const.overlap_power, per_unit * tile, tile + latency, memory)
+        const = self.mc.const
+        tile = compute / per_unit / const.unaligned_mma_eff + self._scalar_load_s()
+        exposed = latency
+        if not self.unaligned.b and self.cfg.num_stages - 1 - self.mc.mma_buffers < 1:
+            # B still comes by async copies, but with no stage ahead (the MMA holds the other
+            # buffer) its copy waits behind the MMA each step instead of under the A loads
+            exposed += const.serial_unbuffered_latency * latency
+        return _overlap(const.overlap_power, per_unit * tile, tile + exposed, memory)
 
     def _scalar_load_s(self) -> float:
         """Seconds one tile's element-wise loads of a K step occupy its unit: coalesced ones (along
@@ -557,16 +601,19 @@ class _StepContext:
                 _overlap(mc.const.overlap_power, compute, memory, latency / depth)
                 + mc.const.latency_exposed * latency / depth
             )
-        serial = (compute + memory) / per_unit + latency
+        # the async MMA's wait leaves one group in flight: part of the load latency still overlaps it
+        serial = (compute + memory) / per_unit + latency * (1.0 - mc.const.unbuffered_latency_hidden)
         return _overlap(mc.const.overlap_power, compute, serial, memory)
 
     def _dram_step(self, tiles: int) -> tuple[float, float]:
         """(seconds, DRAM bytes) per K step for the DRAM (and Infinity Cache) traffic of one wave."""
         mc, cfg = self.mc, self.cfg
         bm, bn, bk = cfg.BLOCK_M, cfg.BLOCK_N, cfg.BLOCK_K
-        rows, cols = _footprint(tiles, self.tiles_m, self.tiles_n, cfg.group_m)
-        a_bytes = min(rows * bm, self.m) * bk * self.elem
-        b_bytes = min(cols * bn, self.n) * bk * self.elem
+        # split-K: consecutive programs are the K slices of one tile, each reading its own K range
+        slices = min(self.splits, tiles)
+        rows, cols = _footprint(-(-tiles // slices), self.tiles_m, self.tiles_n, cfg.group_m)
+        a_bytes = min(rows * bm, self.m) * bk * self.elem * slices
+        b_bytes = min(cols * bn, self.n) * bk * self.elem * slices
         if self.a_cross_wave is not None:
             a_bytes = min(a_bytes, self.a_cross_wave)
         if self.b_cross_wave is not None:
@@ -576,8 +623,8 @@ class _StepContext:
         if mc.wrapped_bps and bm > self.m:
             seconds += tiles * (bm - self.m) * bk * self.elem / mc.wrapped_bps
         if mc.xcds > 1:
-            rows_x, cols_x = _xcd_footprint(tiles, rows, cols, self.tiles_m, cfg.group_m, mc.xcds)
-            miss = mc.xcds * (min(rows_x * bm, self.m) + min(cols_x * bn, self.n)) * bk * self.elem
+            rows_x, cols_x = _xcd_footprint(-(-tiles // slices), rows, cols, self.tiles_m, cfg.group_m, mc.xcds)
+            miss = mc.xcds * (min(rows_x * bm, self.m) + min(cols_x * bn, self.n)) * bk * self.elem * slices
             seconds = max(seconds, miss / (mc.mall_bps or mc.hbm_bps))
             dram_bytes = max(dram_bytes, miss)  # what misses the XCD's L2 pays the longer latency
         return seconds, dram_bytes

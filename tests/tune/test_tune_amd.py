@@ -1,7 +1,7 @@
 """porter tune on AMD targets: the knobs change predictions where the compiler says they should,
 the register and tile limits follow Triton 3.9's AMD compile records, and the model ranks AMD's
 own tuned configs (bench/tune/amd_anchor.py) at least as well as the frequency baseline and better
-than porter's NVIDIA model on the blind tables."""
+than porter's NVIDIA model, on the calibration and the blind tables."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def test_registers_follow_the_compile_records():
         for rec in doc["records"]:
             if rec["arch"] != arch or rec["spills"]:
                 continue
-            cfg = GemmConfig(*rec["config"], matrix_instr_nonkdim=rec["matrix_instr_nonkdim"])
+            cfg = GemmConfig(*rec["config"], matrix_instr_nonkdim=rec["matrix_instr_nonkdim"], kpack=rec["kpack"])
             errors.append(abs(registers_needed(machine, cfg) - rec["vgpr"] - (rec["agpr"] or 0)))
         assert len(errors) >= 18 and sum(errors) / len(errors) <= floor, (arch, errors)
 
@@ -94,11 +94,42 @@ def _top4(ranks: list[int]) -> float:
     return sum(r <= 4 for r in ranks) / len(ranks)
 
 
-def test_amd_model_ranks_amds_tuned_class_on_blind_tables(anchor):
-    # measured (bench/tune/amd_anchor.py): blind gfx950, top-4 55.9% (porter's AMD model), 50.0%
-    # (frequency baseline), 44.1% (porter's H200 model); all blind entries 62.5 / 57.5 / 52.5%
-    for group in ("blind", "blind/gfx950"):
+def test_amd_model_ranks_amds_tuned_class_at_least_as_well_as_the_baselines(anchor):
+    # measured (bench/tune/amd_anchor.py), top-4: calibration gfx950 51.4% (porter's AMD model),
+    # 45.7% (frequency baseline), 44.3% (porter's H200 model); the tables kept blind (scored once
+    # before split-K and reduce_launch_us, which was fit on the calibration tables only) gfx950
+    # 64.7 / 50.0 / 41.2%, all blind entries 70.0 / 57.5 / 50.0%
+    for group in ("cal/gfx950", "blind", "blind/gfx950"):
         table = anchor[group]
         assert _top4(table["amd_model"]) >= _top4(table["frequency_baseline"]), group
         assert _top4(table["amd_model"]) > _top4(table["h200_model"]), group
-    assert _top4(anchor["blind/gfx950"]["amd_model"]) >= 0.55
+    assert _top4(anchor["cal/gfx950"]["amd_model"]) >= 0.51
+    assert _top4(anchor["blind/gfx950"]["amd_model"]) >= 0.64
+
+
+def test_kpack_saves_registers_on_gfx942_only():
+    # 128x256x64 on 4 waves: 392 VGPRs with kpack 1, 376 with kpack 2 (gfx942 compile records);
+    # under waves_per_eu 2 (256 per lane) both spill, kpack 2 less; gfx950 ignores the option
+    cfg = {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 4, "num_stages": 2, "waves_per_eu": 2}
+    one = predict_gemm_ms("mi300x", "bf16", 4096, 4096, 4096, {**cfg, "kpack": 1})
+    two = predict_gemm_ms("mi300x", "bf16", 4096, 4096, 4096, {**cfg, "kpack": 2})
+    assert two < one
+    k16 = {**cfg, "BLOCK_K": 16}  # kpack 2 needs BLOCK_K >= 2 x the MFMA's K (16): no effect here
+    assert predict_gemm_ms("mi300x", "bf16", 4096, 4096, 4096, {**k16, "kpack": 2}) == predict_gemm_ms(
+        "mi300x", "bf16", 4096, 4096, 4096, {**k16, "kpack": 1}
+    )
+    gfx950 = [predict_gemm_ms("mi350x", "bf16", 4096, 4096, 4096, {**cfg, "kpack": kp}) for kp in (1, 2)]
+    assert gfx950[0] == gfx950[1]
+
+
+def test_split_k_spreads_small_output_over_units():
+    # AMD's tuned tables split K for small M x N with long K (aiter gemm_a16w16, N = 128, K = 4096):
+    # more programs in flight, fp32 partials and a reduce kernel; a large output gains nothing
+    small = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 128, "num_warps": 8, "num_stages": 2}
+    one = predict_gemm_ms("mi350x", "bf16", 256, 128, 4096, small)
+    eight = predict_gemm_ms("mi350x", "bf16", 256, 128, 4096, {**small, "NUM_KSPLIT": 8})
+    assert eight < 0.8 * one
+    big = {"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 2}
+    assert predict_gemm_ms("mi350x", "bf16", 8192, 8192, 8192, {**big, "NUM_KSPLIT": 4}) > predict_gemm_ms(
+        "mi350x", "bf16", 8192, 8192, 8192, big
+    )

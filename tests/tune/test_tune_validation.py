@@ -1,13 +1,13 @@
 """Re-score the model against the stored H200 sweeps (bench/tune/data/): a change that makes the
 model pick worse configs on the measured shapes fails here.
 
-Nine sweeps (h200_sweep, cal2, cal3, fresh, blind, blind2, cal4, blind3, blind4) are calibration
-data: their blind splits were each scored once by an earlier model, and the current constants are
-fit on all of their rows (bench/tune/fit.py). h200_blind5.json (42 shapes across bf16, fp16, fp8
-and fp32) was timed after this model and its constants were committed (fdb28db), committed before
-it was scored (0971321) and scored once: the honest figures, and below the issue's goal of 0.97 /
-0.85 for every dtype (see MEASURED). The floors are the values measured (bench/tune/validate.py
-prints the full table), less a small tolerance for float noise: what the model achieves.
+The sweeps up to blind5 are calibration data: their blind splits were each scored once by an
+earlier model, and the H200 constants are fit on their rows (bench/tune/fit.py). h200_blind6.json
+(44 shapes, 11 each of bf16, fp16, fp8 and fp32) was timed and committed before this round's
+model changes (bfc97ad) and scored once after them (f01a213): the honest figures, which meet the
+issue's goal of 0.97 / 0.85 for fp16 and fp32 but not for bf16 and fp8 (see MEASURED). The floors
+are the values measured (bench/tune/validate.py prints the full table), less a small tolerance
+for float noise: what the model achieves.
 """
 
 from __future__ import annotations
@@ -30,44 +30,54 @@ SWEEPS = {
     "h200_blind3.json": ({"blind3"}, 40),
     "h200_blind4.json": ({"blind4"}, 14),
     "h200_blind5.json": ({"blind5"}, 42),
+    "h200_blind6.json": ({"blind6"}, 44),
 }
 TOL = 0.005
 # selector -> (geomean, min) per split and dtype group, as measured
 MEASURED = {
     "val": {
-        "all": {"model": (0.967, 0.886), "model_top4": (0.983, 0.906), "model_top8": (0.995, 0.962)},
+        "all": {"model": (0.964, 0.862), "model_top4": (0.986, 0.906), "model_top8": (0.998, 0.972)},
         "bf16": {"model": (0.967, 0.906)},
-        "fp8": {"model": (0.967, 0.886)},
+        "fp8": {"model": (0.961, 0.862)},
     },
     "fresh": {
-        "all": {"model": (0.968, 0.851), "model_top4": (0.989, 0.913), "model_top8": (0.993, 0.923)},
+        "all": {"model": (0.974, 0.877), "model_top4": (0.985, 0.877), "model_top8": (0.990, 0.877)},
         "bf16": {"model": (0.974, 0.912)},
-        "fp8": {"model": (0.963, 0.851)},
+        "fp8": {"model": (0.974, 0.877)},
     },
     "blind": {
-        "all": {"model": (0.951, 0.725), "model_top4": (0.978, 0.727), "model_top8": (0.991, 0.910)},
-        "bf16": {"model": (0.959, 0.876)},
-        "fp8": {"model": (0.944, 0.725)},
+        "all": {"model": (0.962, 0.725), "model_top4": (0.976, 0.727), "model_top8": (0.988, 0.885)},
+        "bf16": {"model": (0.962, 0.893)},
+        "fp8": {"model": (0.961, 0.725)},
     },
     "blind2": {
-        "all": {"model": (0.964, 0.844), "model_top4": (0.982, 0.844), "model_top8": (0.987, 0.844)},
-        "bf16": {"model": (0.971, 0.872)},
-        "fp8": {"model": (0.957, 0.844)},
+        "all": {"model": (0.964, 0.844), "model_top4": (0.979, 0.844), "model_top8": (0.986, 0.844)},
+        "bf16": {"model": (0.974, 0.891)},
+        "fp8": {"model": (0.954, 0.844)},
     },
     "blind3": {
         "fp16": {"model": (0.968, 0.839), "model_top4": (0.983, 0.839)},
-        "fp32": {"model": (0.984, 0.881), "model_top4": (0.991, 0.891)},
+        "fp32": {"model": (0.984, 0.881), "model_top4": (0.993, 0.891)},
     },
     "blind4": {
-        "fp32": {"model": (0.986, 0.957), "model_top4": (0.999, 0.987), "model_top8": (0.999, 0.987)},
+        "fp32": {"model": (0.986, 0.957), "model_top4": (1.000, 1.000), "model_top8": (1.000, 1.000)},
     },
-    # scored once, after the model was final: the goal (0.97 / 0.85) is not met by the pick
+    # scored once by the previous model (0.956 / 0.786), calibration data since
     "blind5": {
-        "all": {"model": (0.956, 0.786), "model_top4": (0.978, 0.842), "model_top8": (0.983, 0.842)},
-        "bf16": {"model": (0.960, 0.806), "model_top4": (0.980, 0.899)},
+        "all": {"model": (0.963, 0.786), "model_top4": (0.979, 0.842), "model_top8": (0.983, 0.842)},
+        "bf16": {"model": (0.970, 0.899), "model_top4": (0.979, 0.899)},
         "fp16": {"model": (0.961, 0.786), "model_top4": (0.979, 0.922)},
-        "fp8": {"model": (0.941, 0.839), "model_top4": (0.971, 0.842)},
-        "fp32": {"model": (0.964, 0.870), "model_top4": (0.984, 0.912)},
+        "fp8": {"model": (0.947, 0.839), "model_top4": (0.970, 0.842)},
+        "fp32": {"model": (0.976, 0.889), "model_top4": (0.989, 0.912)},
+    },
+    # timed before this round's model changes (bfc97ad), scored once after them (the goal, 0.97 /
+    # 0.85 per dtype, is met by fp16 and fp32, not by bf16 and fp8)
+    "blind6": {
+        "all": {"model": (0.967, 0.834), "model_top4": (0.983, 0.841), "model_top8": (0.991, 0.880)},
+        "bf16": {"model": (0.953, 0.879), "model_top4": (0.972, 0.879)},
+        "fp16": {"model": (0.981, 0.945), "model_top4": (0.997, 0.986)},
+        "fp8": {"model": (0.945, 0.834), "model_top4": (0.966, 0.841)},
+        "fp32": {"model": (0.987, 0.960), "model_top4": (0.997, 0.977)},
     },
 }
 
