@@ -19,7 +19,7 @@ memory over the limit, or a small-tile config on a large-M shape).
 dtypes: bf16, fp16, fp8 (e4m3, B column-major, C bf16) and fp32 (fp32 operands and C, tl.dot's default
 input_precision "tf32"; cuBLAS timed with TF32 allowed).
 
-Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6]
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7]
        [--dtypes bf16,fp8] [--budget-s 480] [--workers 16]
 """
 
@@ -438,6 +438,38 @@ BLIND6 = [  # taken after the model of dev2-tune's round was begun, before any o
     ("b6_f32_odd_k", 8192, 1024, 777, "blind6", "fp32"),
     ("b6_f32_odd_n", 1024, 10000, 2048, "blind6", "fp32"),
 ]
+BLIND7 = [  # taken at the start of dev2-tune2's round, before any of its model changes (split "blind7"),
+    # scored once after the model is final: each shape in one dtype, none timed before; weighted to the
+    # weak classes of blind6 (sizes off the 16-element grid, small M, tall-skinny)
+    ("b7_bf_decode_oddk", 1, 8192, 3000, "blind7", "bf16"),
+    ("b7_bf_m2_down", 2, 5120, 13824, "blind7", "bf16"),
+    ("b7_bf_m48_up", 48, 13824, 5120, "blind7", "bf16"),
+    ("b7_bf_odd_m", 3333, 4096, 4096, "blind7", "bf16"),
+    ("b7_bf_odd_all", 1500, 2500, 3500, "blind7", "bf16"),
+    ("b7_bf_odd_nk", 6000, 1000, 7000, "blind7", "bf16"),
+    ("b7_bf_odd_n", 4096, 7777, 1024, "blind7", "bf16"),
+    ("b7_bf_rec_n48", 98304, 48, 384, "blind7", "bf16"),
+    ("b7_bf_rec_odd", 131072, 200, 1000, "blind7", "bf16"),
+    ("b7_bf_odd_k", 12288, 12288, 1111, "blind7", "bf16"),
+    ("b7_f8_decode_o", 1, 7168, 4096, "blind7", "fp8"),
+    ("b7_f8_decode_up", 1, 24576, 6144, "blind7", "fp8"),
+    ("b7_f8_m4_up", 4, 16384, 4096, "blind7", "fp8"),
+    ("b7_f8_m16_down", 16, 4096, 14336, "blind7", "fp8"),
+    ("b7_f8_m64_qkv", 64, 12288, 3072, "blind7", "fp8"),
+    ("b7_f8_odd_all", 3000, 7000, 5000, "blind7", "fp8"),
+    ("b7_f8_odd_n", 8000, 2222, 1024, "blind7", "fp8"),
+    ("b7_f8_rec_n64", 196608, 64, 512, "blind7", "fp8"),
+    ("b7_f8_odd_all2", 1234, 5678, 2468, "blind7", "fp8"),
+    ("b7_f8_odd_k", 6144, 6144, 999, "blind7", "fp8"),
+    ("b7_h_decode_oddk", 1, 6144, 5000, "blind7", "fp16"),
+    ("b7_h_m40_oddn", 40, 9999, 4096, "blind7", "fp16"),
+    ("b7_h_rec_n96", 100000, 96, 512, "blind7", "fp16"),
+    ("b7_h_odd_mk", 5555, 2000, 3333, "blind7", "fp16"),
+    ("b7_f32_m4_up", 4, 8192, 2048, "blind7", "fp32"),
+    ("b7_f32_odd_nk", 2000, 3000, 1500, "blind7", "fp32"),
+    ("b7_f32_rec_n128", 98304, 128, 384, "blind7", "fp32"),
+    ("b7_f32_odd_mk", 7000, 512, 2222, "blind7", "fp32"),
+]
 SUITES = {
     "full": SHAPES,
     "fresh": FRESH,
@@ -450,6 +482,7 @@ SUITES = {
     "blind4": BLIND4,
     "blind5": BLIND5,
     "blind6": BLIND6,
+    "blind7": BLIND7,
 }
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")  # the default; cal4 and blind3 were run with --dtypes fp16,fp32
