@@ -66,6 +66,9 @@ class ModelConstants:
     reg_overhead: int = 40  # registers per lane beside the accumulators (addresses, fragments)
     reg_per_tile_dword: float = 0.0  # AMD: more per 4-byte word of the A+B tiles per lane (compile records)
     kpack_reg_saving: float = 0.0  # AMD gfx942: registers per tile dword that kpack=2's b128 LDS reads save
+    # AMD: rate of 32x32 MFMAs relative to 16x16 in a K loop that also reads LDS. Same peak and LDS bytes,
+    # but half the instructions per loop body to interleave the LDS reads with (1.0: no difference)
+    mfma32_interleave_eff: float = 1.0
     max_threads_per_unit: int | None = None  # resident threads per SM / CU (AMD: derived from waves)
     calibrated_on: str = "derived from the spec (not fit on measurements)"
 

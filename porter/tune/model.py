@@ -219,6 +219,8 @@ def unit_flops_clk(machine: Machine, cfg: GemmConfig) -> tuple[float, int, int]:
         per_simd = 2.0 * m_i * n_i * k_i / cycles
         if machine.dtype.rate_key == "bf16x3":
             per_simd /= 3.0
+        if m_i >= 32:  # coarser instructions: fewer slots to hide the LDS reads behind (see specs.yaml)
+            per_simd *= const.mfma32_interleave_eff
         pad_m, pad_n = -(-bm // m_i) * m_i, -(-bn // n_i) * n_i
         # each SIMD runs the MFMAs of its own warps; a tile with fewer MFMA blocks than warps leaves
         # the extra warps duplicating work (the compiler replicates the layout), not adding rate

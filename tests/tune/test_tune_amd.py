@@ -75,6 +75,17 @@ def test_matrix_instr_nonkdim_pads_narrow_tiles():
     assert acc_regs(machine, narrow32) == 2 * acc_regs(machine, narrow16)
 
 
+def test_matrix_instr_nonkdim_16_interleaves_lds_reads_better():
+    # compute-bound tile wide enough for both MFMAs: same peak, but 32x32 leaves half the
+    # instructions to hide the LDS reads behind (specs.yaml mfma32_interleave_eff, from
+    # facebookexperimental/triton#1548 and #2742), so 16 ranks ahead on both gfx942 and gfx950
+    tile = {"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 2}
+    for target in ("mi300x", "mi350x"):
+        t16 = predict_gemm_ms(target, "bf16", 8192, 8192, 8192, {**tile, "matrix_instr_nonkdim": 16})
+        t32 = predict_gemm_ms(target, "bf16", 8192, 8192, 8192, {**tile, "matrix_instr_nonkdim": 32})
+        assert 1.005 * t16 < t32 < 1.05 * t16, (target, t16, t32)
+
+
 def test_waves_per_eu_over_the_register_budget_costs_spills():
     big = {"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 32, "num_warps": 8, "num_stages": 2}
     two = predict_gemm_ms("mi350x", "bf16", 8192, 8192, 8192, {**big, "waves_per_eu": 2})
