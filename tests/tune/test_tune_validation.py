@@ -3,9 +3,10 @@ model pick worse configs on the measured shapes fails here.
 
 The sweeps up to blind5 are calibration data: their blind splits were each scored once by an
 earlier model, and the H200 constants are fit on their rows (bench/tune/fit.py). h200_blind6.json
-(44 shapes, 11 each of bf16, fp16, fp8 and fp32) was timed and committed before this round's
-model changes (bfc97ad) and scored once after them (f01a213): the honest figures, which meet the
-issue's goal of 0.97 / 0.85 for fp16 and fp32 but not for bf16 and fp8 (see MEASURED). The floors
+(44 shapes, 11 each of bf16, fp16, fp8 and fp32) was timed and committed before that round's
+model changes (bfc97ad) and scored once after them (f01a213). h200_blind7.json (28 shapes, weighted to
+the weak classes) was timed before the next round's changes (835e38b) and scored once after them:
+the honest figures, which meet the issue's goal of 0.97 / 0.85 for fp16 alone (see MEASURED). The floors
 are the values measured (bench/tune/validate.py prints the full table), less a small tolerance
 for float noise: what the model achieves.
 """
@@ -31,6 +32,7 @@ SWEEPS = {
     "h200_blind4.json": ({"blind4"}, 14),
     "h200_blind5.json": ({"blind5"}, 42),
     "h200_blind6.json": ({"blind6"}, 44),
+    "h200_blind7.json": ({"blind7"}, 28),
 }
 TOL = 0.005
 # selector -> (geomean, min) per split and dtype group, as measured
@@ -79,6 +81,16 @@ MEASURED = {
         "fp8": {"model": (0.945, 0.834), "model_top4": (0.966, 0.841)},
         "fp32": {"model": (0.987, 0.960), "model_top4": (0.997, 0.977)},
     },
+    # 28 shapes weighted to the weak classes (sizes off the 16-grid, small M, tall-skinny), timed at
+    # the start of dev2-tune2's round (835e38b) and scored once with its final model (the goal is
+    # met by fp16 alone; blind6 is calibration data since)
+    "blind7": {
+        "all": {"model": (0.927, 0.744), "model_top4": (0.950, 0.791), "model_top8": (0.963, 0.791)},
+        "bf16": {"model": (0.911, 0.744), "model_top4": (0.955, 0.881)},
+        "fp16": {"model": (0.980, 0.929), "model_top4": (0.981, 0.929)},
+        "fp8": {"model": (0.910, 0.790), "model_top4": (0.926, 0.791)},
+        "fp32": {"model": (0.956, 0.915), "model_top4": (0.969, 0.919)},
+    },
 }
 
 
@@ -100,7 +112,7 @@ def test_model_keeps_its_measured_scores(result, split, group):
         assert table[selector]["min"] >= minimum - TOL, (split, group, selector, table[selector])
 
 
-@pytest.mark.parametrize("split", ["val", "fresh", "blind", "blind2", "blind3", "blind4", "blind5"])
+@pytest.mark.parametrize("split", ["val", "fresh", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7"])
 def test_model_beats_the_fixed_baselines_on_held_out_shapes(result, split):
     table = result[f"{split}/all"]
     for baseline in ("default", "best_fixed", "tutorial8"):
