@@ -19,7 +19,7 @@ memory over the limit, or a small-tile config on a large-M shape).
 dtypes: bf16, fp16, fp8 (e4m3, B column-major, C bf16) and fp32 (fp32 operands and C, tl.dot's default
 input_precision "tf32"; cuBLAS timed with TF32 allowed).
 
-Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7]
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8]
        [--dtypes bf16,fp8] [--budget-s 480] [--workers 16]
 """
 
@@ -470,6 +470,50 @@ BLIND7 = [  # taken at the start of dev2-tune2's round, before any of its model 
     ("b7_f32_rec_n128", 98304, 128, 384, "blind7", "fp32"),
     ("b7_f32_odd_mk", 7000, 512, 2222, "blind7", "fp32"),
 ]
+BLIND8 = [  # taken by the lead after dev2-tune2's final model (829f285), before any later model change (split
+    # "blind8"), scored once: the final model's only held-out figure. Realistic mix as blind5/6 (LLM projections
+    # of models not swept before at M = 1..32768, recommendation MLPs, a quarter off the 16-element grid)
+    ("b8_bf_decode_qkv", 1, 7168, 3584, "blind8", "bf16"),
+    ("b8_bf_m8_up", 8, 27648, 5120, "blind8", "bf16"),
+    ("b8_bf_m96_down", 96, 5120, 27648, "blind8", "bf16"),
+    ("b8_bf_m384_o", 384, 6144, 6144, "blind8", "bf16"),
+    ("b8_bf_m3072_up", 3072, 17408, 5120, "blind8", "bf16"),
+    ("b8_bf_m32768_o", 32768, 2304, 2304, "blind8", "bf16"),
+    ("b8_bf_rec_mid", 24576, 1280, 768, "blind8", "bf16"),
+    ("b8_bf_rec_n160", 65536, 160, 1152, "blind8", "bf16"),
+    ("b8_bf_odd_n", 2048, 3500, 3072, "blind8", "bf16"),
+    ("b8_bf_odd_k", 4096, 2048, 1800, "blind8", "bf16"),
+    ("b8_h_decode_o", 1, 3072, 3072, "blind8", "fp16"),
+    ("b8_h_m16_up", 16, 11008, 2560, "blind8", "fp16"),
+    ("b8_h_m256_qkv", 256, 7680, 2560, "blind8", "fp16"),
+    ("b8_h_m1536_down", 1536, 3584, 18944, "blind8", "fp16"),
+    ("b8_h_m6144_o", 6144, 5120, 5120, "blind8", "fp16"),
+    ("b8_h_m20000_up", 20000, 8192, 1024, "blind8", "fp16"),
+    ("b8_h_rec_top", 32768, 384, 2048, "blind8", "fp16"),
+    ("b8_h_rec_n80", 131072, 80, 320, "blind8", "fp16"),
+    ("b8_h_odd_m", 1000, 4096, 2048, "blind8", "fp16"),
+    ("b8_h_odd_all", 3100, 2100, 1300, "blind8", "fp16"),
+    ("b8_f8_decode_down", 1, 5120, 17408, "blind8", "fp8"),
+    ("b8_f8_m8_qkv", 8, 9216, 7168, "blind8", "fp8"),
+    ("b8_f8_m48_o", 48, 7168, 7168, "blind8", "fp8"),
+    ("b8_f8_m256_up", 256, 18432, 7168, "blind8", "fp8"),
+    ("b8_f8_m1024_down", 1024, 7168, 9216, "blind8", "fp8"),
+    ("b8_f8_m4096_qkv", 4096, 3072, 5120, "blind8", "fp8"),
+    ("b8_f8_m16384_up", 16384, 12288, 4096, "blind8", "fp8"),
+    ("b8_f8_rec_mid", 65536, 768, 1024, "blind8", "fp8"),
+    ("b8_f8_odd_n", 2048, 6000, 4096, "blind8", "fp8"),
+    ("b8_f8_odd_k", 8192, 4096, 2500, "blind8", "fp8"),
+    ("b8_f32_decode_up", 1, 13824, 3072, "blind8", "fp32"),
+    ("b8_f32_m16_o", 16, 3584, 3584, "blind8", "fp32"),
+    ("b8_f32_m128_qkv", 128, 6144, 4096, "blind8", "fp32"),
+    ("b8_f32_m1024_up", 1024, 11008, 4096, "blind8", "fp32"),
+    ("b8_f32_m4096_down", 4096, 4096, 11008, "blind8", "fp32"),
+    ("b8_f32_m16384_o", 16384, 4096, 4096, "blind8", "fp32"),
+    ("b8_f32_rec_bot", 131072, 256, 512, "blind8", "fp32"),
+    ("b8_f32_rec_n64", 65536, 64, 1024, "blind8", "fp32"),
+    ("b8_f32_odd_n", 4096, 1500, 4096, "blind8", "fp32"),
+    ("b8_f32_odd_mk", 3000, 2048, 1700, "blind8", "fp32"),
+]
 SUITES = {
     "full": SHAPES,
     "fresh": FRESH,
@@ -483,6 +527,7 @@ SUITES = {
     "blind5": BLIND5,
     "blind6": BLIND6,
     "blind7": BLIND7,
+    "blind8": BLIND8,
 }
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")  # the default; cal4 and blind3 were run with --dtypes fp16,fp32
