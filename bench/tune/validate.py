@@ -37,6 +37,7 @@ DATA = [
         "h200_blind5.json",
         "h200_blind6.json",
         "h200_blind7.json",
+        "h200_blind8.json",
     )
 ]
 
@@ -60,8 +61,8 @@ def main() -> int:
     parser.add_argument(
         "--split",
         nargs="+",
-        default=["val", "fresh", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7"],
-        help="cal, val, fresh, blind, blind2, blind3, blind4, blind5, blind6, blind7",
+        default=["val", "fresh", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8"],
+        help="cal, val, fresh, blind, blind2, blind3, blind4, blind5, blind6, blind7, blind8",
     )
     parser.add_argument("--rows", action="store_true", help="print the per-shape scores too")
     args = parser.parse_args()
