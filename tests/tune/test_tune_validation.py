@@ -125,7 +125,9 @@ def test_model_keeps_its_measured_scores(result, split, group):
         assert table[selector]["min"] >= minimum - TOL, (split, group, selector, table[selector])
 
 
-@pytest.mark.parametrize("split", ["val", "fresh", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8"])
+@pytest.mark.parametrize(
+    "split", ["val", "fresh", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8"]
+)
 def test_model_beats_the_fixed_baselines_on_held_out_shapes(result, split):
     table = result[f"{split}/all"]
     for baseline in ("default", "best_fixed", "tutorial8"):
