@@ -28,7 +28,8 @@ from typing import Any
 
 from porter import __version__
 from porter.analyze.project import Project, reach_statements
-from porter.analyze.project_facts import FACTS_FORMAT, empty_facts, module_facts
+from porter.analyze.project_facts import FACTS_FORMAT, empty_facts, module_facts, parse_or_none
+from porter.analyze.triton import flow
 from porter.config import PorterConfig, load_config
 from porter.discover import DiscoverOptions, decode, discover, discover_paths, kinds_for, read_bytes
 from porter.discover.kinds import kind_of
@@ -343,21 +344,31 @@ def project_facts(
         text = item.decoded()
         if isinstance(text, str):
             missing.append(Pending(item.source.path, text, key, words=words))
-    for done, (path, found, digest) in enumerate(_map_files(_facts_chunk, missing, jobs, init_args, _facts_crash), 1):
+    launch_keys: dict[str, dict[str, bool]] = {}
+    results = _map_files(_facts_chunk, missing, jobs, init_args, _facts_crash)
+    for done, (path, found, digest, keys) in enumerate(results, 1):
         if progress is not None:
             progress("indexing", done, len(missing), path)
         facts[path] = found
+        launch_keys[path] = keys
         if cache is not None:
             cache.store_facts(path, digest, found)
+    flow.preset_may_set(launch_keys)  # before the analysis workers fork: value flow's caller filter, known
     return facts
 
 
 def _facts_chunk(chunk: list[Pending]) -> list:
-    return [(item.path, module_facts(item.text, item.path, item.words), item.digest) for item in chunk]
+    """Each module's facts and, from the same `ast` tree, which launch keys its launches may set (flow)."""
+    out = []
+    for item in chunk:
+        tree = parse_or_none(item.text)
+        keys = flow.launch_keys_known(item.text, tree)
+        out.append((item.path, module_facts(item.text, item.path, item.words, tree), item.digest, keys))
+    return out
 
 
 def _facts_crash(item: Pending):
-    return item.path, empty_facts(item.path), item.digest
+    return item.path, empty_facts(item.path), item.digest, {}
 
 
 def _map_files(fn: Callable, items: list[Pending], jobs: int, init_args: tuple, crashed: Callable) -> Iterable:

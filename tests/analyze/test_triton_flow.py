@@ -3,6 +3,7 @@ comprehensions, module constants, across modules of the scanned tree; findings a
 
 from __future__ import annotations
 
+import ast
 import textwrap
 from pathlib import Path
 
@@ -377,6 +378,8 @@ def test_callers_that_cannot_carry_the_key_are_not_parsed(tmp_path, name, expect
     flow.set_project(root)
     try:
         assert flow._may_set(f"pkg/{name}", "num_warps") is expected
+        text = (root / "pkg" / name).read_text()
+        assert flow.launch_keys_known(text, ast.parse(text))["num_warps"] is expected  # the scan's facts pass
         assert bool(list(flow._sites_of(flow.load(root / "pkg" / name), "num_warps"))) is expected
     finally:
         flow.set_project(None)

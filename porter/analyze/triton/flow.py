@@ -26,7 +26,7 @@ import re
 import warnings
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -374,6 +374,7 @@ def caller_sites(inv, key: str) -> list[CallerSite]:
 
 
 _LAUNCH_ATTRIBUTES = ("run", "warmup")
+CALLER_KEYS = ("num_warps", "num_stages")  # the keys the Triton rules follow to callers (option_sites)
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
 _DECORATOR_LINE = re.compile(r"^[ \t]*@.*$", re.MULTILINE)
 _TUNER_ALIAS = re.compile(r"\bautotune\s+as\b")
@@ -396,16 +397,28 @@ def _may_set_in(path: Path, key: str) -> bool:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return True
+    return may_set_in_text(text, key, lambda: _parse_ast(text))
+
+
+def _parse_ast(text: str) -> ast.Module | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def may_set_in_text(text: str, key: str, tree_of: Callable[[], ast.Module | None]) -> bool:
+    """_may_set over a module's text; `tree_of()` gives its `ast` (None: unparsable), asked only when the
+    text has a `key=` or an autotune decorator line (the project-facts pass hands over its own tree)."""
     line_at = _LineAt(text)
     keyword_lines = {line_at(m.start()) for m in re.finditer(rf"\b{re.escape(key)}\s*=(?!=)", text)}
     decorator_lines = {line_at(m.start()) for m in _DECORATOR_LINE.finditer(text) if "autotune" in m.group()}
     if not keyword_lines and not decorator_lines and not _TUNER_ALIAS.search(text):
         return False  # the common case: no ast parse
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = tree_of()
+    if tree is None:
         return True
     shape = _LaunchShape(tree)
     if shape.aliased_tuner:
@@ -422,6 +435,20 @@ def _may_set_in(path: Path, key: str) -> bool:
                 ):
                     return True
     return False
+
+
+def launch_keys_known(text: str, tree: ast.Module | None) -> dict[str, bool]:
+    """_may_set for the keys caller_sites asks (num_warps, num_stages), from the project-facts pass's tree:
+    computed once per module for the whole scan instead of once per worker process."""
+    return {key: may_set_in_text(text, key, lambda: tree) for key in CALLER_KEYS}
+
+
+def preset_may_set(known: dict[str, dict[str, bool]]) -> None:
+    """Answers of launch_keys_known per scanned file (POSIX path relative to the project root)."""
+    if _PROJECT is not None:
+        for rel, keys in known.items():
+            for key, value in keys.items():
+                _PROJECT._may_set[(rel, key)] = value
 
 
 class _LineAt:
