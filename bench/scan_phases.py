@@ -5,7 +5,8 @@ temporary file after every module), then prints the parent's and each worker's t
 
     /work/venv/bin/python bench/scan_phases.py [--installed torch/_inductor triton] [--jobs 2]
 
-facts = project facts (one `ast` parse + walk per module); parse primary = libcst parse of the files the
+facts = the project-facts walk of each module's `ast` (its parse, and value flow's launch keys from the same
+tree, are the rest of those workers' process CPU); parse primary = libcst parse of the files the
 rules analyse; parse foreign = value flow's libcst loads of other modules (helpers, callers);
 matcher.run = every rule's entries and visitors (caller_sites included); may_set_in = value flow's
 caller filter when the facts pass did not answer it.
