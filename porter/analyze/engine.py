@@ -806,7 +806,7 @@ def _analyze(
         if keep_unreachable or not raw.unreachable:
             kept.append(raw)
     matcher.hits = kept
-    suppressions = Suppressions.parse(text)
+    suppressions = Suppressions.parse(text) if kept else Suppressions()  # tokenizing costs; most files have no hit
     findings = []
     seen: set[tuple[str, int, int]] = set()
     for raw in matcher.hits:

@@ -58,18 +58,23 @@ def module_name(path: str) -> str:
     return ".".join(p for p in parts if p)
 
 
-def module_facts(text: str, path: str, words: tuple[str, ...] = ()) -> dict[str, Any]:
+def module_facts(text: str, path: str, words: tuple[str, ...] = (), tree: ast.Module | None = None) -> dict[str, Any]:
     """The facts of one module; an unparsable module has empty facts (its findings say why).
 
     `words`: names the user states are platform predicates (`[tool.porter] nvidia_only`): tests naming
-    them are kept too."""
+    them are kept too. `tree`: the module's `ast` when the caller parsed it already (the scan shares it)."""
+    if tree is None:
+        tree = parse_or_none(text)
+    return empty_facts(path) if tree is None else _Collector(text, path, words).collect(tree)
+
+
+def parse_or_none(text: str) -> ast.Module | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = ast.parse(text)
+            return ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return empty_facts(path)
-    return _Collector(text, path, words).collect(tree)
+        return None
 
 
 def empty_facts(path: str) -> dict[str, Any]:

@@ -8,7 +8,9 @@ starts a process pool: it reads, hashes and looks up.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import hashlib
 import hmac
 import json
@@ -17,7 +19,7 @@ import os
 import secrets
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
@@ -26,7 +28,8 @@ from typing import Any
 
 from porter import __version__
 from porter.analyze.project import Project, reach_statements
-from porter.analyze.project_facts import FACTS_FORMAT, empty_facts, module_facts
+from porter.analyze.project_facts import FACTS_FORMAT, empty_facts, module_facts, parse_or_none
+from porter.analyze.triton import flow
 from porter.config import PorterConfig, load_config
 from porter.discover import DiscoverOptions, decode, discover, discover_paths, kinds_for, read_bytes
 from porter.discover.kinds import kind_of
@@ -341,28 +344,40 @@ def project_facts(
         text = item.decoded()
         if isinstance(text, str):
             missing.append(Pending(item.source.path, text, key, words=words))
-    for done, (path, found, digest) in enumerate(_map_files(_facts_chunk, missing, jobs, init_args, _facts_crash), 1):
+    launch_keys: dict[str, dict[str, bool]] = {}
+    results = _map_files(_facts_chunk, missing, jobs, init_args, _facts_crash)
+    for done, (path, found, digest, keys) in enumerate(results, 1):
         if progress is not None:
             progress("indexing", done, len(missing), path)
         facts[path] = found
+        launch_keys[path] = keys
         if cache is not None:
             cache.store_facts(path, digest, found)
+    flow.preset_may_set(launch_keys)  # before the analysis workers fork: value flow's caller filter, known
     return facts
 
 
 def _facts_chunk(chunk: list[Pending]) -> list:
-    return [(item.path, module_facts(item.text, item.path, item.words), item.digest) for item in chunk]
+    """Each module's facts and, from the same `ast` tree, which launch keys its launches may set (flow)."""
+    out = []
+    for item in chunk:
+        tree = parse_or_none(item.text)
+        keys = flow.launch_keys_known(item.text, tree)
+        out.append((item.path, module_facts(item.text, item.path, item.words, tree), item.digest, keys))
+    return out
 
 
 def _facts_crash(item: Pending):
-    return item.path, empty_facts(item.path), item.digest
+    return item.path, empty_facts(item.path), item.digest, {}
 
 
 def _map_files(fn: Callable, items: list[Pending], jobs: int, init_args: tuple, crashed: Callable) -> Iterable:
     """fn over chunks of `items`, in this process when the work is small, else in `jobs` processes."""
     if jobs <= 1 or len(items) < 2 or sum(len(item.text) for item in items) < IN_PROCESS_BYTES:
         _init_worker(*init_args)
-        yield from fn(items)
+        with _parser_gc():
+            results = fn(items)
+        yield from results
         return
     chunks = chunked(items, min(jobs, len(items)), lambda item: len(item.text))
     for results in parallel_map(fn, chunks, min(jobs, len(items)), init_args, crashed=crashed):
@@ -411,10 +426,33 @@ def _findings_key(digest: str, aliases: dict[str, str], imported: dict[str, str]
 # ---- analysis: in-process or in a pool of worker processes -------------------------------------
 
 _WORKER: dict[str, Any] = {}
+# libcst builds millions of small acyclic objects per parse; with the default thresholds the cyclic
+# collector keeps re-walking every tree and index still alive (value flow keeps a few dozen), which
+# cost a third of a cold scan. Rare collections are enough: the garbage here is freed by refcounting.
+_GC_THRESHOLDS = (200_000, 50, 100)
 
 
 def _init_worker(target, ruleset) -> None:
     _WORKER["target"], _WORKER["ruleset"] = target, ruleset
+
+
+def _init_pool_worker(target, ruleset) -> None:
+    """A worker process: the rule set and modules it inherited never become garbage, and its own
+    collections are rare (see _GC_THRESHOLDS)."""
+    _init_worker(target, ruleset)
+    gc.freeze()
+    gc.set_threshold(*_GC_THRESHOLDS)
+
+
+@contextlib.contextmanager
+def _parser_gc() -> Iterator[None]:
+    """Rare cyclic collections while this process parses (restored after: the caller's process is not ours)."""
+    before = gc.get_threshold()
+    gc.set_threshold(*_GC_THRESHOLDS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
 
 
 def _analyze_one(item: Pending):
@@ -458,7 +496,7 @@ def _pool(jobs: int, init_args: tuple) -> ProcessPoolExecutor:
     """Worker processes (fork where available: the rule set is inherited, not pickled)."""
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin" else "spawn"
     context = multiprocessing.get_context(method)
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker, initargs=init_args)
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_pool_worker, initargs=init_args)
 
 
 def parallel_map(fn: Callable, chunks: list, jobs: int, init_args: tuple, crashed: Callable | None = None) -> Iterable:

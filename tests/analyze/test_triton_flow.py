@@ -3,6 +3,7 @@ comprehensions, module constants, across modules of the scanned tree; findings a
 
 from __future__ import annotations
 
+import ast
 import textwrap
 from pathlib import Path
 
@@ -335,3 +336,50 @@ def test_config_builders_are_not_launch_sites():
         "CONFIGS = [_config(64, num_warps=8)]\n"
     )
     assert inventory_for_source(source).launches == []
+
+
+CALLER_SHAPES = {
+    "launch.py": "def go(x):\n    k[(1,)](x, num_warps=8)\n",
+    "wrapped.py": (
+        "def launch(kern, *a, **kw):\n    kern[(1,)](*a, **kw)\ndef go(x):\n    launch(k, x,\n           num_warps=8)\n"
+    ),
+    "run.py": "def go(x):\n    k.run(x, grid=(1,), num_warps=8)\n",
+    "autotuned.py": (
+        "import triton\n\n@triton.autotune(configs=[triton.Config({}, 8)], key=[])\n@triton.jit\ndef k(x):\n    pass\n"
+    ),
+    "aliased.py": (
+        "import triton\nfrom triton import autotune as tune, jit\n\n"
+        "@tune(configs=[triton.Config({}, num_warps=8)], key=[])\n@jit\ndef k(x):\n    pass\n"
+    ),
+    "builder.py": (
+        "class Settings:\n    pass\ndef config(**kw):\n    return kw\n"
+        "def go(n, num_warps=4):\n    text = 'k[(1,)](num_warps=8)'\n    return Settings(num_warps=8), config(num_warps=8)\n"
+    ),
+    "other_key.py": "def go(x):\n    k[(1,)](x, num_stages=3)\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("launch.py", True),
+        ("wrapped.py", True),
+        ("run.py", True),
+        ("autotuned.py", True),
+        ("aliased.py", True),
+        ("builder.py", False),  # a local class, a non-launching helper, a default and a string: no launch
+        ("other_key.py", False),
+    ],
+)
+def test_callers_that_cannot_carry_the_key_are_not_parsed(tmp_path, name, expected):
+    """caller_sites parses (libcst) only the modules whose `ast` shows a launch or autotune config able to
+    carry the key: here exactly those where the inventory then finds a site setting it."""
+    root = write_tree(tmp_path, {"pkg/__init__.py": "", **{f"pkg/{n}": text for n, text in CALLER_SHAPES.items()}})
+    flow.set_project(root)
+    try:
+        assert flow._may_set(f"pkg/{name}", "num_warps") is expected
+        text = (root / "pkg" / name).read_text()
+        assert flow.launch_keys_known(text, ast.parse(text))["num_warps"] is expected  # the scan's facts pass
+        assert bool(list(flow._sites_of(flow.load(root / "pkg" / name), "num_warps"))) is expected
+    finally:
+        flow.set_project(None)

@@ -21,9 +21,12 @@ runtime findings that know only the launch (`data["launch"] = "path:line"`).
 
 from __future__ import annotations
 
+import ast
 import re
+import warnings
+from bisect import bisect_left, bisect_right
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -42,6 +45,7 @@ class Project:
     root: Path
     files: dict[str, Path]  # scanned files: POSIX path relative to root -> absolute path
     _imports: dict[str, list[str]] | None = field(default=None, repr=False)
+    _may_set: dict[tuple[str, str], bool] = field(default_factory=dict, repr=False)  # (file, key) -> see _may_set
 
     def relative(self, absolute: Path) -> str | None:
         try:
@@ -348,6 +352,8 @@ def caller_sites(inv, key: str) -> list[CallerSite]:
     files = sorted({f for name in functions for f in index.get(name, ()) if f != inv.path})
     sites: list[CallerSite] = []
     for rel in files:
+        if not _may_set(rel, key):
+            continue  # no launch or autotune config there can carry `key`: not worth a libcst parse
         other = load(_PROJECT.files[rel])
         if other is None or other is inv:
             continue
@@ -365,6 +371,197 @@ def caller_sites(inv, key: str) -> list[CallerSite]:
     ]
     cache[key] = [s for s in here if s.val.possibles]
     return cache[key]
+
+
+_LAUNCH_ATTRIBUTES = ("run", "warmup")
+CALLER_KEYS = ("num_warps", "num_stages")  # the keys the Triton rules follow to callers (option_sites)
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+_DECORATOR_LINE = re.compile(r"^[ \t]*@.*$", re.MULTILINE)
+_TUNER_ALIAS = re.compile(r"\bautotune\s+as\b")
+
+
+def _may_set(rel: str, key: str) -> bool:
+    """Can the module have a site `_sites_of` yields for `key`? A superset, from text and `ast` (a fraction of
+    a libcst parse), once per module, key and process: a launch or wrapped launch passes `key` as a keyword
+    (the inventory reads launch values from keywords only), and autotune configs need a called
+    `@...autotune(...)` decorator. Unreadable or unparsable text answers yes: the libcst load decides."""
+    assert _PROJECT is not None
+    known = _PROJECT._may_set.get((rel, key))
+    if known is None:
+        known = _PROJECT._may_set[(rel, key)] = _may_set_in(_PROJECT.files[rel], key)
+    return known
+
+
+def _may_set_in(path: Path, key: str) -> bool:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return True
+    return may_set_in_text(text, key, lambda: _parse_ast(text))
+
+
+def _parse_ast(text: str) -> ast.Module | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def may_set_in_text(text: str, key: str, tree_of: Callable[[], ast.Module | None]) -> bool:
+    """_may_set over a module's text; `tree_of()` gives its `ast` (None: unparsable), asked only when the
+    text has a `key=` or an autotune decorator line (the project-facts pass hands over its own tree)."""
+    line_at = _LineAt(text)
+    keyword_lines = {line_at(m.start()) for m in re.finditer(rf"\b{re.escape(key)}\s*=(?!=)", text)}
+    decorator_lines = {line_at(m.start()) for m in _DECORATOR_LINE.finditer(text) if "autotune" in m.group()}
+    if not keyword_lines and not decorator_lines and not _TUNER_ALIAS.search(text):
+        return False  # the common case: no ast parse
+    tree = tree_of()
+    if tree is None:
+        return True
+    shape = _LaunchShape(tree)
+    if shape.aliased_tuner:
+        decorator_lines |= {line_at(m.start()) for m in _DECORATOR_LINE.finditer(text)}
+    if any(shape.autotuned(node) for node in _statements_at(tree, decorator_lines)):
+        return True
+    for statement in _statements_at(tree, keyword_lines):
+        for part in _header(statement):
+            for node in ast.walk(part):
+                if (
+                    isinstance(node, ast.Call)
+                    and any(k.arg == key for k in node.keywords)
+                    and shape.may_launch(node.func)
+                ):
+                    return True
+    return False
+
+
+def launch_keys_known(text: str, tree: ast.Module | None) -> dict[str, bool]:
+    """_may_set for the keys caller_sites asks (num_warps, num_stages), from the project-facts pass's tree:
+    computed once per module for the whole scan instead of once per worker process."""
+    return {key: may_set_in_text(text, key, lambda: tree) for key in CALLER_KEYS}
+
+
+def preset_may_set(known: dict[str, dict[str, bool]]) -> None:
+    """Answers of launch_keys_known per scanned file (POSIX path relative to the project root)."""
+    if _PROJECT is not None:
+        for rel, keys in known.items():
+            for key, value in keys.items():
+                _PROJECT._may_set[(rel, key)] = value
+
+
+class _LineAt:
+    """offset -> 1-based line, by bisection over the line starts (computed on first use)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts: list[int] | None = None
+
+    def __call__(self, offset: int) -> int:
+        if self.starts is None:
+            self.starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
+        return bisect_right(self.starts, offset)
+
+
+def _first_line(statement: ast.stmt) -> int:
+    decorators = getattr(statement, "decorator_list", None) or ()
+    return min([statement.lineno, *(d.lineno for d in decorators)])
+
+
+def _statements_at(tree: ast.Module, lines: set[int]) -> Iterator[ast.stmt]:
+    """The innermost statements spanning each line, and every compound statement around them."""
+    if not lines:
+        return
+    ordered = sorted(lines)
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        for field_name in _BODIES:
+            for child in getattr(node, field_name, None) or ():
+                if not isinstance(child, ast.stmt):  # an except handler or a match case: its body holds them
+                    stack.append(child)
+                    continue
+                first = bisect_left(ordered, _first_line(child))
+                if first < len(ordered) and ordered[first] <= (child.end_lineno or child.lineno):
+                    yield child
+                    stack.append(child)
+
+
+def _header(statement: ast.stmt) -> Iterator[ast.AST]:
+    """A statement's own expressions, not those of the statements in its bodies."""
+    for field_name, value in ast.iter_fields(statement):
+        if field_name in _BODIES:
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, ast.AST):
+                yield item
+
+
+class _LaunchShape:
+    """Which callees TritonInventory may read as a launch, over-approximated from `ast`: a subscripted
+    callee, `.run` / `.warmup`, or a plain name that resolve_function may follow to a launching function
+    (one of the module's own functions whose body has such a call, or an imported name; never dict or
+    Config). A local class, parameter or variable is not followed, so calling one is no launch."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tuners = {"autotune"}
+        self.imported: set[str] = set()
+        self.star = False
+        self.local: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}  # module functions and methods
+        self._launching: dict[str, bool] = {}
+        stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+        while stack:
+            node, in_function = stack.pop()
+            for field_name in _BODIES:
+                for child in getattr(node, field_name, None) or ():
+                    if isinstance(child, (ast.Import, ast.ImportFrom)):
+                        self._imports(child)
+                    elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) and not in_function:
+                        self.local.setdefault(child.name, []).append(child)
+                    stack.append((child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))))
+        self.aliased_tuner = len(self.tuners) > 1
+
+    def _imports(self, node: ast.Import | ast.ImportFrom) -> None:
+        for alias in node.names:
+            self.star |= alias.name == "*"
+            self.imported.add(alias.asname or alias.name.split(".", 1)[0])
+            if alias.asname and alias.name.rsplit(".", 1)[-1] == "autotune":
+                self.tuners.add(alias.asname)
+
+    def autotuned(self, node: ast.stmt) -> bool:
+        return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+            _called_name(decorator) in self.tuners for decorator in node.decorator_list
+        )
+
+    def may_launch(self, func: ast.expr) -> bool:
+        if isinstance(func, ast.Subscript):
+            return True
+        if isinstance(func, ast.Attribute):
+            return func.attr in _LAUNCH_ATTRIBUTES
+        if not isinstance(func, ast.Name) or func.id in ("dict", "Config"):
+            return False
+        if func.id in self.local:
+            if func.id not in self._launching:
+                self._launching[func.id] = any(_launches(f) for f in self.local[func.id])
+            return self._launching[func.id]
+        return self.star or func.id in self.imported
+
+
+def _called_name(decorator: ast.expr) -> str | None:
+    func = decorator.func if isinstance(decorator, ast.Call) else None
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else None
+
+
+def _launches(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """inventory._launches over `ast`: a subscripted callee or `.run(...)` in the body."""
+    return any(
+        isinstance(node, ast.Call)
+        and (isinstance(node.func, ast.Subscript) or isinstance(node.func, ast.Attribute) and node.func.attr == "run")
+        for node in ast.walk(function)
+    )
 
 
 def _sites_of(other, key: str) -> Iterator[CallerSite]:
