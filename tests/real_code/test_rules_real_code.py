@@ -229,6 +229,19 @@ def test_ocp_fp8_constants_are_found_on_gfx942_only():
     assert findings(callers_dtype, "mi300x") == [("PT207", 5)]
 
 
+MX_CONSTANTS = """
+import torch
+
+F8E4M3_MAX = torch.finfo(torch.float8_e4m3fn).max
+"""
+
+
+def test_ocp_fp8_range_in_mx_or_nvfp4_modules_is_right_by_spec():
+    for path in ("torchao/prototype/mx_formats/constants.py", "vllm/quantization/online/nvfp4.py"):
+        assert analyze_source(MX_CONSTANTS, path, get_target("mi300x"), RULES) == []
+    assert [f.rule for f in analyze_source(MX_CONSTANTS, "pkg/fp8.py", get_target("mi300x"), RULES)] == ["PT206"]
+
+
 SELF_IMPORTS = """
 from xformers.ops import memory_efficient_attention
 import bitsandbytes.functional as F

@@ -25,7 +25,7 @@ _ALLOCATORS = {"empty", "empty_like", "new_empty", "zeros", "zeros_like", "new_z
 _SCALING_CALLS = {"clamp", "clamp_", "clip", "clamp_min", "clamp_max", "minimum", "maximum", "round", "div", "mul"}
 _CHECKS = (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot, cst.In, cst.NotIn)
 # MX and NVFP4 formats define their elements and scales as OCP e4m3: the OCP dtype is right there on every GPU.
-_OCP_BY_SPEC = re.compile(r"(?i)(^|_)mx|mxfp|nvfp4|(^|_)fp4|e8m0")
+_OCP_BY_SPEC = re.compile(r"(?i)(^|[_/])mx|mxfp|nvfp4|(^|[_/])fp4|e8m0")
 _QUANTIZER = re.compile(r"(?i)quant")
 _FP8_CONTEXT = re.compile(r"(?i)fp8|float8|f8|e4m3|quant|scale|amax")
 
@@ -74,7 +74,8 @@ def _is_check(ctx: ModuleContext, node: cst.CSTNode) -> bool:
 
 
 def _ocp_by_spec(ctx: ModuleContext, node: cst.CSTNode) -> bool:
-    return any(_OCP_BY_SPEC.search(name) for name in ctx.scope_names(node))
+    """In MX / NVFP4 code: a function, class or module (its path) named for those formats."""
+    return any(_OCP_BY_SPEC.search(name) for name in (*ctx.scope_names(node), ctx.path))
 
 
 # ---- PT206: OCP fp8 data produced for the GPU ------------------------------------------------------
@@ -137,7 +138,7 @@ def _producing_role(ctx: ModuleContext, node: cst.CSTNode) -> str | None:
         return None
     tail = _tail(call.func)
     if tail == "finfo":
-        return "its torch.finfo range sets the scales"
+        return None if _compared(ctx, call) else "its torch.finfo range sets the scales"
     if tail == "to" and isinstance(call.func, cst.Attribute) and _quantizes(ctx, call):
         return "a quantizing cast"
     if tail in _ALLOCATORS and parent.keyword is not None and parent.keyword.value == "dtype":
@@ -145,6 +146,14 @@ def _producing_role(ctx: ModuleContext, node: cst.CSTNode) -> str | None:
         if function is not None and _launches_kernel(function):
             return "the buffer a Triton kernel quantizes into"
     return None
+
+
+def _compared(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """`scale > torch.finfo(...).min`: the range is read to test a value, not to make one."""
+    parent = ctx.parent(node)
+    while isinstance(parent, (cst.Attribute, cst.Subscript)):
+        parent = ctx.parent(parent)
+    return isinstance(parent, (cst.Comparison, cst.ComparisonTarget))
 
 
 def _quantizes(ctx: ModuleContext, cast: cst.Call) -> bool:
