@@ -17,11 +17,10 @@ import libcst as cst
 from porter.analyze.index import literal_value
 from porter.analyze.triton.names import JIT
 from porter.analyze.visitors import Hit, ModuleContext, register
-from porter.analyze.visitors.pytorch import _ancestors, descendants
+from porter.analyze.visitors.pytorch import ALLOCATORS, _ancestors, descendants, dtype_parameter_makes_data
 
 OCP_TORCH = {"torch.float8_e4m3fn", "torch.float8_e5m2"}
 OCP_TRITON = {"triton.language.float8e4nv", "triton.language.float8e5"}
-_ALLOCATORS = {"empty", "empty_like", "new_empty", "zeros", "zeros_like", "new_zeros", "empty_strided"}
 _SCALING_CALLS = {"clamp", "clamp_", "clip", "clamp_min", "clamp_max", "minimum", "maximum", "round", "div", "mul"}
 _CHECKS = (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot, cst.In, cst.NotIn)
 # MX and NVFP4 formats define their elements and scales as OCP e4m3: the OCP dtype is right there on every GPU.
@@ -128,7 +127,7 @@ def _producing_role(ctx: ModuleContext, node: cst.CSTNode) -> str | None:
     parent = ctx.parent(node)
     if isinstance(parent, cst.Param) and parent.default is node:
         function = _function_of(ctx, parent)
-        if function is not None and _dtype_parameter_makes_data(function, parent.name.value):
+        if function is not None and dtype_parameter_makes_data(function, parent.name.value):
             return "the default output format of a quantizer"
         return None
     if not isinstance(parent, cst.Arg):
@@ -141,7 +140,7 @@ def _producing_role(ctx: ModuleContext, node: cst.CSTNode) -> str | None:
         return None if _compared(ctx, call) else "its torch.finfo range sets the scales"
     if tail == "to" and isinstance(call.func, cst.Attribute) and _quantizes(ctx, call):
         return "a quantizing cast"
-    if tail in _ALLOCATORS and parent.keyword is not None and parent.keyword.value == "dtype":
+    if tail in ALLOCATORS and parent.keyword is not None and parent.keyword.value == "dtype":
         function = _function_of(ctx, call)
         if function is not None and _launches_kernel(function):
             return "the buffer a Triton kernel quantizes into"
@@ -169,22 +168,6 @@ def _scales(expression: cst.CSTNode) -> bool:
             return True
         if isinstance(node, cst.Call) and _tail(node.func) in _SCALING_CALLS:
             return True
-    return False
-
-
-def _dtype_parameter_makes_data(function: cst.FunctionDef, name: str) -> bool:
-    """The parameter is the dtype of an allocation or the target of a cast in the function body."""
-    for node in descendants(function.body):
-        if not isinstance(node, cst.Call):
-            continue
-        tail = _tail(node.func)
-        for arg in node.args:
-            if not (isinstance(arg.value, cst.Name) and arg.value.value == name):
-                continue
-            if arg.keyword is not None and arg.keyword.value == "dtype" and tail in _ALLOCATORS | {"to"}:
-                return True
-            if arg.keyword is None and tail == "to":
-                return True
     return False
 
 
@@ -297,7 +280,7 @@ def _allocation_dtype(ctx: ModuleContext, function: cst.FunctionDef) -> str | No
     params = _parameter_names(function)
     verdict = None
     for node in descendants(function.body):
-        if not (isinstance(node, cst.Call) and _tail(node.func) in _ALLOCATORS):
+        if not (isinstance(node, cst.Call) and _tail(node.func) in ALLOCATORS):
             continue
         for arg in node.args:
             if arg.keyword is None or arg.keyword.value != "dtype":

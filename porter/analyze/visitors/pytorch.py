@@ -697,23 +697,46 @@ def fp8_guard_excludes_fnuz(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     """PT221: `assert dtype in [torch.float8_e4m3fn]`, `if dtype != torch.float8_e4m3fn: raise`: the
     check turns away float8_e4m3fnuz, the e4m3 dtype gfx942 computes in."""
     for node in ctx.nodes(cst.Assert):
-        if _admits_only_ocp(ctx, node.test, (cst.In, cst.Equal)) and _launches_kernel(ctx, node):
+        if _admits_only_ocp(ctx, node.test, (cst.In, cst.Equal)) and _guards_own_fp8(ctx, node, node.test):
             yield Hit(node, {"guard": "assert"})
     for node in ctx.nodes(cst.If):
         if (
             _raises_only(node.body)
             and _admits_only_ocp(ctx, node.test, (cst.NotIn, cst.NotEqual))
-            and _launches_kernel(ctx, node)
+            and _guards_own_fp8(ctx, node, node.test)
         ):
             yield Hit(node.test, {"guard": "raise"})
 
 
-def _launches_kernel(ctx: ModuleContext, node: cst.CSTNode) -> bool:
-    """The guarding function launches a Triton kernel (`kernel[grid](...)`): its fp8 dtype is compiled for
-    the target. A guard before a vendor library call (Marlin, cuTile) is that library's contract."""
+def _guards_own_fp8(ctx: ModuleContext, node: cst.CSTNode, test: cst.BaseExpression) -> bool:
+    """The guarding function makes the fp8 data itself: it launches a Triton kernel (`kernel[grid](...)`),
+    whose fp8 dtype is compiled for the target, or allocates / casts with the checked dtype (a torch
+    quantizer). A guard before a vendor library call (Marlin, cuTile) is that library's contract."""
     function = next((a for a in _ancestors(ctx, node) if isinstance(a, cst.FunctionDef)), None)
-    return (
-        function is not None
-        and "triton" in ctx.text
-        and any(isinstance(n, cst.Call) and isinstance(n.func, cst.Subscript) for n in descendants(function))
-    )
+    if function is None:
+        return False
+    if "triton" in ctx.text and any(
+        isinstance(n, cst.Call) and isinstance(n.func, cst.Subscript) for n in descendants(function)
+    ):
+        return True
+    checked = test.left if isinstance(test, cst.Comparison) else None
+    return isinstance(checked, cst.Name) and dtype_parameter_makes_data(function, checked.value)
+
+
+ALLOCATORS = {"empty", "empty_like", "new_empty", "zeros", "zeros_like", "new_zeros", "empty_strided"}
+
+
+def dtype_parameter_makes_data(function: cst.FunctionDef, name: str) -> bool:
+    """The parameter is the dtype of an allocation or the target of a cast in the function body."""
+    for node in descendants(function.body):
+        if not isinstance(node, cst.Call):
+            continue
+        tail = _tail(node.func)
+        for arg in node.args:
+            if not (isinstance(arg.value, cst.Name) and arg.value.value == name):
+                continue
+            if arg.keyword is not None and arg.keyword.value == "dtype" and tail in ALLOCATORS | {"to"}:
+                return True
+            if arg.keyword is None and tail == "to":
+                return True
+    return False
