@@ -207,6 +207,7 @@ def test_hopper_gates_and_cuda_version_checks_are_found(target):
 
 FP8_QUANT = """
 import torch
+import triton
 
 FP8_DTYPE = torch.float8_e4m3fn
 FP8_MAX = 448.0
@@ -215,24 +216,35 @@ FP8_MAX = 448.0
 def quantize(x):
     scale = x.abs().amax() / FP8_MAX
     return (x / scale).to(FP8_DTYPE), scale
+
+
+@triton.jit
+def fp8_gemm_kernel(a_ptr, b_ptr, c_ptr):
+    pass
 """
 
 
 def test_ocp_fp8_constants_are_found_on_gfx942_only():
     # the dtype is found where it is bound (line 4), through the quantizing cast that uses it; 448 matches that
     # dtype, so PT207 (a bound meeting the caller's dtype) stays quiet
-    assert findings(FP8_QUANT, "mi300x") == [("PT206", 4)]
+    assert findings(FP8_QUANT, "mi300x") == [("PT206", 5)]
     assert findings(FP8_QUANT, "mi350x") == []
     callers_dtype = FP8_QUANT.replace("def quantize(x):", "def quantize(x, dtype):").replace(
         ".to(FP8_DTYPE)", ".to(dtype)"
     )
-    assert findings(callers_dtype, "mi300x") == [("PT207", 5)]
+    assert findings(callers_dtype, "mi300x") == [("PT207", 6)]
 
 
 MX_CONSTANTS = """
 import torch
+import triton
 
 F8E4M3_MAX = torch.finfo(torch.float8_e4m3fn).max
+
+
+@triton.jit
+def quantize_kernel(x_ptr, y_ptr):
+    pass
 """
 
 
@@ -290,6 +302,12 @@ def test_advice_only_libraries_are_reported_once_per_file_and_shimmed_ones_per_i
 
 FNUZ_AWARE_LOADER = """
 import torch
+import triton
+
+
+@triton.jit
+def scaled_gemm_kernel(a_ptr, b_ptr, c_ptr):
+    pass
 
 
 def quantize_weight(weight, scale):

@@ -52,6 +52,12 @@ def _is_kernel(ctx: ModuleContext, function: cst.FunctionDef) -> bool:
     return False
 
 
+def _holds_triton_kernels(ctx: ModuleContext) -> bool:
+    """The module defines @triton.jit kernels: fp8 data made here is what they compute with. Elsewhere it
+    feeds vendor kernels (Marlin, CUTLASS, FBGEMM, cuTile: their contract) or a torch GEMM (PT208)."""
+    return "triton" in ctx.text and any(_is_kernel(ctx, f) for f in ctx.nodes(cst.FunctionDef))
+
+
 def _launches_kernel(function: cst.FunctionDef) -> bool:
     """`kernel[grid](...)` somewhere in the function body."""
     return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Subscript) for n in descendants(function))
@@ -84,6 +90,8 @@ def _ocp_by_spec(ctx: ModuleContext, node: cst.CSTNode) -> bool:
 def fp8_ocp_data(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     """PT206: an OCP fp8 dtype that makes data: a quantizing cast, the torch.finfo range used for scales,
     a Triton quantizer's output buffer, the default output format of a quantizer's dtype parameter."""
+    if not _holds_triton_kernels(ctx):
+        return  # the data feeds no code compiled for the target here (a torch._scaled_mm call is PT208's)
     aware = "fnuz" in ctx.text  # the module converts for gfx942 somewhere: worth a look, not an error
     for node in [*ctx.nodes(cst.Attribute), *ctx.nodes(cst.Name)]:
         if _tail(node) not in ("float8_e4m3fn", "float8_e5m2"):

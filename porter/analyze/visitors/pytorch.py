@@ -9,6 +9,7 @@ from typing import Any
 
 import libcst as cst
 
+from porter.analyze.guards import only_on_cuda
 from porter.analyze.index import literal_value
 from porter.analyze.visitors import Hit, ModuleContext, register
 
@@ -54,8 +55,19 @@ def torch_version_cuda_use(ctx: ModuleContext, rule: Any, target: Any) -> Iterab
         if tail != "cuda" or "torch.version.cuda" not in ctx.qualified_names(node):
             continue
         use = _version_use(ctx, node)
-        if use:
+        if use and not _called_only_on_cuda(ctx, node):
             yield Hit(node, {"use": use, "qualified_name": "torch.version.cuda"})
+
+
+def _called_only_on_cuda(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """The enclosing function is called in this module, and only from CUDA-only branches (deepspeed's
+    `if not self.is_rocm_pytorch(): assert_no_cuda_mismatch(...)`): the use never runs on ROCm."""
+    function = next((a for a in _ancestors(ctx, node) if isinstance(a, cst.FunctionDef)), None)
+    if function is None:
+        return False
+    name = function.name.value
+    calls = [call for call in ctx.nodes(cst.Call) if _tail(call.func) == name]
+    return bool(calls) and all(only_on_cuda(ctx, call) for call in calls)
 
 
 def _version_use(ctx: ModuleContext, node: cst.CSTNode) -> str | None:
