@@ -121,8 +121,10 @@ def _producing_use(ctx: ModuleContext, node: cst.CSTNode) -> dict | None:
     alias = parent.targets[0].target
     if not isinstance(alias, cst.Name):
         return None
-    for use in ctx.nodes(cst.Name):
-        if use.value != alias.value or use is alias:
+    scope = _function_of(ctx, parent)  # a local alias is read in its own function only
+    uses = descendants(scope.body) if scope is not None else iter(ctx.nodes(cst.Name))
+    for use in uses:
+        if not isinstance(use, cst.Name) or use.value != alias.value or use is alias:
             continue
         role = _producing_role(ctx, use)
         if role is not None:
