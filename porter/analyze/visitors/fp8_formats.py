@@ -152,9 +152,19 @@ def _producing_role(ctx: ModuleContext, node: cst.CSTNode) -> str | None:
         return "a quantizing cast"
     if tail in ALLOCATORS and parent.keyword is not None and parent.keyword.value == "dtype":
         function = _function_of(ctx, call)
-        if function is not None and _launches_kernel(function):
+        if function is not None and _launches_kernel(function) and not _declares_only(ctx, call, function):
             return "the buffer a Triton kernel quantizes into"
     return None
+
+
+def _declares_only(ctx: ModuleContext, node: cst.CSTNode, function: cst.FunctionDef) -> bool:
+    """In a lambda or a decorator of the function: a fake-tensor meta declaring the output, not the buffer."""
+    for ancestor in _ancestors(ctx, node):
+        if ancestor is function:
+            return False
+        if isinstance(ancestor, (cst.Lambda, cst.Decorator)):
+            return True
+    return False
 
 
 def _compared(ctx: ModuleContext, node: cst.CSTNode) -> bool:
