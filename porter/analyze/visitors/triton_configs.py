@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 import libcst as cst
 
+from porter.analyze.guards import only_on_cuda
 from porter.analyze.index import literal_value
 from porter.analyze.triton import names
 from porter.analyze.triton.estimates import block_sizes, estimate
@@ -76,7 +77,7 @@ def _search_space_bounds(ctx: ModuleContext, target) -> Iterable[Hit]:
         if len(bounds) != 2 or not all(type(b) is int for b in bounds):
             continue
         low, high = bounds
-        if low <= target.max_num_warps < high:
+        if low <= target.max_num_warps < high and not _amd_excluded(ctx, call):
             yield Hit(
                 call.args[1].value,
                 {
@@ -90,6 +91,34 @@ def _search_space_bounds(ctx: ModuleContext, target) -> Iterable[Hit]:
                 },
                 severity="warning",
             )
+
+
+_AMD_WORD = re.compile(r"(?i)(^|_)(amd|hip|rocm|cdna|gfx\d*)(_|$)")
+
+
+def _amd_excluded(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """In a branch that an AMD test rules out: `X if not supports_amd_cdna_tunables() else Y` (X), a CUDA-only
+    branch by the shared guards (`if not is_hip():`), or the else of `if is_rocm():`."""
+    if only_on_cuda(ctx, node):
+        return True
+    child, parent = node, ctx.parent(node)
+    while parent is not None and not isinstance(parent, cst.FunctionDef):
+        if isinstance(parent, (cst.If, cst.IfExp)) and child in (parent.body, parent.orelse):
+            test = parent.test
+            negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+            if isinstance(test, cst.UnaryOperation) and negated:
+                test = test.expression
+            if _names_amd(test) and (child is parent.body) == negated:
+                return True
+        child, parent = parent, ctx.parent(parent)
+    return False
+
+
+def _names_amd(test: cst.BaseExpression) -> bool:
+    """`supports_amd_cdna_tunables()`, `is_hip()`, `IS_ROCM`: a test named for AMD GPUs."""
+    func = test.func if isinstance(test, cst.Call) else test
+    name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
+    return isinstance(name, str) and _AMD_WORD.search(name) is not None
 
 
 _SEARCH_SPACE_NOTE = "; configs above the limit fail to compile there and waste the autotuner's search"
