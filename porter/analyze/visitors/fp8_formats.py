@@ -17,7 +17,13 @@ import libcst as cst
 from porter.analyze.index import literal_value
 from porter.analyze.triton.names import JIT
 from porter.analyze.visitors import Hit, ModuleContext, register
-from porter.analyze.visitors.pytorch import ALLOCATORS, _ancestors, descendants, dtype_parameter_makes_data
+from porter.analyze.visitors.pytorch import (
+    ALLOCATORS,
+    _ancestors,
+    _in_main_block,
+    descendants,
+    dtype_parameter_makes_data,
+)
 
 OCP_TORCH = {"torch.float8_e4m3fn", "torch.float8_e5m2"}
 OCP_TRITON = {"triton.language.float8e4nv", "triton.language.float8e5"}
@@ -78,6 +84,14 @@ def _is_check(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     return isinstance(parent, cst.DictElement) and parent.key is node
 
 
+_TEST_OR_BENCH = re.compile(r"^(test_|bench)")
+
+
+def _test_or_benchmark(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """A test or benchmark function of the module, or its `if __name__ == "__main__":` block: not the library."""
+    return any(_TEST_OR_BENCH.match(name) for name in ctx.scope_names(node)) or _in_main_block(ctx, node)
+
+
 def _ocp_by_spec(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     """In MX / NVFP4 code: a function, class or module (its path) named for those formats."""
     return any(_OCP_BY_SPEC.search(name) for name in (*ctx.scope_names(node), ctx.path))
@@ -97,7 +111,7 @@ def fp8_ocp_data(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         if _tail(node) not in ("float8_e4m3fn", "float8_e5m2"):
             continue
         names = ctx.qualified_names(node) & OCP_TORCH
-        if not names or _is_check(ctx, node) or _ocp_by_spec(ctx, node):
+        if not names or _is_check(ctx, node) or _ocp_by_spec(ctx, node) or _test_or_benchmark(ctx, node):
             continue
         data = _producing_use(ctx, node)
         if data is None:
@@ -202,6 +216,8 @@ def fp8_max_literal_for_callers_dtype(ctx: ModuleContext, rule, target) -> Itera
         if literal_value(node) != 448:
             continue
         if not _FP8_CONTEXT.search(_surroundings(ctx, node)) or _ocp_by_spec(ctx, node):
+            continue
+        if _test_or_benchmark(ctx, node):
             continue
         function = _function_of(ctx, node)
         readers = [function] if function is not None else _functions_reading(ctx, _assigned_names(ctx, node))

@@ -723,7 +723,8 @@ def fp8_guard_excludes_fnuz(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
 def _guards_own_fp8(ctx: ModuleContext, node: cst.CSTNode, test: cst.BaseExpression) -> bool:
     """The guarding function makes the fp8 data itself: it launches a Triton kernel (`kernel[grid](...)`),
     whose fp8 dtype is compiled for the target, or allocates / casts with the checked dtype (a torch
-    quantizer). A guard before a vendor library call (Marlin, cuTile) is that library's contract."""
+    quantizer, in a module with Triton kernels). A guard before a vendor library call (Marlin, cuTile) is that
+    library's contract."""
     function = next((a for a in _ancestors(ctx, node) if isinstance(a, cst.FunctionDef)), None)
     if function is None:
         return False
@@ -732,7 +733,21 @@ def _guards_own_fp8(ctx: ModuleContext, node: cst.CSTNode, test: cst.BaseExpress
     ):
         return True
     checked = test.left if isinstance(test, cst.Comparison) else None
-    return isinstance(checked, cst.Name) and dtype_parameter_makes_data(function, checked.value)
+    return (
+        isinstance(checked, cst.Name)
+        and _defines_triton_kernel(ctx)
+        and dtype_parameter_makes_data(function, checked.value)
+    )
+
+
+def _defines_triton_kernel(ctx: ModuleContext) -> bool:
+    """The module holds @triton.jit kernels: a torch quantizer here makes data for code compiled for the target
+    (elsewhere for a vendor library such as cuTile, whose contract the guard is)."""
+    return "triton" in ctx.text and any(
+        "triton.jit" in ctx.qualified_names(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+        for f in ctx.nodes(cst.FunctionDef)
+        for d in f.decorators
+    )
 
 
 ALLOCATORS = {"empty", "empty_like", "new_empty", "zeros", "zeros_like", "new_zeros", "empty_strided"}
