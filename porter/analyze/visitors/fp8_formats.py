@@ -84,6 +84,19 @@ def _is_check(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     return isinstance(parent, cst.DictElement) and parent.key is node
 
 
+_NAMED_FOR_OCP = re.compile(r"(?i)e4m3fn|e5m2(?!fnuz)")
+_E8M0 = re.compile(r"(?i)e8m0")
+
+
+def _format_specific(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """The function is the OCP format's own variant (`_quant_fp8_e4m3fn`, chosen by a dtype dispatch), or pairs
+    the fp8 data with E8M0 power-of-two scales (MX / DeepGEMM layouts, OCP e4m3 by spec)."""
+    function = _function_of(ctx, node)
+    if function is None:
+        return False
+    return _NAMED_FOR_OCP.search(function.name.value) is not None or _E8M0.search(ctx.code_for(function)) is not None
+
+
 _TEST_OR_BENCH = re.compile(r"^(test_|bench)")
 
 
@@ -104,14 +117,18 @@ def _ocp_by_spec(ctx: ModuleContext, node: cst.CSTNode) -> bool:
 def fp8_ocp_data(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     """PT206: an OCP fp8 dtype that makes data: a quantizing cast, the torch.finfo range used for scales,
     a Triton quantizer's output buffer, the default output format of a quantizer's dtype parameter."""
-    if not _holds_triton_kernels(ctx):
-        return  # the data feeds no code compiled for the target here (a torch._scaled_mm call is PT208's)
+    if not _holds_triton_kernels(ctx) or "inline_asm_elementwise" in ctx.text:
+        # the data feeds no code compiled for the target here (a torch._scaled_mm call is PT208's), or kernels
+        # written in inline PTX that cannot run on AMD at all (PT109's finding)
+        return
     aware = "fnuz" in ctx.text  # the module converts for gfx942 somewhere: worth a look, not an error
     for node in [*ctx.nodes(cst.Attribute), *ctx.nodes(cst.Name)]:
         if _tail(node) not in ("float8_e4m3fn", "float8_e5m2"):
             continue
         names = ctx.qualified_names(node) & OCP_TORCH
         if not names or _is_check(ctx, node) or _ocp_by_spec(ctx, node) or _test_or_benchmark(ctx, node):
+            continue
+        if _format_specific(ctx, node):
             continue
         data = _producing_use(ctx, node)
         if data is None:
