@@ -85,7 +85,7 @@ def _is_check(ctx: ModuleContext, node: cst.CSTNode) -> bool:
 
 
 _NAMED_FOR_OCP = re.compile(r"(?i)e4m3fn|e5m2(?!fnuz)")
-_E8M0 = re.compile(r"(?i)e8m0")
+_E8M0 = re.compile(r"(?i)e8m0(?!\w*\s*=\s*False)")  # `scale_ue8m0=False` turns them off
 
 
 def _format_specific(ctx: ModuleContext, node: cst.CSTNode) -> bool:
