@@ -57,8 +57,11 @@ def test_variants_follow_target_facts():
 
 
 def test_null_variant_means_no_finding():
-    code = "import torch\nw = w.to(torch.float8_e4m3fn)\nFP8_MAX = 448.0"
-    assert rules_of(code, MI300X) == [("PT206", 2), ("PT207", 3)]
+    code = (
+        "import torch\nimport triton\n@triton.jit\ndef k(x):\n    pass\n"
+        "w = (w * s).to(torch.float8_e4m3fn)\ndef quantize_fp8(x, dtype):\n    return (x / 448.0).to(dtype)"
+    )
+    assert rules_of(code, MI300X) == [("PT206", 6), ("PT207", 8)]
     assert rules_of(code, MI350X) == []
     (finding,) = [f for f in analyze_source(code, "m.py", MI300X, RULES) if f.rule == "PT207"]
     assert str(MI300X.fp8_e4m3_max) in finding.message
@@ -128,8 +131,9 @@ def test_noqa_inside_a_multiline_string_or_docstring_suppresses_nothing():
 
 
 def test_suppression_on_statement_line_covers_multiline_call():
-    code = "import torch\ny = foo(  # noqa: PT206\n    torch.float8_e4m3fn,\n)\n"
+    code = "import torch, triton\n@triton.jit\ndef k(x):\n    pass\ny = (x * s).to(  # noqa: PT206\n    torch.float8_e4m3fn,\n)\n"
     assert rules_of(code) == []
+    assert rules_of(code.replace("  # noqa: PT206", "")) == [("PT206", 6)]
 
 
 def test_file_level_suppression():

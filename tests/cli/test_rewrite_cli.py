@@ -55,7 +55,7 @@ def repo(example_repo: Path) -> Path:
         (
             "mi350x",
             {"PT101", "PT102", "PT109", "PT110", "PT114", "PT116", "PT103"},
-        ),  # PT201 is opt-in (bench/real_code)
+        ),
     ],
 )
 def test_report_dir_and_patches_apply_in_order_on_the_original_tree(repo, tmp_path, target, expected_rules):

@@ -207,6 +207,7 @@ def test_hopper_gates_and_cuda_version_checks_are_found(target):
 
 FP8_QUANT = """
 import torch
+import triton
 
 FP8_DTYPE = torch.float8_e4m3fn
 FP8_MAX = 448.0
@@ -215,13 +216,42 @@ FP8_MAX = 448.0
 def quantize(x):
     scale = x.abs().amax() / FP8_MAX
     return (x / scale).to(FP8_DTYPE), scale
+
+
+@triton.jit
+def fp8_gemm_kernel(a_ptr, b_ptr, c_ptr):
+    pass
 """
 
 
 def test_ocp_fp8_constants_are_found_on_gfx942_only():
-    on_300 = {rule for rule, _ in findings(FP8_QUANT, "mi300x")}
-    assert {"PT206", "PT207"} <= on_300
+    # the dtype is found where it is bound (line 4), through the quantizing cast that uses it; 448 matches that
+    # dtype, so PT207 (a bound meeting the caller's dtype) stays quiet
+    assert findings(FP8_QUANT, "mi300x") == [("PT206", 5)]
     assert findings(FP8_QUANT, "mi350x") == []
+    callers_dtype = FP8_QUANT.replace("def quantize(x):", "def quantize(x, dtype):").replace(
+        ".to(FP8_DTYPE)", ".to(dtype)"
+    )
+    assert findings(callers_dtype, "mi300x") == [("PT207", 6)]
+
+
+MX_CONSTANTS = """
+import torch
+import triton
+
+F8E4M3_MAX = torch.finfo(torch.float8_e4m3fn).max
+
+
+@triton.jit
+def quantize_kernel(x_ptr, y_ptr):
+    pass
+"""
+
+
+def test_ocp_fp8_range_in_mx_or_nvfp4_modules_is_right_by_spec():
+    for path in ("torchao/prototype/mx_formats/constants.py", "vllm/quantization/online/nvfp4.py"):
+        assert analyze_source(MX_CONSTANTS, path, get_target("mi300x"), RULES) == []
+    assert [f.rule for f in analyze_source(MX_CONSTANTS, "pkg/fp8.py", get_target("mi300x"), RULES)] == ["PT206"]
 
 
 SELF_IMPORTS = """
@@ -272,10 +302,16 @@ def test_advice_only_libraries_are_reported_once_per_file_and_shimmed_ones_per_i
 
 FNUZ_AWARE_LOADER = """
 import torch
+import triton
 
 
-def create_weights(layer, shape):
-    layer.weight = torch.nn.Parameter(torch.empty(shape, dtype=torch.float8_e4m3fn), requires_grad=False)
+@triton.jit
+def scaled_gemm_kernel(a_ptr, b_ptr, c_ptr):
+    pass
+
+
+def quantize_weight(weight, scale):
+    return (weight / scale).clamp(-448.0, 448.0).to(torch.float8_e4m3fn)
 
 
 def process_weights_after_loading(layer):
@@ -288,6 +324,7 @@ def test_fp8_modules_that_convert_to_fnuz_get_info_not_errors():
     found = analyze_source(FNUZ_AWARE_LOADER, "quant/fp8.py", get_target("mi300x"), RULES)
     assert [(f.rule, f.severity) for f in found] == [("PT206", "info")]
     plain = FNUZ_AWARE_LOADER.split("def process_weights_after_loading")[0]
+    # (an OCP buffer allocated for checkpoint loading is not a finding: PT206 reports the fp8 data a quantizer makes)
     assert [(f.rule, f.severity) for f in analyze_source(plain, "quant/fp8.py", get_target("mi300x"), RULES)] == [
         ("PT206", "error")
     ]

@@ -9,6 +9,7 @@ from typing import Any
 
 import libcst as cst
 
+from porter.analyze.guards import only_on_cuda
 from porter.analyze.index import literal_value
 from porter.analyze.visitors import Hit, ModuleContext, register
 
@@ -54,8 +55,19 @@ def torch_version_cuda_use(ctx: ModuleContext, rule: Any, target: Any) -> Iterab
         if tail != "cuda" or "torch.version.cuda" not in ctx.qualified_names(node):
             continue
         use = _version_use(ctx, node)
-        if use:
+        if use and not _called_only_on_cuda(ctx, node):
             yield Hit(node, {"use": use, "qualified_name": "torch.version.cuda"})
+
+
+def _called_only_on_cuda(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """The enclosing function is called in this module, and only from CUDA-only branches (deepspeed's
+    `if not self.is_rocm_pytorch(): assert_no_cuda_mismatch(...)`): the use never runs on ROCm."""
+    function = next((a for a in _ancestors(ctx, node) if isinstance(a, cst.FunctionDef)), None)
+    if function is None:
+        return False
+    name = function.name.value
+    calls = [call for call in ctx.nodes(cst.Call) if _tail(call.func) == name]
+    return bool(calls) and all(only_on_cuda(ctx, call) for call in calls)
 
 
 def _version_use(ctx: ModuleContext, node: cst.CSTNode) -> str | None:
@@ -697,23 +709,61 @@ def fp8_guard_excludes_fnuz(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     """PT221: `assert dtype in [torch.float8_e4m3fn]`, `if dtype != torch.float8_e4m3fn: raise`: the
     check turns away float8_e4m3fnuz, the e4m3 dtype gfx942 computes in."""
     for node in ctx.nodes(cst.Assert):
-        if _admits_only_ocp(ctx, node.test, (cst.In, cst.Equal)) and _launches_kernel(ctx, node):
+        if _admits_only_ocp(ctx, node.test, (cst.In, cst.Equal)) and _guards_own_fp8(ctx, node, node.test):
             yield Hit(node, {"guard": "assert"})
     for node in ctx.nodes(cst.If):
         if (
             _raises_only(node.body)
             and _admits_only_ocp(ctx, node.test, (cst.NotIn, cst.NotEqual))
-            and _launches_kernel(ctx, node)
+            and _guards_own_fp8(ctx, node, node.test)
         ):
             yield Hit(node.test, {"guard": "raise"})
 
 
-def _launches_kernel(ctx: ModuleContext, node: cst.CSTNode) -> bool:
-    """The guarding function launches a Triton kernel (`kernel[grid](...)`): its fp8 dtype is compiled for
-    the target. A guard before a vendor library call (Marlin, cuTile) is that library's contract."""
+def _guards_own_fp8(ctx: ModuleContext, node: cst.CSTNode, test: cst.BaseExpression) -> bool:
+    """The guarding function makes the fp8 data itself: it launches a Triton kernel (`kernel[grid](...)`),
+    whose fp8 dtype is compiled for the target, or allocates / casts with the checked dtype (a torch
+    quantizer, in a module with Triton kernels). A guard before a vendor library call (Marlin, cuTile) is that
+    library's contract."""
     function = next((a for a in _ancestors(ctx, node) if isinstance(a, cst.FunctionDef)), None)
+    if function is None:
+        return False
+    if "triton" in ctx.text and any(
+        isinstance(n, cst.Call) and isinstance(n.func, cst.Subscript) for n in descendants(function)
+    ):
+        return True
+    checked = test.left if isinstance(test, cst.Comparison) else None
     return (
-        function is not None
-        and "triton" in ctx.text
-        and any(isinstance(n, cst.Call) and isinstance(n.func, cst.Subscript) for n in descendants(function))
+        isinstance(checked, cst.Name)
+        and _defines_triton_kernel(ctx)
+        and dtype_parameter_makes_data(function, checked.value)
     )
+
+
+def _defines_triton_kernel(ctx: ModuleContext) -> bool:
+    """The module holds @triton.jit kernels: a torch quantizer here makes data for code compiled for the target
+    (elsewhere for a vendor library such as cuTile, whose contract the guard is)."""
+    return "triton" in ctx.text and any(
+        "triton.jit" in ctx.qualified_names(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+        for f in ctx.nodes(cst.FunctionDef)
+        for d in f.decorators
+    )
+
+
+ALLOCATORS = {"empty", "empty_like", "new_empty", "zeros", "zeros_like", "new_zeros", "empty_strided"}
+
+
+def dtype_parameter_makes_data(function: cst.FunctionDef, name: str) -> bool:
+    """The parameter is the dtype of an allocation or the target of a cast in the function body."""
+    for node in descendants(function.body):
+        if not isinstance(node, cst.Call):
+            continue
+        tail = _tail(node.func)
+        for arg in node.args:
+            if not (isinstance(arg.value, cst.Name) and arg.value.value == name):
+                continue
+            if arg.keyword is not None and arg.keyword.value == "dtype" and tail in ALLOCATORS | {"to"}:
+                return True
+            if arg.keyword is None and tail == "to":
+                return True
+    return False

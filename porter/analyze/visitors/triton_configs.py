@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 import libcst as cst
 
+from porter.analyze.guards import only_on_cuda
+from porter.analyze.index import literal_value
 from porter.analyze.triton import names
 from porter.analyze.triton.estimates import block_sizes, estimate
 from porter.analyze.triton.fold import Val, upper
@@ -27,7 +30,9 @@ from porter.records import Severity
 
 @register("num_warps_limit")
 def num_warps_limit(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
-    """PT101: num_warps x wave size above the target's threads per block (autotune, launch, heuristics)."""
+    """PT101: num_warps x wave size above the target's threads per block (autotune, launch, heuristics,
+    an autotuner's declared num_warps range)."""
+    yield from _search_space_bounds(ctx, target)
     inv = ctx.triton
     if inv is None:
         return
@@ -55,6 +60,68 @@ def num_warps_limit(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
             severity="warning" if pruned else None,
         )
 
+
+# An autotuner's num_warps search space declared as a range object: helion's `NumWarpsFragment(1, 32, default)`.
+_WARPS_RANGE = re.compile(r"(?i)warps\w*(fragment|range|space)$")
+
+
+def _search_space_bounds(ctx: ModuleContext, target) -> Iterable[Hit]:
+    """`NumWarpsFragment(low, high, ...)` with high over the target's limit: the autotuner will try
+    configs that cannot launch there (each fails to compile and wastes a search step)."""
+    for call in ctx.nodes(cst.Call):
+        func = call.func
+        tail = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
+        if not isinstance(tail, str) or not _WARPS_RANGE.search(tail):
+            continue
+        bounds = [literal_value(a.value) for a in call.args[:2] if a.keyword is None]
+        if len(bounds) != 2 or not all(type(b) is int for b in bounds):
+            continue
+        low, high = bounds
+        if low <= target.max_num_warps < high and not _amd_excluded(ctx, call):
+            yield Hit(
+                call.args[1].value,
+                {
+                    "value": high,
+                    "where": f"upper bound of the autotuner's search space {tail}({low}, {high})",
+                    "flow_note": "",
+                    "threads": high * target.wave_size,
+                    "limit": target.max_num_warps,
+                    "suggested": target.max_num_warps,
+                    "autotune_note": _SEARCH_SPACE_NOTE,
+                },
+                severity="warning",
+            )
+
+
+_AMD_WORD = re.compile(r"(?i)(^|_)(amd|hip|rocm|cdna|gfx\d*)(_|$)")
+
+
+def _amd_excluded(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """In a branch that an AMD test rules out: `X if not supports_amd_cdna_tunables() else Y` (X), a CUDA-only
+    branch by the shared guards (`if not is_hip():`), or the else of `if is_rocm():`."""
+    if only_on_cuda(ctx, node):
+        return True
+    child, parent = node, ctx.parent(node)
+    while parent is not None and not isinstance(parent, cst.FunctionDef):
+        if isinstance(parent, (cst.If, cst.IfExp)) and child in (parent.body, parent.orelse):
+            test = parent.test
+            negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+            if isinstance(test, cst.UnaryOperation) and negated:
+                test = test.expression
+            if _names_amd(test) and (child is parent.body) == negated:
+                return True
+        child, parent = parent, ctx.parent(parent)
+    return False
+
+
+def _names_amd(test: cst.BaseExpression) -> bool:
+    """`supports_amd_cdna_tunables()`, `is_hip()`, `IS_ROCM`: a test named for AMD GPUs."""
+    func = test.func if isinstance(test, cst.Call) else test
+    name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
+    return isinstance(name, str) and _AMD_WORD.search(name) is not None
+
+
+_SEARCH_SPACE_NOTE = "; configs above the limit fail to compile there and waste the autotuner's search"
 
 _SKIPPED_NOTE = (
     "; other configs of the list fit: Triton 3.9 raises OutOfResources for this one at load and the "

@@ -1,0 +1,363 @@
+"""Visitors for PT206 / PT207: OCP fp8 formats and their 448 bound where code produces fp8 data.
+
+Naming an fp8 dtype is not a defect: dtype tables, membership tests, probes, storage round trips and
+fake-tensor metas all work on gfx942. What breaks there is *producing* OCP fp8 values for the GPU to
+compute with: a quantizing cast to float8_e4m3fn, the OCP range taken from torch.finfo to compute scales,
+the output buffer a Triton quantizer writes, a quantizer's default output format; and the 448 bound
+written into a quantizer whose output dtype the caller picks (the fnuz dtype saturates at 240).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+import libcst as cst
+
+from porter.analyze.index import literal_value
+from porter.analyze.triton.names import JIT
+from porter.analyze.visitors import Hit, ModuleContext, register
+from porter.analyze.visitors.pytorch import (
+    ALLOCATORS,
+    _ancestors,
+    _in_main_block,
+    descendants,
+    dtype_parameter_makes_data,
+)
+
+OCP_TORCH = {"torch.float8_e4m3fn", "torch.float8_e5m2"}
+OCP_TRITON = {"triton.language.float8e4nv", "triton.language.float8e5"}
+_SCALING_CALLS = {"clamp", "clamp_", "clip", "clamp_min", "clamp_max", "minimum", "maximum", "round", "div", "mul"}
+_CHECKS = (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot, cst.In, cst.NotIn)
+# MX and NVFP4 formats define their elements and scales as OCP e4m3: the OCP dtype is right there on every GPU.
+_OCP_BY_SPEC = re.compile(r"(?i)(^|[_/])mx|mxfp|nvfp4|(^|[_/])fp4|e8m0")
+_QUANTIZER = re.compile(r"(?i)quant")
+_FP8_CONTEXT = re.compile(r"(?i)fp8|float8|f8|e4m3|quant|scale|amax")
+
+
+def _tail(node: cst.CSTNode) -> str | None:
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def _function_of(ctx: ModuleContext, node: cst.CSTNode) -> cst.FunctionDef | None:
+    return next((a for a in _ancestors(ctx, node) if isinstance(a, cst.FunctionDef)), None)
+
+
+def _parameter_names(function: cst.FunctionDef) -> set[str]:
+    params = function.params
+    return {p.name.value for p in (*params.params, *params.kwonly_params, *params.posonly_params)}
+
+
+def _is_kernel(ctx: ModuleContext, function: cst.FunctionDef) -> bool:
+    for decorator in function.decorators:
+        target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+        if ctx.qualified_names(target) & JIT:
+            return True
+    return False
+
+
+def _holds_triton_kernels(ctx: ModuleContext) -> bool:
+    """The module defines @triton.jit kernels: fp8 data made here is what they compute with. Elsewhere it
+    feeds vendor kernels (Marlin, CUTLASS, FBGEMM, cuTile: their contract) or a torch GEMM (PT208)."""
+    return "triton" in ctx.text and any(_is_kernel(ctx, f) for f in ctx.nodes(cst.FunctionDef))
+
+
+def _launches_kernel(function: cst.FunctionDef) -> bool:
+    """`kernel[grid](...)` somewhere in the function body."""
+    return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Subscript) for n in descendants(function))
+
+
+def _is_check(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """Compared with, tested for membership, or a key of a dtype table: the dtype is read, not produced."""
+    parent = ctx.parent(node)
+    if isinstance(parent, cst.Element):  # one of a tuple/list/set: judge the container
+        container = ctx.parent(parent)
+        if container is None:
+            return False
+        node, parent = container, ctx.parent(container)
+    if isinstance(parent, cst.ComparisonTarget):
+        return isinstance(parent.operator, _CHECKS)
+    if isinstance(parent, cst.Comparison):
+        return all(isinstance(c.operator, _CHECKS) for c in parent.comparisons)
+    return isinstance(parent, cst.DictElement) and parent.key is node
+
+
+_NAMED_FOR_OCP = re.compile(r"(?i)e4m3fn|e5m2(?!fnuz)")
+_E8M0 = re.compile(r"(?i)e8m0(?!\w*\s*=\s*False)")  # `scale_ue8m0=False` turns them off
+
+
+def _format_specific(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """The function is the OCP format's own variant (`_quant_fp8_e4m3fn`, chosen by a dtype dispatch), or pairs
+    the fp8 data with E8M0 power-of-two scales (MX / DeepGEMM layouts, OCP e4m3 by spec)."""
+    function = _function_of(ctx, node)
+    if function is None:
+        return False
+    return _NAMED_FOR_OCP.search(function.name.value) is not None or _E8M0.search(ctx.code_for(function)) is not None
+
+
+_TEST_OR_BENCH = re.compile(r"^(test_|bench)")
+
+
+def _test_or_benchmark(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """A test or benchmark function of the module, or its `if __name__ == "__main__":` block: not the library."""
+    return any(_TEST_OR_BENCH.match(name) for name in ctx.scope_names(node)) or _in_main_block(ctx, node)
+
+
+def _ocp_by_spec(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """In MX / NVFP4 code: a function, class or module (its path) named for those formats."""
+    return any(_OCP_BY_SPEC.search(name) for name in (*ctx.scope_names(node), ctx.path))
+
+
+# ---- PT206: OCP fp8 data produced for the GPU ------------------------------------------------------
+
+
+@register("fp8_ocp_data")
+def fp8_ocp_data(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
+    """PT206: an OCP fp8 dtype that makes data: a quantizing cast, the torch.finfo range used for scales,
+    a Triton quantizer's output buffer, the default output format of a quantizer's dtype parameter."""
+    if not _holds_triton_kernels(ctx) or "inline_asm_elementwise" in ctx.text:
+        # the data feeds no code compiled for the target here (a torch._scaled_mm call is PT208's), or kernels
+        # written in inline PTX that cannot run on AMD at all (PT109's finding)
+        return
+    aware = "fnuz" in ctx.text  # the module converts for gfx942 somewhere: worth a look, not an error
+    for node in [*ctx.nodes(cst.Attribute), *ctx.nodes(cst.Name)]:
+        if _tail(node) not in ("float8_e4m3fn", "float8_e5m2"):
+            continue
+        names = ctx.qualified_names(node) & OCP_TORCH
+        if not names or _is_check(ctx, node) or _ocp_by_spec(ctx, node) or _test_or_benchmark(ctx, node):
+            continue
+        if _format_specific(ctx, node):
+            continue
+        data = _producing_use(ctx, node)
+        if data is None:
+            continue
+        data["qualified_name"] = min(names)
+        if aware:
+            yield Hit(node, {**data, "module_handles": "fnuz"}, severity="info")
+        else:
+            yield Hit(node, data)
+
+
+def _producing_use(ctx: ModuleContext, node: cst.CSTNode) -> dict | None:
+    """The finding's data when the reference makes fp8 data, itself or through the name it is bound to
+    (`FP8_DTYPE = torch.float8_e4m3fn`, then `.to(FP8_DTYPE)` in a quantizer)."""
+    role = _producing_role(ctx, node)
+    if role is not None:
+        return {"role": role}
+    parent = ctx.parent(node)
+    if not (isinstance(parent, cst.Assign) and parent.value is node and len(parent.targets) == 1):
+        return None
+    alias = parent.targets[0].target
+    if not isinstance(alias, cst.Name):
+        return None
+    scope = _function_of(ctx, parent)  # a local alias is read in its own function only
+    uses = descendants(scope.body) if scope is not None else iter(ctx.nodes(cst.Name))
+    for use in uses:
+        if not isinstance(use, cst.Name) or use.value != alias.value or use is alias:
+            continue
+        role = _producing_role(ctx, use)
+        if role is not None:
+            line = ctx.position(use).start.line
+            return {"role": f"bound to {alias.value}: {role} on line {line}", "use": {"line": line}}
+    return None
+
+
+def _producing_role(ctx: ModuleContext, node: cst.CSTNode) -> str | None:
+    parent = ctx.parent(node)
+    if isinstance(parent, cst.Param) and parent.default is node:
+        function = _function_of(ctx, parent)
+        if function is not None and dtype_parameter_makes_data(function, parent.name.value):
+            return "the default output format of a quantizer"
+        return None
+    if not isinstance(parent, cst.Arg):
+        return None
+    call = ctx.parent(parent)
+    if not isinstance(call, cst.Call):
+        return None
+    tail = _tail(call.func)
+    if tail == "finfo":
+        return None if _compared(ctx, call) else "its torch.finfo range sets the scales"
+    if tail == "to" and isinstance(call.func, cst.Attribute) and _quantizes(ctx, call):
+        return "a quantizing cast"
+    if tail in ALLOCATORS and parent.keyword is not None and parent.keyword.value == "dtype":
+        function = _function_of(ctx, call)
+        if function is not None and _launches_kernel(function) and not _declares_only(ctx, call, function):
+            return "the buffer a Triton kernel quantizes into"
+    return None
+
+
+def _declares_only(ctx: ModuleContext, node: cst.CSTNode, function: cst.FunctionDef) -> bool:
+    """In a lambda or a decorator of the function: a fake-tensor meta declaring the output, not the buffer."""
+    for ancestor in _ancestors(ctx, node):
+        if ancestor is function:
+            return False
+        if isinstance(ancestor, (cst.Lambda, cst.Decorator)):
+            return True
+    return False
+
+
+def _compared(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """`scale > torch.finfo(...).min`: the range is read to test a value, not to make one."""
+    parent = ctx.parent(node)
+    while isinstance(parent, (cst.Attribute, cst.Subscript)):
+        parent = ctx.parent(parent)
+    return isinstance(parent, (cst.Comparison, cst.ComparisonTarget))
+
+
+def _quantizes(ctx: ModuleContext, cast: cst.Call) -> bool:
+    """The cast's operand is scaled or clamped, or the cast sits in a quantizer (`quantize_fp8`): a
+    quantization, not a storage round trip (`x.to(torch.float8_e4m3fn) if store_fp8 else x`)."""
+    assert isinstance(cast.func, cst.Attribute)
+    return _scales(cast.func.value) or any(_QUANTIZER.search(name) for name in ctx.scope_names(cast))
+
+
+def _scales(expression: cst.CSTNode) -> bool:
+    for node in descendants(expression):
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Multiply, cst.Divide)):
+            return True
+        if isinstance(node, cst.Call) and _tail(node.func) in _SCALING_CALLS:
+            return True
+    return False
+
+
+# ---- PT207: the 448 bound in a quantizer whose output dtype the caller picks --------------------------
+
+
+@register("fp8_max_literal_for_callers_dtype")
+def fp8_max_literal_for_callers_dtype(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
+    """PT207: 448 (the OCP e4m3 maximum) scales or clamps values that are cast to a dtype the caller
+    chooses (`.to(y_ptr.dtype.element_ty)`, `.to(dtype)`): with float8_e4m3fnuz they overflow its 240."""
+    for node in [*ctx.nodes(cst.Float), *ctx.nodes(cst.Integer)]:
+        if literal_value(node) != 448:
+            continue
+        if not _FP8_CONTEXT.search(_surroundings(ctx, node)) or _ocp_by_spec(ctx, node):
+            continue
+        if _test_or_benchmark(ctx, node):
+            continue
+        function = _function_of(ctx, node)
+        readers = [function] if function is not None else _functions_reading(ctx, _assigned_names(ctx, node))
+        for reader in readers:
+            cast = _callers_dtype_cast(ctx, reader)
+            if cast is not None:
+                data: dict = {"value": literal_value(node), "cast": ctx.code_for(cast).strip()}
+                uses = list(_uses_of_assigned_name(ctx, node, reader))
+                if uses:
+                    data["uses"] = uses
+                yield Hit(node, data)
+                break
+
+
+def _assigned_names(ctx: ModuleContext, literal: cst.CSTNode) -> set[str]:
+    """`max_fp8 = 448.0` / `FP8_MAX: tl.constexpr = 448.0`: {"max_fp8"}; anything else: empty."""
+    statement = ctx.statement_of(literal)
+    assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+    if isinstance(assign, cst.Assign):
+        targets = [t.target for t in assign.targets]
+    elif isinstance(assign, cst.AnnAssign):
+        targets = [assign.target]
+    else:
+        return set()
+    return {t.value for t in targets if isinstance(t, cst.Name)}
+
+
+def _functions_reading(ctx: ModuleContext, names: set[str]) -> list[cst.FunctionDef]:
+    """The functions of the module that read a module-level constant."""
+    readers: list[cst.FunctionDef] = []
+    for function in ctx.nodes(cst.FunctionDef):
+        if names and any(isinstance(n, cst.Name) and n.value in names for n in descendants(function.body)):
+            readers.append(function)
+    return readers
+
+
+def _surroundings(ctx: ModuleContext, node: cst.CSTNode) -> str:
+    statement = ctx.statement_of(node)
+    text = ctx.code_for(statement) if isinstance(statement, cst.SimpleStatementLine) else ""
+    return "\n".join((*ctx.scope_names(node), text))
+
+
+def _callers_dtype_cast(ctx: ModuleContext, function: cst.FunctionDef) -> cst.CSTNode | None:
+    """The `.to(...)` argument that names a dtype the caller picks, when the function casts to no OCP
+    dtype of its own (a quantizer hard-wired to e4m3fn is consistent with 448: PT206's business)."""
+    params = _parameter_names(function)
+    found = None
+    for node in descendants(function.body):
+        if not (isinstance(node, cst.Call) and _tail(node.func) == "to" and node.args):
+            continue
+        dtype = node.args[0].value
+        if ctx.qualified_names(dtype) & (OCP_TORCH | OCP_TRITON):
+            return None
+        if _is_pointer_element_type(dtype, params) or isinstance(dtype, cst.Name) and dtype.value in params:
+            found = dtype
+    if found is None:
+        return None
+    if _is_kernel(ctx, function) and not _launchers_pass_callers_dtype(ctx, function):
+        return None
+    return found
+
+
+def _is_pointer_element_type(node: cst.CSTNode, params: set[str]) -> bool:
+    """`y_ptr.dtype.element_ty` with y_ptr a kernel parameter."""
+    return (
+        isinstance(node, cst.Attribute)
+        and node.attr.value == "element_ty"
+        and isinstance(node.value, cst.Attribute)
+        and node.value.attr.value == "dtype"
+        and isinstance(node.value.value, cst.Name)
+        and node.value.value.value in params
+    )
+
+
+def _launchers_pass_callers_dtype(ctx: ModuleContext, kernel: cst.FunctionDef) -> bool:
+    """A Triton kernel's output dtype comes from its launcher's buffer. The launchers of this kernel in
+    the module (else every launching function, when the kernel is launched through an alias) allocate a
+    buffer with a dtype taken from their own parameters, and none with a literal OCP dtype."""
+    launchers = [f for f in ctx.nodes(cst.FunctionDef) if f is not kernel and _launches(f, kernel.name.value)]
+    if not launchers:
+        launchers = [f for f in ctx.nodes(cst.FunctionDef) if f is not kernel and _launches_kernel(f)]
+    verdicts = [_allocation_dtype(ctx, f) for f in launchers]
+    return "parameter" in verdicts and "ocp" not in verdicts
+
+
+def _launches(function: cst.FunctionDef, kernel: str) -> bool:
+    for node in descendants(function):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Subscript) and _tail(node.func.value) == kernel:
+            return True
+    return False
+
+
+def _allocation_dtype(ctx: ModuleContext, function: cst.FunctionDef) -> str | None:
+    """'ocp' when the function allocates with a literal OCP fp8 dtype, 'parameter' when with one of its
+    own parameters, else None."""
+    params = _parameter_names(function)
+    verdict = None
+    for node in descendants(function.body):
+        if not (isinstance(node, cst.Call) and _tail(node.func) in ALLOCATORS):
+            continue
+        for arg in node.args:
+            if arg.keyword is None or arg.keyword.value != "dtype":
+                continue
+            if ctx.qualified_names(arg.value) & OCP_TORCH:
+                return "ocp"
+            if isinstance(arg.value, cst.Name) and arg.value.value in params:
+                verdict = "parameter"
+    return verdict
+
+
+def _uses_of_assigned_name(ctx: ModuleContext, literal: cst.CSTNode, function: cst.FunctionDef) -> Iterator[dict]:
+    """`max_fp8 = 448.0`: the lines of the function that read max_fp8 (they change with the bound)."""
+    names = _assigned_names(ctx, literal)
+    if not names:
+        return
+    lines: set[int] = set()
+    for node in descendants(function.body):
+        if isinstance(node, cst.Name) and node.value in names and not _is_assign_target(ctx, node):
+            lines.add(ctx.position(node).start.line)
+    for line in sorted(lines):
+        yield {"line": line}
+
+
+def _is_assign_target(ctx: ModuleContext, name: cst.Name) -> bool:
+    parent = ctx.parent(name)
+    return isinstance(parent, (cst.AssignTarget, cst.AnnAssign)) and getattr(parent, "target", None) is name
