@@ -19,7 +19,7 @@ def triton_rules():
     return load_rules(select=["PT1", *OPT_IN_TRITON])  # the opt-in ones too: each is tested here
 
 
-OPT_IN_TRITON = ["PT102", "PT103", "PT104", "PT111", "PT117", "PT119", "PT120"]  # measured noisy on real code
+OPT_IN_TRITON = ["PT104", "PT111", "PT117", "PT119", "PT120"]  # measured noisy on real code
 
 
 def scan(ruleset, text: str, target: str, rule: str | None = None):
