@@ -611,8 +611,9 @@ _ALLOCATORS = {f"torch.{name}" for name in ("empty", "zeros", "ones", "full", "r
 
 @register("l2_cache_size_use")
 def l2_cache_size_use(ctx: ModuleContext, rule: Any, target: Any) -> Iterable[Hit]:
-    """PT214: L2_cache_size that sizes a tensor (a cache-flush buffer), directly or through a local name.
-    A read kept in a device-info record or printed sizes nothing here (bench/real_code: debatable)."""
+    """PT214: L2_cache_size that sizes a tensor (a cache-flush buffer), directly or through a local name, or
+    that a sizing helper returns (`return props.L2_cache_size * 2`). A read kept in a device-info record or
+    printed sizes nothing here (bench/real_code: debatable)."""
     for node in ctx.nodes(cst.Attribute):
         if node.attr.value == "L2_cache_size" and _sizes_allocation(ctx, node):
             yield Hit(node, {"property": "L2_cache_size"})
@@ -622,7 +623,9 @@ def _sizes_allocation(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     bound: str | None = None
     parent = ctx.parent(node)
     while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Module)):
-        if isinstance(parent, cst.Call) and ctx.qualified_names(parent) & _ALLOCATORS:
+        if isinstance(parent, cst.Return) or (
+            isinstance(parent, cst.Call) and ctx.qualified_names(parent) & _ALLOCATORS
+        ):
             return True
         if isinstance(parent, cst.Assign) and bound is None:
             names = [t.target.value for t in parent.targets if isinstance(t.target, cst.Name)]
