@@ -429,10 +429,27 @@ def fp8_dtypes(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
 
 
 def _block_scaled_gemms(inv) -> set[int]:
-    """ids of @triton.jit functions whose every dot is tl.dot_scaled: their fp8 values are block scales (or MX
-    elements), OCP E4M3 by the NVFP4/MX format definition (gemlite's NVFP4 GEMMs, bench/real_code)."""
+    """ids of @triton.jit functions whose every dot is tl.dot_scaled, or that pack 4-bit values (`lo | (hi << 4)`)
+    with no dot: their fp8 values are block scales (or MX elements), OCP E4M3 by the NVFP4/MX format definition
+    (gemlite's NVFP4 GEMMs and activation quantizers, bench/real_code)."""
     plain = {"triton.language.dot"}
-    return {id(k.node) for k in inv.kernels if k.dot_nodes and not any(inv.matches(d.func, plain) for d in k.dot_nodes)}
+    found = set()
+    for kernel in inv.kernels:
+        if kernel.dot_nodes:
+            if not any(inv.matches(d.func, plain) for d in kernel.dot_nodes):
+                found.add(id(kernel.node))
+        elif any(_nibble_shift(n) for n in walk(kernel.node.body)):
+            found.add(id(kernel.node))
+    return found
+
+
+def _nibble_shift(node: cst.CSTNode) -> bool:
+    return (
+        isinstance(node, cst.BinaryOperation)
+        and isinstance(node.operator, cst.LeftShift)
+        and isinstance(node.right, cst.Integer)
+        and node.right.value == "4"
+    )
 
 
 def _table_entry_or_bitcast(inv, node: cst.CSTNode) -> bool:
