@@ -90,6 +90,8 @@ NVIDIA_ONLY_LIBRARIES = (
     "cuda.cudart",
     "cuda.nvrtc",
     "deep_gemm",
+    "nvfuser",
+    "nvfuser_direct",
     "quack",
     "tensorrt",
 )
@@ -158,6 +160,7 @@ class Project:
         self._regions: dict[tuple[str, int], Any] = {}
         self._functions: dict[tuple[str, str], Reach] = {}
         self._users: dict[tuple[str, str], list] | None = None
+        self._api: set[tuple[str, str]] | None = None
         self._scope_lists: dict[str, list] = {}
         self._graph: tuple[dict[str, set[str]], dict[str, set[str]]] | None = None
 
@@ -435,6 +438,21 @@ class Project:
                     users.setdefault(owner, []).append((path, line, column, keywords))
         return users
 
+    def _package_api(self) -> set[tuple[str, str]]:
+        """(module, name) of what package `__init__` modules import by name (`from .softplus import softplus`):
+        the API users call. A star import re-exports everything, so it names no API."""
+        if self._api is None:
+            api: set[tuple[str, str]] = set()
+            for facts in self.facts.values():
+                if not facts["package"]:
+                    continue
+                for qualified in facts["imports"].values():
+                    found = self.locate(qualified)
+                    if found is not None and len(found[1]) == 1:
+                        api.add((found[0], found[1][0]))
+            self._api = api
+        return self._api
+
     def scope_at(self, path: str, line: int) -> str:
         scopes = self._scope_lists.get(path)
         if scopes is None:
@@ -507,7 +525,18 @@ class Project:
 
     def _import_reach(self, path: str) -> Reach | None:
         """NVIDIA-only when the module imports an NVIDIA-only library whenever it loads."""
-        for module, line in (self.facts.get(path) or {}).get("requires", ()):
+        facts = self.facts.get(path) or {}
+        for line, branches in facts.get("branches", ()):
+            if all(any(_within(m, NVIDIA_ONLY_LIBRARIES) for m in modules) for modules in branches):
+                names = " or ".join(
+                    f"`{next(m for m in modules if _within(m, NVIDIA_ONLY_LIBRARIES))}`" for modules in branches
+                )
+                return Reach(
+                    NVIDIA_ONLY,
+                    f"every branch of the if at line {line} imports an NVIDIA-only library ({names}): the module "
+                    f"cannot load on {self.target.name}",
+                )
+        for module, line in facts.get("requires", ()):
             if _within(module, NVIDIA_ONLY_LIBRARIES):
                 return Reach(
                     NVIDIA_ONLY,
@@ -532,7 +561,7 @@ class Project:
         return self._regions[key]
 
     def function_reach(self, path: str, function: str) -> Reach:
-        """NVIDIA-only when every use of a module-level function in the project is (public ones: unknown)."""
+        """NVIDIA-only when every use of a module-level function in the project is (a package's API: unknown)."""
         facts = self.facts[path]
         key = (facts["module"], function)
         if key in self._functions:
@@ -550,7 +579,9 @@ class Project:
         if all(v.reach == NVIDIA_ONLY for v in verdicts):
             first = users[0]
             why = f"every use of `{function}` is NVIDIA-only (e.g. {first[0]}:{first[1]}: {verdicts[0].reason})"
-            return Reach(NVIDIA_ONLY if function.startswith("_") else UNKNOWN, why)
+            # a package's API (re-exported by name from an `__init__`) has callers outside the project
+            exported = (facts["module"], function) in self._package_api() or facts["package"]
+            return Reach(UNKNOWN if exported and not function.startswith("_") else NVIDIA_ONLY, why)
         if all(v.reach != TARGET for v in verdicts):
             return Reach(UNKNOWN, f"every use of `{function}` is NVIDIA-only or undecided")
         return ON_TARGET

@@ -14,6 +14,8 @@ A module's facts are plain JSON (cached beside the scan's findings, keyed by the
   exports  names in `__all__` (public API: called from outside the project), or null
   requires [module, line] of every absolute import made unconditionally at module level (not under if/try):
            the module cannot load where one of them cannot
+  branches [line, [[module...] per branch]] of a module-level if/else whose every branch imports (nvfuser_direct
+           in one, nvfuser in the other): the module cannot load where no branch's imports can
   needs    [l1, c1, l2, c2, module]: code after `try: import module` whose ImportError handler exits (returns,
            raises): it runs only where the module imports
 
@@ -28,7 +30,7 @@ import re
 import warnings
 from typing import Any
 
-FACTS_FORMAT = 6
+FACTS_FORMAT = 7
 MAX_DEF_LINES = 60  # longer functions are not predicates: their value is not inferred
 MAX_SNIPPET = 400  # longer assignment values are not predicates either
 
@@ -87,6 +89,7 @@ def empty_facts(path: str) -> dict[str, Any]:
         "refs": {},
         "exports": None,
         "requires": [],
+        "branches": [],
         "needs": [],
     }
 
@@ -109,6 +112,26 @@ def _unconditional_imports(body: list[ast.stmt]) -> list[list]:
     return out
 
 
+def _branch_imports(body: list[ast.stmt]) -> list[list]:
+    """[line, [[module...] per branch]] of each module-level if/else (elif chains included) whose every branch
+    imports a module unconditionally."""
+    out: list[list] = []
+    for statement in body:
+        if not isinstance(statement, ast.If) or not statement.orelse:
+            continue
+        branches, node = [], statement
+        while True:
+            branches.append(_absolute_imports(node.body))
+            if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If) and node.orelse[0].orelse:
+                node = node.orelse[0]
+                continue
+            branches.append(_absolute_imports(node.orelse))
+            break
+        if all(branches):
+            out.append([statement.lineno, branches])
+    return out
+
+
 def is_platform_text(text: str) -> bool:
     """Does an expression's source name anything that may be about the platform?"""
     return _PLATFORM_IN_TEXT.search(text) is not None
@@ -128,6 +151,7 @@ class _Collector:
         self._block(tree.body, "", module_level=True)
         self._walk(tree)
         self.facts["requires"] = _unconditional_imports(tree.body)
+        self.facts["branches"] = _branch_imports(tree.body)
         return self.facts
 
     # -- statements, with the scope each lies in ------------------------------------------------

@@ -254,8 +254,13 @@ def test_function_whose_every_use_is_cuda_guarded():
             _shared()
     """)
     assert reach(files, "pkg/ops.py", "inside_private")[0] == "nvidia_only"
-    assert reach(files, "pkg/ops.py", "inside_public")[0] == "unknown"  # callers outside the project may exist
+    # seen on fla 0.6.0: softplus_nv (inline PTX) is used only under `if IS_NVIDIA:`, and no `__init__` exports it
+    assert reach(files, "pkg/ops.py", "inside_public")[0] == "nvidia_only"
     assert reach(files, "pkg/ops.py", "inside_shared")[0] == "target"
+    # a package's API (imported by name in an `__init__`) has callers outside the project; a star import is no API
+    files["pkg/__init__.py"] = "from pkg.ops import cuda_helper\nfrom pkg.ops import *\n"
+    assert reach(files, "pkg/ops.py", "inside_public")[0] == "unknown"
+    assert reach(files, "pkg/ops.py", "inside_private")[0] == "nvidia_only"
 
 
 def test_platform_classes_and_vendor_folders():
@@ -291,6 +296,25 @@ def test_module_importing_an_nvidia_only_library_at_top_level_never_loads():
     assert reach(files, "pkg/lazy.py", "lazy")[0] == "target"
     assert reach(files, "pkg/kernels.py", "ptx_math")[0] == "target"
     assert reach(files, "pkg/cuda_utils.py", "similar_names")[0] == "target"
+
+
+def test_module_importing_an_nvidia_only_library_in_every_branch_never_loads():
+    # seen on lightning-thunder 0.2.6: the nvFuser executor imports nvfuser_direct or nvfuser, by version
+    both = "if version() >= 2:\n    import nvfuser_direct as nvfuser\nelse:\n    import nvfuser\n"
+    files = {
+        "pkg/nvfuserex_impl.py": both + "def f():\n    fuser = 1\n",
+        "pkg/elif_chain.py": "if a:\n    import nvfuser\nelif b:\n    import cutlass\nelse:\n    import deep_gemm\n"
+        "def f():\n    chain = 1\n",
+        "pkg/fallback.py": "if a:\n    import nvfuser\nelse:\n    import torch\ndef f():\n    portable = 1\n",
+        "pkg/no_else.py": "if a:\n    import nvfuser\ndef f():\n    optional = 1\n",
+        "pkg/open_elif.py": "if a:\n    import nvfuser\nelif b:\n    import cutlass\ndef f():\n    open_chain = 1\n",
+    }
+    verdict, why = reach(files, "pkg/nvfuserex_impl.py", "fuser")
+    assert verdict == "nvidia_only" and "`nvfuser_direct` or `nvfuser`" in why
+    assert reach(files, "pkg/elif_chain.py", "chain")[0] == "nvidia_only"
+    assert reach(files, "pkg/fallback.py", "portable")[0] == "target"
+    assert reach(files, "pkg/no_else.py", "optional")[0] == "target"
+    assert reach(files, "pkg/open_elif.py", "open_chain")[0] == "target"
 
 
 def test_module_written_in_gluons_hopper_dialect_is_nvidia_only():
