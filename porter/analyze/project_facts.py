@@ -45,6 +45,8 @@ _PLATFORM_TEXT = re.compile(
     r"hip|cuda|rocm|nvidia|gfx|capabilit|get_current_target|platform|fnuz|gcnArch|tma", re.IGNORECASE
 )
 MAX_PREDICATE_LINES = 30
+MAX_KEYWORD = 60  # a call's keyword values longer than this are not flags (kept only for platform-named keywords)
+_TUNERS = re.compile(r"autotune|heuristics")
 KEYWORD_ONLY = 1 << 20  # parameter index of a keyword-only parameter
 POSITIONAL = "*"  # refs keyword entry: how many positional arguments the call passes (-1: *args or **kwargs)
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
@@ -146,6 +148,7 @@ class _Collector:
         self.module = self.facts["module"]
         self.package = self.facts["package"]
         self.top = self.module.split(".")
+        self.flags: dict[str, set[str]] = {}  # def qualname -> its constexpr parameters
 
     def collect(self, tree: ast.Module) -> dict[str, Any]:
         self._block(tree.body, "", module_level=True)
@@ -232,8 +235,15 @@ class _Collector:
         defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
         params = {}
         keyword_only = [(arg, default, KEYWORD_ONLY) for arg, default in zip(args.kwonlyargs, args.kw_defaults)]
+        # a kernel's constexpr flag (`ptx_pack: tl.constexpr = False`) is kept whatever its name: `if ptx_pack:`
+        # compiles its branch out unless a launch passes a true value; autotune/heuristics may supply it instead
+        tuned = any(_TUNERS.search(self._text(d)) for d in node.decorator_list)
+        flags = self.flags.setdefault(qualname, set())
         for arg, default, index in [*((a, d, i) for i, (a, d) in enumerate(zip(positional, defaults))), *keyword_only]:
-            if _PLATFORM_WORD.search(arg.arg):
+            constexpr = not tuned and arg.annotation is not None and _is_constexpr(arg.annotation)
+            if constexpr:
+                flags.add(arg.arg)
+            if constexpr or _PLATFORM_WORD.search(arg.arg):
                 params[arg.arg] = [self._text(default) if default is not None else "", index]
         if params:
             self.facts["params"][qualname] = params
@@ -285,6 +295,12 @@ class _Collector:
         else:
             self.facts["locals"].setdefault(scope, {}).setdefault(name, []).append(source)
 
+    def _keyword_value(self, keyword: ast.keyword) -> str:
+        """A call's keyword value as source: every keyword is recorded (a flag passed by name is not left to its
+        default), long values of keywords that name nothing about the platform as '' (runtime data)."""
+        text = self._text(keyword.value)
+        return text if len(text) <= MAX_KEYWORD or _PLATFORM_WORD.search(keyword.arg or "") else ""
+
     def _text(self, node: ast.expr | ast.stmt) -> str:
         """The node's source text, parenthesised so that a multi-line expression parses alone ('' when long)."""
         first, last = node.lineno, node.end_lineno or node.lineno
@@ -329,13 +345,22 @@ class _Collector:
         self, first: ast.expr | ast.stmt, last: ast.expr | ast.stmt, scope: str, test: ast.expr, wanted: bool
     ) -> None:
         text = self._text(test)
-        if not is_platform_text(text) and not any(word in text for word in self.words):
+        if (
+            not is_platform_text(text)
+            and not any(word in text for word in self.words)
+            and not self._flag_test(test, scope)
+        ):
             return
         decorators = getattr(first, "decorator_list", None)
         start = decorators[0] if decorators else first
         self.facts["regions"].append(
             [start.lineno, start.col_offset, last.end_lineno, last.end_col_offset, scope, text, wanted]
         )
+
+    def _flag_test(self, test: ast.expr, scope: str) -> bool:
+        """Does the test read a constexpr flag of the kernel it lies in (`if ptx_pack:`, `if not USE_TMA:`)?"""
+        node = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
+        return isinstance(node, ast.Name) and node.id in self.flags.get(scope, ())
 
     def _walk(self, tree: ast.Module) -> None:
         """Expression-level guards (if/while bodies, `a if t else b`, `t and x`, comprehension filters)
@@ -411,7 +436,7 @@ class _Collector:
             call = calls.get(id(node))
             keywords: dict[str, str | int] = {}
             if call is not None:
-                keywords = {k.arg: self._text(k.value) for k in call.keywords if k.arg and _PLATFORM_WORD.search(k.arg)}
+                keywords = {k.arg: self._keyword_value(k) for k in call.keywords if k.arg}
                 starred = any(isinstance(a, ast.Starred) for a in call.args) or any(
                     k.arg is None for k in call.keywords
                 )
@@ -453,6 +478,13 @@ def _scope_at(scopes: list[tuple[int, int, str]], line: int) -> str:
         if start <= line <= end:
             found = qualname  # later starts nest deeper
     return found
+
+
+def _is_constexpr(annotation: ast.expr) -> bool:
+    """`tl.constexpr`, `triton.language.constexpr`, `constexpr` (a Triton compile-time parameter)."""
+    if isinstance(annotation, ast.Attribute):
+        return annotation.attr == "constexpr"
+    return isinstance(annotation, ast.Name) and annotation.id == "constexpr"
 
 
 def _import_probe_exits(statement: ast.Try) -> bool:

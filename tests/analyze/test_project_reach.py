@@ -234,6 +234,53 @@ def test_constexpr_kernel_parameter_fed_from_a_flag():
     assert reach(files, "pkg/ops.py", "hip_path")[0] == "target"
 
 
+def test_constexpr_flag_off_at_every_launch_compiles_its_branch_out():
+    # seen on gemlite 0.6.0: inline PTX under `if ptx_pack:`, a constexpr defaulting to False, and launches that
+    # pass a module setting that is False unless the user opts in
+    files = ops("""
+        import triton
+        import triton.language as tl
+
+        ENABLE_PTX_PACK = False
+        FAST_PATH = True
+
+        @triton.jit
+        def pack(x, ptx_pack: tl.constexpr = False, fast: tl.constexpr = False, other: tl.constexpr = False):
+            if ptx_pack:
+                ptx_inline = 1
+            if not ptx_pack:
+                portable = 1
+            if fast:
+                fast_path = 1
+            if other:
+                passed_at_runtime = 1
+
+        @triton.autotune(configs=[triton.Config({"tuned": True})], key=["n"])
+        @triton.jit
+        def tuned_kernel(x, n, tuned: tl.constexpr = False):
+            if tuned:
+                tuned_path = 1
+
+        @triton.jit
+        def never_launched(x, flag: tl.constexpr = False):
+            if flag:
+                no_launch = 1
+
+        def launch(x, y, n):
+            pack[(1,)](x, ptx_pack=ENABLE_PTX_PACK, fast=FAST_PATH, other=y)
+            pack[(1,)](x)
+            pack[(1,)](x, other=n > 4)
+            tuned_kernel[(1,)](x, n)
+    """)
+    verdict, why = reach(files, "pkg/ops.py", "ptx_inline")
+    assert verdict == "nvidia_only" and "`ptx_pack` is True" in why
+    assert reach(files, "pkg/ops.py", "portable")[0] == "target"
+    assert reach(files, "pkg/ops.py", "fast_path")[0] == "target"  # one launch passes a true value
+    assert reach(files, "pkg/ops.py", "passed_at_runtime")[0] == "target"  # runtime values decide nothing
+    assert reach(files, "pkg/ops.py", "tuned_path")[0] == "target"  # the autotuner's configs may set it
+    assert reach(files, "pkg/ops.py", "no_launch")[0] == "target"  # no launch in the project: callers unknown
+
+
 def test_function_whose_every_use_is_cuda_guarded():
     files = ops("""
         from pkg.utils import IS_NVIDIA
