@@ -439,14 +439,18 @@ class Project:
         return users
 
     def _package_api(self) -> set[tuple[str, str]]:
-        """(module, name) of what package `__init__` modules import by name (`from .softplus import softplus`):
-        the API users call. A star import re-exports everything, so it names no API."""
+        """(module, name) of what package `__init__` modules re-export by name (`from .softplus import softplus`,
+        not used there, or named in its `__all__`): the API users call. A star import re-exports everything, so
+        it names no API; an import the `__init__` uses itself (a backend registering its kernels) is no API."""
         if self._api is None:
             api: set[tuple[str, str]] = set()
             for facts in self.facts.values():
                 if not facts["package"]:
                     continue
-                for qualified in facts["imports"].values():
+                exports = facts["exports"] or ()
+                for local, qualified in facts["imports"].items():
+                    if local in facts["refs"] and local not in exports:
+                        continue
                     found = self.locate(qualified)
                     if found is not None and len(found[1]) == 1:
                         api.add((found[0], found[1][0]))

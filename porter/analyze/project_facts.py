@@ -7,6 +7,7 @@ A module's facts are plain JSON (cached beside the scan's findings, keyed by the
   defs     module-level name -> source snippets that bind it (small functions, assignments)
   params   scope -> {parameter: [default source | "", position]} (kernel constexpr parameters, platform flags)
   regions  [l1, c1, l2, c2, scope, test source, wanted]: code in that range runs only when `test` is `wanted`
+           (a class whose `default_enable`/`ENABLED` attribute is a platform test: its whole body)
   scopes   qualname -> [l1, l2, kind, class platform] of every def/class (kind "def" | "class")
   locals   scope -> {name: [value sources]}: per-function bindings (a capability is bound per function)
   refs     name -> [[line, col, {keyword: source, "*": positional count}]]: uses of module-level functions
@@ -47,6 +48,8 @@ _PLATFORM_TEXT = re.compile(
 MAX_PREDICATE_LINES = 30
 MAX_KEYWORD = 60  # a call's keyword values longer than this are not flags (kept only for platform-named keywords)
 _TUNERS = re.compile(r"autotune|heuristics")
+# A class attribute saying whether the class (a backend, an implementation) is used: `default_enable`, `ENABLED`.
+_ENABLE_ATTRIBUTE = re.compile(r"\A_?(default_)?(enable|enabled|is_enabled)\Z", re.IGNORECASE)
 KEYWORD_ONLY = 1 << 20  # parameter index of a keyword-only parameter
 POSITIONAL = "*"  # refs keyword entry: how many positional arguments the call passes (-1: *args or **kwargs)
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
@@ -263,6 +266,16 @@ class _Collector:
             "class",
             enum,
         ]
+        for statement in node.body:  # `default_enable = IS_NVIDIA_HOPPER and ...`: the class is off elsewhere
+            if (
+                isinstance(statement, (ast.Assign, ast.AnnAssign))
+                and statement.value is not None
+                and any(
+                    isinstance(t, ast.Name) and _ENABLE_ATTRIBUTE.search(t.id)
+                    for t in (statement.targets if isinstance(statement, ast.Assign) else [statement.target])
+                )
+            ):
+                self._region(node, node, scope, statement.value, True)
         if module_level:
             self.facts["defs"].setdefault(node.name, [])
 

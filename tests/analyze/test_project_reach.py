@@ -281,6 +281,39 @@ def test_constexpr_flag_off_at_every_launch_compiles_its_branch_out():
     assert reach(files, "pkg/ops.py", "no_launch")[0] == "target"  # no launch in the project: callers unknown
 
 
+def test_backend_class_enabled_by_a_platform_flag():
+    # seen on fla 0.6.0: TileLang backends set `default_enable = IS_NVIDIA_HOPPER and ...`; their kernels
+    # (another module, used only by the class's methods) never run on AMD
+    files = ops("""
+        from pkg.utils import IS_NVIDIA, _is_hip
+        from pkg.kernels import hopper_kernel, amd_kernel
+
+        class HopperBackend(Backend):
+            default_enable = IS_NVIDIA and TRITON_NEW
+            def run(self, x):
+                in_hopper_class = 1
+                return hopper_kernel(x)
+
+        class AmdBackend(Backend):
+            default_enable = _is_hip
+            def run(self, x):
+                in_amd_class = 1
+                return amd_kernel(x)
+
+        class PlainBackend(Backend):
+            default_enable = False
+            def run(self, x):
+                in_plain_class = 1
+    """)
+    files["pkg/kernels.py"] = "def hopper_kernel(x):\n    threads = 1\ndef amd_kernel(x):\n    waves = 1\n"
+    verdict, why = reach(files, "pkg/ops.py", "in_hopper_class")
+    assert verdict == "nvidia_only" and "IS_NVIDIA and TRITON_NEW" in why
+    assert reach(files, "pkg/kernels.py", "threads")[0] == "nvidia_only"
+    assert reach(files, "pkg/ops.py", "in_amd_class")[0] == "target"
+    assert reach(files, "pkg/kernels.py", "waves")[0] == "target"
+    assert reach(files, "pkg/ops.py", "in_plain_class")[0] == "target"  # off everywhere: not a platform question
+
+
 def test_function_whose_every_use_is_cuda_guarded():
     files = ops("""
         from pkg.utils import IS_NVIDIA
@@ -308,6 +341,13 @@ def test_function_whose_every_use_is_cuda_guarded():
     files["pkg/__init__.py"] = "from pkg.ops import cuda_helper\nfrom pkg.ops import *\n"
     assert reach(files, "pkg/ops.py", "inside_public")[0] == "unknown"
     assert reach(files, "pkg/ops.py", "inside_private")[0] == "nvidia_only"
+    # an `__init__` that imports the function to use it itself (a backend package) does not re-export it
+    files["pkg/__init__.py"] = (
+        "from pkg.ops import cuda_helper\nfrom pkg.utils import IS_NVIDIA\nif IS_NVIDIA:\n    register(cuda_helper)\n"
+    )
+    assert reach(files, "pkg/ops.py", "inside_public")[0] == "nvidia_only"
+    files["pkg/__init__.py"] += "__all__ = ['cuda_helper']\n"
+    assert reach(files, "pkg/ops.py", "inside_public")[0] == "unknown"
 
 
 def test_platform_classes_and_vendor_folders():
