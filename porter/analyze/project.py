@@ -158,6 +158,7 @@ class Project:
         self.evaluator = Evaluator(self, target)
         self._values: dict[tuple, Any] = {}
         self._regions: dict[tuple[str, int], Any] = {}
+        self._switches: dict[tuple[str, int], Any] = {}
         self._functions: dict[tuple[str, str], Reach] = {}
         self._users: dict[tuple[str, str], list] | None = None
         self._api: set[tuple[str, str]] | None = None
@@ -500,6 +501,14 @@ class Project:
                 )
             elif value is not OPAQUE and value is not wanted:
                 return Reach(NVIDIA_ONLY, f"runs only when `{test}` is {wanted}; on {self.target.name} it is {value}")
+        for index, (l1, c1, l2, c2, _scope, value_text) in enumerate(facts.get("switches", ())):
+            if not (l1, c1) <= point <= (l2, c2):
+                continue
+            value = self._switch_value(path, index)
+            if value is False or value is None:  # not 0: a count of zero is a setting, not an option left off
+                return Reach(
+                    NVIDIA_ONLY, f"the option is set from `{value_text}`, which is {value} on {self.target.name}"
+                )
         for qualname, (start, end, kind, enum) in facts["scopes"].items():
             if not start <= line <= end:
                 continue
@@ -563,6 +572,15 @@ class Project:
             value = truth(self.evaluator.source(test, Scope(facts["module"], scope)))
             self._regions[key] = value
         return self._regions[key]
+
+    def _switch_value(self, path: str, index: int) -> Any:
+        """A keyword's value on the target (False/None: the option it sets is off; anything else: on or unknown)."""
+        key = (path, index)
+        if key not in self._switches:
+            facts = self.facts[path]
+            switch = facts["switches"][index]
+            self._switches[key] = self.evaluator.source(switch[5], Scope(facts["module"], switch[4]))
+        return self._switches[key]
 
     def function_reach(self, path: str, function: str) -> Reach:
         """NVIDIA-only when every use of a module-level function in the project is (a package's API: unknown)."""

@@ -19,6 +19,8 @@ A module's facts are plain JSON (cached beside the scan's findings, keyed by the
            in one, nvfuser in the other): the module cannot load where no branch's imports can
   needs    [l1, c1, l2, c2, module]: code after `try: import module` whose ImportError handler exits (returns,
            raises): it runs only where the module imports
+  switches [l1, c1, l2, c2, scope, value source]: a call's keyword set from a platform value or a kernel's flag
+           (`launch_pdl=use_pdl`, `warp_specialize=warp_specialize`): the option is off where the value is False
 
 Only tests that may be about the platform are kept (names like is_hip, IS_NVIDIA, cap, major, props,
 backend...); every other condition is ordinary control flow, which reachability does not need.
@@ -31,7 +33,7 @@ import re
 import warnings
 from typing import Any
 
-FACTS_FORMAT = 7
+FACTS_FORMAT = 8
 MAX_DEF_LINES = 60  # longer functions are not predicates: their value is not inferred
 MAX_SNIPPET = 400  # longer assignment values are not predicates either
 
@@ -96,6 +98,7 @@ def empty_facts(path: str) -> dict[str, Any]:
         "requires": [],
         "branches": [],
         "needs": [],
+        "switches": [],
     }
 
 
@@ -243,11 +246,13 @@ class _Collector:
         tuned = any(_TUNERS.search(self._text(d)) for d in node.decorator_list)
         flags = self.flags.setdefault(qualname, set())
         for arg, default, index in [*((a, d, i) for i, (a, d) in enumerate(zip(positional, defaults))), *keyword_only]:
-            constexpr = not tuned and arg.annotation is not None and _is_constexpr(arg.annotation)
+            constexpr = arg.annotation is not None and _is_constexpr(arg.annotation)
             if constexpr:
                 flags.add(arg.arg)
             if constexpr or _PLATFORM_WORD.search(arg.arg):
-                params[arg.arg] = [self._text(default) if default is not None else "", index]
+                # a launch that leaves a tuned kernel's flag out gets the config's value, not the default
+                known = default is not None and not (tuned and constexpr)
+                params[arg.arg] = [self._text(default) if default is not None and known else "", index]
         if params:
             self.facts["params"][qualname] = params
 
@@ -362,6 +367,8 @@ class _Collector:
             not is_platform_text(text)
             and not any(word in text for word in self.words)
             and not self._flag_test(test, scope)
+            and "TYPE_CHECKING" not in text  # imports for type checkers only: never run
+            and not self._calls_predicate(test)
         ):
             return
         decorators = getattr(first, "decorator_list", None)
@@ -374,6 +381,17 @@ class _Collector:
         """Does the test read a constexpr flag of the kernel it lies in (`if ptx_pack:`, `if not USE_TMA:`)?"""
         node = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
         return isinstance(node, ast.Name) and node.id in self.flags.get(scope, ())
+
+    def _calls_predicate(self, test: ast.expr) -> bool:
+        """Does the test call a function of this module whose body reads the platform (flag_gems's
+        `if streamk_scenario(a, b, M, N, K):`, true only for capability 8)?"""
+        defs = self.facts["defs"]
+        return any(
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and any(snippet.startswith(("def ", "@", "async ")) for snippet in defs.get(node.func.id, ()))
+            for node in ast.walk(test)
+        )
 
     def _walk(self, tree: ast.Module) -> None:
         """Expression-level guards (if/while bodies, `a if t else b`, `t and x`, comprehension filters)
@@ -393,6 +411,8 @@ class _Collector:
             elif kind is ast.Call:
                 func = node.func.value if isinstance(node.func, ast.Subscript) else node.func
                 calls[id(func)] = node
+                if node.keywords:
+                    self._switches(node, scopes)
             elif kind in (ast.If, ast.While, ast.IfExp):
                 self._branches(node, _scope_at(scopes, node.lineno))
             elif kind is ast.BoolOp:
@@ -400,6 +420,20 @@ class _Collector:
             elif kind in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
                 self._comprehension(node, _scope_at(scopes, node.lineno))
         self._references(names, attribute_bases, calls)
+
+    def _switches(self, call: ast.Call, scopes: list[tuple[int, int, str]]) -> None:
+        """Keywords whose value may be off on the target: a platform value or a flag of the enclosing kernel."""
+        scope = ""
+        for keyword in call.keywords:
+            value = keyword.value
+            if keyword.arg is None or not isinstance(value, (ast.Name, ast.Attribute, ast.Call)):
+                continue
+            scope = scope or _scope_at(scopes, call.lineno)
+            text = self._text(value)
+            if text and (is_platform_text(text) or self._flag_test(value, scope)):
+                self.facts["switches"].append(
+                    [keyword.lineno, keyword.col_offset, keyword.end_lineno, keyword.end_col_offset, scope, text]
+                )
 
     def _branches(self, node: ast.If | ast.While | ast.IfExp, scope: str) -> None:
         body = node.body if isinstance(node.body, list) else [node.body]

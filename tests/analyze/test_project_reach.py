@@ -266,11 +266,18 @@ def test_constexpr_flag_off_at_every_launch_compiles_its_branch_out():
             if flag:
                 no_launch = 1
 
+        @triton.autotune(configs=[triton.Config({"BLOCK": 64})], key=["n"])
+        @triton.jit
+        def tuned_passed(x, n, BLOCK: tl.constexpr, ws: tl.constexpr = True):
+            if ws:
+                passed_off = 1
+
         def launch(x, y, n):
             pack[(1,)](x, ptx_pack=ENABLE_PTX_PACK, fast=FAST_PATH, other=y)
             pack[(1,)](x)
             pack[(1,)](x, other=n > 4)
             tuned_kernel[(1,)](x, n)
+            tuned_passed[(1,)](x, n, ws=ENABLE_PTX_PACK)
     """)
     verdict, why = reach(files, "pkg/ops.py", "ptx_inline")
     assert verdict == "nvidia_only" and "`ptx_pack` is True" in why
@@ -278,6 +285,7 @@ def test_constexpr_flag_off_at_every_launch_compiles_its_branch_out():
     assert reach(files, "pkg/ops.py", "fast_path")[0] == "target"  # one launch passes a true value
     assert reach(files, "pkg/ops.py", "passed_at_runtime")[0] == "target"  # runtime values decide nothing
     assert reach(files, "pkg/ops.py", "tuned_path")[0] == "target"  # the autotuner's configs may set it
+    assert reach(files, "pkg/ops.py", "passed_off")[0] == "nvidia_only"  # but not one every launch passes
     assert reach(files, "pkg/ops.py", "no_launch")[0] == "target"  # no launch in the project: callers unknown
 
 
@@ -312,6 +320,79 @@ def test_backend_class_enabled_by_a_platform_flag():
     assert reach(files, "pkg/ops.py", "in_amd_class")[0] == "target"
     assert reach(files, "pkg/kernels.py", "waves")[0] == "target"
     assert reach(files, "pkg/ops.py", "in_plain_class")[0] == "target"  # off everywhere: not a platform question
+
+
+def test_keyword_option_set_from_a_value_false_on_the_target():
+    # seen on fla 0.6.0 (`launch_pdl=use_pdl`, use_pdl = IS_NVIDIA and cap >= 9) and gemlite 0.6.0
+    # (`tl.range(..., warp_specialize=warp_specialize)`, a constexpr every launch leaves False)
+    files = ops("""
+        import triton
+        import triton.language as tl
+        from pkg.utils import IS_NVIDIA, _is_hip
+
+        @triton.jit
+        def kernel(x, n, warp_specialize: tl.constexpr = False, pipelined: tl.constexpr = False):
+            for k in tl.range(n, warp_specialize=warp_specialize):
+                pass
+            for k in tl.range(n, num_stages=pipelined, loop_unroll_factor=n):
+                pass
+
+        def launch(x, n):
+            use_pdl = IS_NVIDIA and n > 4
+            on_amd = _is_hip
+            kernel[(1,)](x, n, pipelined=n > 2, launch_pdl=use_pdl, hint=on_amd, count=n)
+    """)
+    verdict, why = reach(files, "pkg/ops.py", "warp_specialize=warp_specialize")
+    assert verdict == "nvidia_only" and "`warp_specialize`, which is False" in why
+    assert reach(files, "pkg/ops.py", "launch_pdl=use_pdl")[0] == "nvidia_only"
+    assert reach(files, "pkg/ops.py", "num_stages=pipelined")[0] == "target"  # the launch's value is runtime data
+    assert reach(files, "pkg/ops.py", "hint=on_amd")[0] == "target"  # true on ROCm
+    assert reach(files, "pkg/ops.py", "count=n")[0] == "target"
+    assert reach(files, "pkg/ops.py", "kernel[(1,)]")[0] == "target"  # the call itself runs
+
+
+def test_type_checking_imports_never_run():
+    # seen on vllm 0.33.0: `if TYPE_CHECKING: from flashinfer.fused_moe import QuantFormat`
+    files = ops("""
+        from typing import TYPE_CHECKING
+        import typing
+        if TYPE_CHECKING:
+            from flashinfer.fused_moe import QuantFormat
+        if typing.TYPE_CHECKING:
+            import cutlass
+        if not TYPE_CHECKING:
+            at_run_time = 1
+    """)
+    verdict, why = reach(files, "pkg/ops.py", "QuantFormat")
+    assert verdict == "nvidia_only" and "TYPE_CHECKING" in why
+    assert reach(files, "pkg/ops.py", "cutlass")[0] == "nvidia_only"
+    assert reach(files, "pkg/ops.py", "at_run_time")[0] == "target"
+
+
+def test_test_calling_a_platform_predicate_of_the_module():
+    # seen on flag_gems 5.0.2: `if streamk_scenario(a, b, M, N, K):`, true only when the capability's major is 8
+    files = ops("""
+        import torch
+
+        def streamk_scenario(a, M, K):
+            capability = torch.cuda.get_device_capability()
+            return capability[0] == 8 and a.is_contiguous() and K > M * 5
+
+        def wide_scenario(a, M, K):
+            capability = torch.cuda.get_device_capability()
+            return capability[0] >= 8 and K > M * 5
+
+        def mm(a, M, K):
+            if streamk_scenario(a, M, K):
+                streamk_launch = 1
+            if wide_scenario(a, M, K):
+                wide_launch = 1
+            return general_launch(a)
+    """)
+    verdict, why = reach(files, "pkg/ops.py", "streamk_launch")
+    assert verdict == "nvidia_only" and "streamk_scenario" in why
+    assert reach(files, "pkg/ops.py", "wide_launch")[0] == "target"  # (9, 4) >= 8, and K decides at run time
+    assert reach(files, "pkg/ops.py", "general_launch")[0] == "target"
 
 
 def test_function_whose_every_use_is_cuda_guarded():
