@@ -505,9 +505,10 @@ class Project:
             if not (l1, c1) <= point <= (l2, c2):
                 continue
             value = self._switch_value(path, index)
-            if value is False or value is None:  # not 0: a count of zero is a setting, not an option left off
+            # only False: None may be the very value a rule reports (`cuda_home=CUDA_HOME`), 0 is a count
+            if value is False:
                 return Reach(
-                    NVIDIA_ONLY, f"the option is set from `{value_text}`, which is {value} on {self.target.name}"
+                    NVIDIA_ONLY, f"the option is set from `{value_text}`, which is False on {self.target.name}"
                 )
         for qualname, (start, end, kind, enum) in facts["scopes"].items():
             if not start <= line <= end:

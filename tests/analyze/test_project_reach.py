@@ -341,6 +341,7 @@ def test_keyword_option_set_from_a_value_false_on_the_target():
             use_pdl = IS_NVIDIA and n > 4
             on_amd = _is_hip
             kernel[(1,)](x, n, pipelined=n > 2, launch_pdl=use_pdl, hint=on_amd, count=n)
+            build(name, cuda_home=torch.utils.cpp_extension.CUDA_HOME)
     """)
     verdict, why = reach(files, "pkg/ops.py", "warp_specialize=warp_specialize")
     assert verdict == "nvidia_only" and "`warp_specialize`, which is False" in why
@@ -348,6 +349,7 @@ def test_keyword_option_set_from_a_value_false_on_the_target():
     assert reach(files, "pkg/ops.py", "num_stages=pipelined")[0] == "target"  # the launch's value is runtime data
     assert reach(files, "pkg/ops.py", "hint=on_amd")[0] == "target"  # true on ROCm
     assert reach(files, "pkg/ops.py", "count=n")[0] == "target"
+    assert reach(files, "pkg/ops.py", "cuda_home=")[0] == "target"  # None on ROCm: what a rule may report
     assert reach(files, "pkg/ops.py", "kernel[(1,)]")[0] == "target"  # the call itself runs
 
 
