@@ -8,9 +8,12 @@ after the per-file analysis; it costs dictionary work, not parsing. Two things c
 - `reach(path, line, column)`: "target" (the code runs on the target), "nvidia_only" (only an NVIDIA build,
   or another vendor's backend, runs it) or "unknown" (a platform test whose value the target's facts do not
   decide), with the reason. Code is NVIDIA-only when a platform test around it is false on the target (a
-  ROCm check's else-branch, the rest of a block after `if is_hip(): return`, `x if IS_NVIDIA else y`), when it
-  lies in another vendor's folder or platform class (`backend/_ascend`, vllm's CudaPlatform), or when every
-  use of its function is NVIDIA-only.
+  ROCm check's else-branch, the rest of a block after `if is_hip(): return`, `x if IS_NVIDIA else y`, a kernel's
+  `if flag:` where every launch leaves the constexpr False, a class whose `default_enable` is such a test),
+  when it is a keyword option set from a value False on the target (`launch_pdl=use_pdl`), when it lies in
+  another vendor's folder or platform class (`backend/_ascend`, vllm's CudaPlatform) or in a module that
+  imports an NVIDIA-only library whenever it loads, or when every use of its function is NVIDIA-only (a
+  package's API, re-exported by an `__init__`, stays unknown: users call it). `if TYPE_CHECKING:` never runs.
 
 Users state what inference misses, as mypy's always_true/always_false: `[tool.porter] nvidia_only = [...]`
 (predicates true only on NVIDIA), `rocm_only = [...]`, `nvidia_only_paths = [globs]`.
@@ -392,9 +395,12 @@ class Project:
 
     def _param(self, module: str, qualname: str, name: str, param: list) -> Any:
         """A kernel/helper parameter: the value every call site passes (constexpr flags fed from predicates).
-        Unknown callers (methods, no call site in the project, a call passing it positionally) give OPAQUE."""
-        default, position = param
-        users = self.users(module, qualname) if "." not in qualname else []
+        Unknown callers (methods, no call site in the project, a call passing it positionally) give OPAQUE.
+        Only a kernel's constexpr or a private helper's parameter: a public function's callers outside the
+        project may pass anything (flag_gems's `fused_experts(..., use_int4_w4a16=False)` is its API)."""
+        default, position, constexpr = (*param, False)[:3]
+        public = not qualname.startswith("_")
+        users = self.users(module, qualname) if "." not in qualname and (constexpr or not public) else []
         if not users:
             return OPAQUE
         default_value = self.evaluator.source(default, Scope(module, "")) if default else OPAQUE

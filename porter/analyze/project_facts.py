@@ -5,7 +5,8 @@ A module's facts are plain JSON (cached beside the scan's findings, keyed by the
   imports  local name -> qualified name it is bound to (relative imports made absolute from the path)
   stars    modules imported with `from m import *` (absolute): names bound nowhere else are looked up there
   defs     module-level name -> source snippets that bind it (small functions, assignments)
-  params   scope -> {parameter: [default source | "", position]} (kernel constexpr parameters, platform flags)
+  params   scope -> {parameter: [default source | "", position, constexpr]} (kernel constexpr parameters,
+           platform flags)
   regions  [l1, c1, l2, c2, scope, test source, wanted]: code in that range runs only when `test` is `wanted`
            (a class whose `default_enable`/`ENABLED` attribute is a platform test: its whole body)
   scopes   qualname -> [l1, l2, kind, class platform] of every def/class (kind "def" | "class")
@@ -252,7 +253,7 @@ class _Collector:
             if constexpr or _PLATFORM_WORD.search(arg.arg):
                 # a launch that leaves a tuned kernel's flag out gets the config's value, not the default
                 known = default is not None and not (tuned and constexpr)
-                params[arg.arg] = [self._text(default) if default is not None and known else "", index]
+                params[arg.arg] = [self._text(default) if default is not None and known else "", index, constexpr]
         if params:
             self.facts["params"][qualname] = params
 
@@ -272,15 +273,9 @@ class _Collector:
             enum,
         ]
         for statement in node.body:  # `default_enable = IS_NVIDIA_HOPPER and ...`: the class is off elsewhere
-            if (
-                isinstance(statement, (ast.Assign, ast.AnnAssign))
-                and statement.value is not None
-                and any(
-                    isinstance(t, ast.Name) and _ENABLE_ATTRIBUTE.search(t.id)
-                    for t in (statement.targets if isinstance(statement, ast.Assign) else [statement.target])
-                )
-            ):
-                self._region(node, node, scope, statement.value, True)
+            switch = _class_switch(statement)
+            if switch is not None:
+                self._region(node, node, scope, switch, True)
         if module_level:
             self.facts["defs"].setdefault(node.name, [])
 
@@ -525,6 +520,19 @@ def _scope_at(scopes: list[tuple[int, int, str]], line: int) -> str:
         if start <= line <= end:
             found = qualname  # later starts nest deeper
     return found
+
+
+def _class_switch(statement: ast.stmt) -> ast.expr | None:
+    """A class-level `default_enable = <test>` (or `ENABLED: ClassVar[bool] = <test>`): whether the class is used.
+    An annotated field of an instance (a dataclass's `enabled: bool = HAS_TMA`) is a setting, not a switch.
+    Its value (the test), or None."""
+    if isinstance(statement, ast.Assign):
+        targets, value = statement.targets, statement.value
+    elif isinstance(statement, ast.AnnAssign) and statement.value is not None and "ClassVar" in ast.dump(statement):
+        targets, value = [statement.target], statement.value
+    else:
+        return None
+    return value if any(isinstance(t, ast.Name) and _ENABLE_ATTRIBUTE.search(t.id) for t in targets) else None
 
 
 def _is_constexpr(annotation: ast.expr) -> bool:

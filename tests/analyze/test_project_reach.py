@@ -312,6 +312,17 @@ def test_backend_class_enabled_by_a_platform_flag():
             default_enable = False
             def run(self, x):
                 in_plain_class = 1
+
+        class TypedBackend(Backend):
+            enabled: ClassVar[bool] = IS_NVIDIA
+            def run(self, x):
+                in_typed_class = 1
+
+        @dataclass
+        class Settings:
+            enabled: bool = IS_NVIDIA  # an instance's field: the class is used either way
+            def run(self, x):
+                in_settings = 1
     """)
     files["pkg/kernels.py"] = "def hopper_kernel(x):\n    threads = 1\ndef amd_kernel(x):\n    waves = 1\n"
     verdict, why = reach(files, "pkg/ops.py", "in_hopper_class")
@@ -320,6 +331,8 @@ def test_backend_class_enabled_by_a_platform_flag():
     assert reach(files, "pkg/ops.py", "in_amd_class")[0] == "target"
     assert reach(files, "pkg/kernels.py", "waves")[0] == "target"
     assert reach(files, "pkg/ops.py", "in_plain_class")[0] == "target"  # off everywhere: not a platform question
+    assert reach(files, "pkg/ops.py", "in_typed_class")[0] == "nvidia_only"
+    assert reach(files, "pkg/ops.py", "in_settings")[0] == "target"
 
 
 def test_keyword_option_set_from_a_value_false_on_the_target():
@@ -395,6 +408,26 @@ def test_test_calling_a_platform_predicate_of_the_module():
     assert verdict == "nvidia_only" and "streamk_scenario" in why
     assert reach(files, "pkg/ops.py", "wide_launch")[0] == "target"  # (9, 4) >= 8, and K decides at run time
     assert reach(files, "pkg/ops.py", "general_launch")[0] == "target"
+
+
+def test_a_public_functions_parameters_are_not_read_from_the_projects_calls():
+    # seen on flag_gems 5.0.2: fused_experts(..., use_int4_w4a16=False) is API: users pass True; only a kernel's
+    # constexpr or a private helper's parameter is what the project's calls pass
+    files = ops("""
+        def fused_experts(x, use_int4_w4a16: bool = False):
+            if use_int4_w4a16:
+                public_branch = 1
+
+        def _dispatch(x, use_int4_w4a16: bool = False):
+            if use_int4_w4a16:
+                private_branch = 1
+
+        def run(x):
+            fused_experts(x)
+            _dispatch(x)
+    """)
+    assert reach(files, "pkg/ops.py", "public_branch")[0] == "target"
+    assert reach(files, "pkg/ops.py", "private_branch")[0] == "nvidia_only"
 
 
 def test_function_whose_every_use_is_cuda_guarded():
