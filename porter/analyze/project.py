@@ -396,14 +396,15 @@ class Project:
     def _param(self, module: str, qualname: str, name: str, param: list) -> Any:
         """A kernel/helper parameter: the value every call site passes (constexpr flags fed from predicates).
         Unknown callers (methods, no call site in the project, a call passing it positionally) give OPAQUE.
-        Only a kernel's constexpr or a private helper's parameter: a public function's callers outside the
-        project may pass anything (flag_gems's `fused_experts(..., use_int4_w4a16=False)` is its API)."""
+        A public function's callers outside the project may leave a parameter to its default or pass anything:
+        its default is no evidence (flag_gems's `fused_experts(..., use_int4_w4a16=False)` is API), so only what
+        every project call passes by name decides it (lmdeploy's `use_pdl=use_pdl`, computed from is_cuda())."""
         default, position, constexpr = (*param, False)[:3]
-        public = not qualname.startswith("_")
-        users = self.users(module, qualname) if "." not in qualname and (constexpr or not public) else []
+        users = self.users(module, qualname) if "." not in qualname else []
         if not users:
             return OPAQUE
-        default_value = self.evaluator.source(default, Scope(module, "")) if default else OPAQUE
+        closed = constexpr or qualname.startswith("_")  # a kernel's launches, a private helper's calls: all known
+        default_value = self.evaluator.source(default, Scope(module, "")) if default and closed else OPAQUE
         values = []
         for path, line, _column, keywords in users:
             if name in keywords:

@@ -411,9 +411,11 @@ def test_test_calling_a_platform_predicate_of_the_module():
 
 
 def test_a_public_functions_parameters_are_not_read_from_the_projects_calls():
-    # seen on flag_gems 5.0.2: fused_experts(..., use_int4_w4a16=False) is API: users pass True; only a kernel's
-    # constexpr or a private helper's parameter is what the project's calls pass
+    # seen on flag_gems 5.0.2: fused_experts(..., use_int4_w4a16=False) is API: users pass True; a public
+    # function's default is no evidence, only values every project call passes by name
     files = ops("""
+        from pkg.utils import IS_NVIDIA
+
         def fused_experts(x, use_int4_w4a16: bool = False):
             if use_int4_w4a16:
                 public_branch = 1
@@ -422,12 +424,18 @@ def test_a_public_functions_parameters_are_not_read_from_the_projects_calls():
             if use_int4_w4a16:
                 private_branch = 1
 
+        def fill_state(x, use_pdl: bool = False):
+            if use_pdl:
+                pdl_wait = 1
+
         def run(x):
             fused_experts(x)
             _dispatch(x)
+            fill_state(x, use_pdl=IS_NVIDIA)  # seen on lmdeploy 0.18.0: every call passes a platform value
     """)
     assert reach(files, "pkg/ops.py", "public_branch")[0] == "target"
     assert reach(files, "pkg/ops.py", "private_branch")[0] == "nvidia_only"
+    assert reach(files, "pkg/ops.py", "pdl_wait")[0] == "nvidia_only"
 
 
 def test_function_whose_every_use_is_cuda_guarded():
