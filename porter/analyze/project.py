@@ -8,9 +8,12 @@ after the per-file analysis; it costs dictionary work, not parsing. Two things c
 - `reach(path, line, column)`: "target" (the code runs on the target), "nvidia_only" (only an NVIDIA build,
   or another vendor's backend, runs it) or "unknown" (a platform test whose value the target's facts do not
   decide), with the reason. Code is NVIDIA-only when a platform test around it is false on the target (a
-  ROCm check's else-branch, the rest of a block after `if is_hip(): return`, `x if IS_NVIDIA else y`), when it
-  lies in another vendor's folder or platform class (`backend/_ascend`, vllm's CudaPlatform), or when every
-  use of its function is NVIDIA-only.
+  ROCm check's else-branch, the rest of a block after `if is_hip(): return`, `x if IS_NVIDIA else y`, a kernel's
+  `if flag:` where every launch leaves the constexpr False, a class whose `default_enable` is such a test),
+  when it is a keyword option set from a value False on the target (`launch_pdl=use_pdl`), when it lies in
+  another vendor's folder or platform class (`backend/_ascend`, vllm's CudaPlatform) or in a module that
+  imports an NVIDIA-only library whenever it loads, or when every use of its function is NVIDIA-only (a
+  package's API, re-exported by an `__init__`, stays unknown: users call it). `if TYPE_CHECKING:` never runs.
 
 Users state what inference misses, as mypy's always_true/always_false: `[tool.porter] nvidia_only = [...]`
 (predicates true only on NVIDIA), `rocm_only = [...]`, `nvidia_only_paths = [globs]`.
@@ -90,6 +93,8 @@ NVIDIA_ONLY_LIBRARIES = (
     "cuda.cudart",
     "cuda.nvrtc",
     "deep_gemm",
+    "nvfuser",
+    "nvfuser_direct",
     "quack",
     "tensorrt",
 )
@@ -156,8 +161,10 @@ class Project:
         self.evaluator = Evaluator(self, target)
         self._values: dict[tuple, Any] = {}
         self._regions: dict[tuple[str, int], Any] = {}
+        self._switches: dict[tuple[str, int], Any] = {}
         self._functions: dict[tuple[str, str], Reach] = {}
         self._users: dict[tuple[str, str], list] | None = None
+        self._api: set[tuple[str, str]] | None = None
         self._scope_lists: dict[str, list] = {}
         self._graph: tuple[dict[str, set[str]], dict[str, set[str]]] | None = None
 
@@ -388,12 +395,16 @@ class Project:
 
     def _param(self, module: str, qualname: str, name: str, param: list) -> Any:
         """A kernel/helper parameter: the value every call site passes (constexpr flags fed from predicates).
-        Unknown callers (methods, no call site in the project, a call passing it positionally) give OPAQUE."""
-        default, position = param
+        Unknown callers (methods, no call site in the project, a call passing it positionally) give OPAQUE.
+        A public function's callers outside the project may leave a parameter to its default or pass anything:
+        its default is no evidence (flag_gems's `fused_experts(..., use_int4_w4a16=False)` is API), so only what
+        every project call passes by name decides it (lmdeploy's `use_pdl=use_pdl`, computed from is_cuda())."""
+        default, position, constexpr = (*param, False)[:3]
         users = self.users(module, qualname) if "." not in qualname else []
         if not users:
             return OPAQUE
-        default_value = self.evaluator.source(default, Scope(module, "")) if default else OPAQUE
+        closed = constexpr or qualname.startswith("_")  # a kernel's launches, a private helper's calls: all known
+        default_value = self.evaluator.source(default, Scope(module, "")) if default and closed else OPAQUE
         values = []
         for path, line, _column, keywords in users:
             if name in keywords:
@@ -434,6 +445,25 @@ class Project:
                         continue  # recursion: a use inside the function itself
                     users.setdefault(owner, []).append((path, line, column, keywords))
         return users
+
+    def _package_api(self) -> set[tuple[str, str]]:
+        """(module, name) of what package `__init__` modules re-export by name (`from .softplus import softplus`,
+        not used there, or named in its `__all__`): the API users call. A star import re-exports everything, so
+        it names no API; an import the `__init__` uses itself (a backend registering its kernels) is no API."""
+        if self._api is None:
+            api: set[tuple[str, str]] = set()
+            for facts in self.facts.values():
+                if not facts["package"]:
+                    continue
+                exports = facts["exports"] or ()
+                for local, qualified in facts["imports"].items():
+                    if local in facts["refs"] and local not in exports:
+                        continue
+                    found = self.locate(qualified)
+                    if found is not None and len(found[1]) == 1:
+                        api.add((found[0], found[1][0]))
+            self._api = api
+        return self._api
 
     def scope_at(self, path: str, line: int) -> str:
         scopes = self._scope_lists.get(path)
@@ -478,6 +508,15 @@ class Project:
                 )
             elif value is not OPAQUE and value is not wanted:
                 return Reach(NVIDIA_ONLY, f"runs only when `{test}` is {wanted}; on {self.target.name} it is {value}")
+        for index, (l1, c1, l2, c2, _scope, value_text) in enumerate(facts.get("switches", ())):
+            if not (l1, c1) <= point <= (l2, c2):
+                continue
+            value = self._switch_value(path, index)
+            # only False: None may be the very value a rule reports (`cuda_home=CUDA_HOME`), 0 is a count
+            if value is False:
+                return Reach(
+                    NVIDIA_ONLY, f"the option is set from `{value_text}`, which is False on {self.target.name}"
+                )
         for qualname, (start, end, kind, enum) in facts["scopes"].items():
             if not start <= line <= end:
                 continue
@@ -507,7 +546,18 @@ class Project:
 
     def _import_reach(self, path: str) -> Reach | None:
         """NVIDIA-only when the module imports an NVIDIA-only library whenever it loads."""
-        for module, line in (self.facts.get(path) or {}).get("requires", ()):
+        facts = self.facts.get(path) or {}
+        for line, branches in facts.get("branches", ()):
+            if all(any(_within(m, NVIDIA_ONLY_LIBRARIES) for m in modules) for modules in branches):
+                names = " or ".join(
+                    f"`{next(m for m in modules if _within(m, NVIDIA_ONLY_LIBRARIES))}`" for modules in branches
+                )
+                return Reach(
+                    NVIDIA_ONLY,
+                    f"every branch of the if at line {line} imports an NVIDIA-only library ({names}): the module "
+                    f"cannot load on {self.target.name}",
+                )
+        for module, line in facts.get("requires", ()):
             if _within(module, NVIDIA_ONLY_LIBRARIES):
                 return Reach(
                     NVIDIA_ONLY,
@@ -531,8 +581,17 @@ class Project:
             self._regions[key] = value
         return self._regions[key]
 
+    def _switch_value(self, path: str, index: int) -> Any:
+        """A keyword's value on the target (False/None: the option it sets is off; anything else: on or unknown)."""
+        key = (path, index)
+        if key not in self._switches:
+            facts = self.facts[path]
+            switch = facts["switches"][index]
+            self._switches[key] = self.evaluator.source(switch[5], Scope(facts["module"], switch[4]))
+        return self._switches[key]
+
     def function_reach(self, path: str, function: str) -> Reach:
-        """NVIDIA-only when every use of a module-level function in the project is (public ones: unknown)."""
+        """NVIDIA-only when every use of a module-level function in the project is (a package's API: unknown)."""
         facts = self.facts[path]
         key = (facts["module"], function)
         if key in self._functions:
@@ -550,7 +609,9 @@ class Project:
         if all(v.reach == NVIDIA_ONLY for v in verdicts):
             first = users[0]
             why = f"every use of `{function}` is NVIDIA-only (e.g. {first[0]}:{first[1]}: {verdicts[0].reason})"
-            return Reach(NVIDIA_ONLY if function.startswith("_") else UNKNOWN, why)
+            # a package's API (re-exported by name from an `__init__`) has callers outside the project
+            exported = (facts["module"], function) in self._package_api() or facts["package"]
+            return Reach(UNKNOWN if exported and not function.startswith("_") else NVIDIA_ONLY, why)
         if all(v.reach != TARGET for v in verdicts):
             return Reach(UNKNOWN, f"every use of `{function}` is NVIDIA-only or undecided")
         return ON_TARGET

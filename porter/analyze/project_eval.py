@@ -152,6 +152,8 @@ def known_values(target) -> dict[str, Any]:
         "triton.runtime.driver.active": driver,
         "triton.runtime.driver.active.get_current_target": Native(triton_target),
         "torch.device": Native(OPAQUE),
+        "typing.TYPE_CHECKING": False,
+        "typing_extensions.TYPE_CHECKING": False,
     }
 
 

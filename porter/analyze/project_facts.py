@@ -5,8 +5,10 @@ A module's facts are plain JSON (cached beside the scan's findings, keyed by the
   imports  local name -> qualified name it is bound to (relative imports made absolute from the path)
   stars    modules imported with `from m import *` (absolute): names bound nowhere else are looked up there
   defs     module-level name -> source snippets that bind it (small functions, assignments)
-  params   scope -> {parameter: [default source | "", position]} (kernel constexpr parameters, platform flags)
+  params   scope -> {parameter: [default source | "", position, constexpr]} (kernel constexpr parameters,
+           platform flags)
   regions  [l1, c1, l2, c2, scope, test source, wanted]: code in that range runs only when `test` is `wanted`
+           (a class whose `default_enable`/`ENABLED` attribute is a platform test: its whole body)
   scopes   qualname -> [l1, l2, kind, class platform] of every def/class (kind "def" | "class")
   locals   scope -> {name: [value sources]}: per-function bindings (a capability is bound per function)
   refs     name -> [[line, col, {keyword: source, "*": positional count}]]: uses of module-level functions
@@ -14,8 +16,12 @@ A module's facts are plain JSON (cached beside the scan's findings, keyed by the
   exports  names in `__all__` (public API: called from outside the project), or null
   requires [module, line] of every absolute import made unconditionally at module level (not under if/try):
            the module cannot load where one of them cannot
+  branches [line, [[module...] per branch]] of a module-level if/else whose every branch imports (nvfuser_direct
+           in one, nvfuser in the other): the module cannot load where no branch's imports can
   needs    [l1, c1, l2, c2, module]: code after `try: import module` whose ImportError handler exits (returns,
            raises): it runs only where the module imports
+  switches [l1, c1, l2, c2, scope, value source]: a call's keyword set from a platform value or a kernel's flag
+           (`launch_pdl=use_pdl`, `warp_specialize=warp_specialize`): the option is off where the value is False
 
 Only tests that may be about the platform are kept (names like is_hip, IS_NVIDIA, cap, major, props,
 backend...); every other condition is ordinary control flow, which reachability does not need.
@@ -28,7 +34,7 @@ import re
 import warnings
 from typing import Any
 
-FACTS_FORMAT = 6
+FACTS_FORMAT = 8
 MAX_DEF_LINES = 60  # longer functions are not predicates: their value is not inferred
 MAX_SNIPPET = 400  # longer assignment values are not predicates either
 
@@ -43,6 +49,10 @@ _PLATFORM_TEXT = re.compile(
     r"hip|cuda|rocm|nvidia|gfx|capabilit|get_current_target|platform|fnuz|gcnArch|tma", re.IGNORECASE
 )
 MAX_PREDICATE_LINES = 30
+MAX_KEYWORD = 60  # a call's keyword values longer than this are not flags (kept only for platform-named keywords)
+_TUNERS = re.compile(r"autotune|heuristics")
+# A class attribute saying whether the class (a backend, an implementation) is used: `default_enable`, `ENABLED`.
+_ENABLE_ATTRIBUTE = re.compile(r"\A_?(default_)?(enable|enabled|is_enabled)\Z", re.IGNORECASE)
 KEYWORD_ONLY = 1 << 20  # parameter index of a keyword-only parameter
 POSITIONAL = "*"  # refs keyword entry: how many positional arguments the call passes (-1: *args or **kwargs)
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
@@ -92,7 +102,9 @@ def empty_facts(path: str) -> dict[str, Any]:
         "refs": {},
         "exports": None,
         "requires": [],
+        "branches": [],
         "needs": [],
+        "switches": [],
     }
 
 
@@ -114,6 +126,26 @@ def _unconditional_imports(body: list[ast.stmt]) -> list[list]:
     return out
 
 
+def _branch_imports(body: list[ast.stmt]) -> list[list]:
+    """[line, [[module...] per branch]] of each module-level if/else (elif chains included) whose every branch
+    imports a module unconditionally."""
+    out: list[list] = []
+    for statement in body:
+        if not isinstance(statement, ast.If) or not statement.orelse:
+            continue
+        branches, node = [], statement
+        while True:
+            branches.append(_absolute_imports(node.body))
+            if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If) and node.orelse[0].orelse:
+                node = node.orelse[0]
+                continue
+            branches.append(_absolute_imports(node.orelse))
+            break
+        if all(branches):
+            out.append([statement.lineno, branches])
+    return out
+
+
 def is_platform_text(text: str) -> bool:
     """Does an expression's source name anything that may be about the platform?"""
     return _PLATFORM_IN_TEXT.search(text) is not None
@@ -128,11 +160,13 @@ class _Collector:
         self.module = self.facts["module"]
         self.package = self.facts["package"]
         self.top = self.module.split(".")
+        self.flags: dict[str, set[str]] = {}  # def qualname -> its constexpr parameters
 
     def collect(self, tree: ast.Module) -> dict[str, Any]:
         self._block(tree.body, "", module_level=True)
         self._walk(tree)
         self.facts["requires"] = _unconditional_imports(tree.body)
+        self.facts["branches"] = _branch_imports(tree.body)
         return self.facts
 
     # -- statements, with the scope each lies in ------------------------------------------------
@@ -213,9 +247,18 @@ class _Collector:
         defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
         params = {}
         keyword_only = [(arg, default, KEYWORD_ONLY) for arg, default in zip(args.kwonlyargs, args.kw_defaults)]
+        # a kernel's constexpr flag (`ptx_pack: tl.constexpr = False`) is kept whatever its name: `if ptx_pack:`
+        # compiles its branch out unless a launch passes a true value; autotune/heuristics may supply it instead
+        tuned = any(_TUNERS.search(self._text(d)) for d in node.decorator_list)
+        flags = self.flags.setdefault(qualname, set())
         for arg, default, index in [*((a, d, i) for i, (a, d) in enumerate(zip(positional, defaults))), *keyword_only]:
-            if _PLATFORM_WORD.search(arg.arg):
-                params[arg.arg] = [self._text(default) if default is not None else "", index]
+            constexpr = arg.annotation is not None and _is_constexpr(arg.annotation)
+            if constexpr:
+                flags.add(arg.arg)
+            if constexpr or _PLATFORM_WORD.search(arg.arg):
+                # a launch that leaves a tuned kernel's flag out gets the config's value, not the default
+                known = default is not None and not (tuned and constexpr)
+                params[arg.arg] = [self._text(default) if default is not None and known else "", index, constexpr]
         if params:
             self.facts["params"][qualname] = params
 
@@ -234,6 +277,10 @@ class _Collector:
             "class",
             enum,
         ]
+        for statement in node.body:  # `default_enable = IS_NVIDIA_HOPPER and ...`: the class is off elsewhere
+            switch = _class_switch(statement)
+            if switch is not None:
+                self._region(node, node, scope, switch, True)
         if module_level:
             self.facts["defs"].setdefault(node.name, [])
 
@@ -265,6 +312,12 @@ class _Collector:
             self.facts["defs"].setdefault(name, []).append(f"{name} = {source}" if source else "")
         else:
             self.facts["locals"].setdefault(scope, {}).setdefault(name, []).append(source)
+
+    def _keyword_value(self, keyword: ast.keyword) -> str:
+        """A call's keyword value as source: every keyword is recorded (a flag passed by name is not left to its
+        default), long values of keywords that name nothing about the platform as '' (runtime data)."""
+        text = self._text(keyword.value)
+        return text if len(text) <= MAX_KEYWORD or _PLATFORM_WORD.search(keyword.arg or "") else ""
 
     def _text(self, node: ast.expr | ast.stmt) -> str:
         """The node's source text, parenthesised so that a multi-line expression parses alone ('' when long)."""
@@ -310,12 +363,34 @@ class _Collector:
         self, first: ast.expr | ast.stmt, last: ast.expr | ast.stmt, scope: str, test: ast.expr, wanted: bool
     ) -> None:
         text = self._text(test)
-        if not is_platform_text(text) and not any(word in text for word in self.words):
+        if (
+            not is_platform_text(text)
+            and not any(word in text for word in self.words)
+            and not self._flag_test(test, scope)
+            and "TYPE_CHECKING" not in text  # imports for type checkers only: never run
+            and not self._calls_predicate(test)
+        ):
             return
         decorators = getattr(first, "decorator_list", None)
         start = decorators[0] if decorators else first
         self.facts["regions"].append(
             [start.lineno, start.col_offset, last.end_lineno, last.end_col_offset, scope, text, wanted]
+        )
+
+    def _flag_test(self, test: ast.expr, scope: str) -> bool:
+        """Does the test read a constexpr flag of the kernel it lies in (`if ptx_pack:`, `if not USE_TMA:`)?"""
+        node = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
+        return isinstance(node, ast.Name) and node.id in self.flags.get(scope, ())
+
+    def _calls_predicate(self, test: ast.expr) -> bool:
+        """Does the test call a function of this module whose body reads the platform (flag_gems's
+        `if streamk_scenario(a, b, M, N, K):`, true only for capability 8)?"""
+        defs = self.facts["defs"]
+        return any(
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and any(snippet.startswith(("def ", "@", "async ")) for snippet in defs.get(node.func.id, ()))
+            for node in ast.walk(test)
         )
 
     def _walk(self, tree: ast.Module) -> None:
@@ -336,6 +411,8 @@ class _Collector:
             elif kind is ast.Call:
                 func = node.func.value if isinstance(node.func, ast.Subscript) else node.func
                 calls[id(func)] = node
+                if node.keywords:
+                    self._switches(node, scopes)
             elif kind in (ast.If, ast.While, ast.IfExp):
                 self._branches(node, _scope_at(scopes, node.lineno))
             elif kind is ast.BoolOp:
@@ -343,6 +420,20 @@ class _Collector:
             elif kind in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
                 self._comprehension(node, _scope_at(scopes, node.lineno))
         self._references(names, attribute_bases, calls)
+
+    def _switches(self, call: ast.Call, scopes: list[tuple[int, int, str]]) -> None:
+        """Keywords whose value may be off on the target: a platform value or a flag of the enclosing kernel."""
+        scope = ""
+        for keyword in call.keywords:
+            value = keyword.value
+            if keyword.arg is None or not isinstance(value, (ast.Name, ast.Attribute, ast.Call)):
+                continue
+            scope = scope or _scope_at(scopes, call.lineno)
+            text = self._text(value)
+            if text and (is_platform_text(text) or self._flag_test(value, scope)):
+                self.facts["switches"].append(
+                    [keyword.lineno, keyword.col_offset, keyword.end_lineno, keyword.end_col_offset, scope, text]
+                )
 
     def _branches(self, node: ast.If | ast.While | ast.IfExp, scope: str) -> None:
         body = node.body if isinstance(node.body, list) else [node.body]
@@ -392,7 +483,7 @@ class _Collector:
             call = calls.get(id(node))
             keywords: dict[str, str | int] = {}
             if call is not None:
-                keywords = {k.arg: self._text(k.value) for k in call.keywords if k.arg and _PLATFORM_WORD.search(k.arg)}
+                keywords = {k.arg: self._keyword_value(k) for k in call.keywords if k.arg}
                 starred = any(isinstance(a, ast.Starred) for a in call.args) or any(
                     k.arg is None for k in call.keywords
                 )
@@ -434,6 +525,26 @@ def _scope_at(scopes: list[tuple[int, int, str]], line: int) -> str:
         if start <= line <= end:
             found = qualname  # later starts nest deeper
     return found
+
+
+def _class_switch(statement: ast.stmt) -> ast.expr | None:
+    """A class-level `default_enable = <test>` (or `ENABLED: ClassVar[bool] = <test>`): whether the class is used.
+    An annotated field of an instance (a dataclass's `enabled: bool = HAS_TMA`) is a setting, not a switch.
+    Its value (the test), or None."""
+    if isinstance(statement, ast.Assign):
+        targets, value = statement.targets, statement.value
+    elif isinstance(statement, ast.AnnAssign) and statement.value is not None and "ClassVar" in ast.dump(statement):
+        targets, value = [statement.target], statement.value
+    else:
+        return None
+    return value if any(isinstance(t, ast.Name) and _ENABLE_ATTRIBUTE.search(t.id) for t in targets) else None
+
+
+def _is_constexpr(annotation: ast.expr) -> bool:
+    """`tl.constexpr`, `triton.language.constexpr`, `constexpr` (a Triton compile-time parameter)."""
+    if isinstance(annotation, ast.Attribute):
+        return annotation.attr == "constexpr"
+    return isinstance(annotation, ast.Name) and annotation.id == "constexpr"
 
 
 def _import_probe_exits(statement: ast.Try) -> bool:

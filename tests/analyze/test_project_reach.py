@@ -234,6 +234,210 @@ def test_constexpr_kernel_parameter_fed_from_a_flag():
     assert reach(files, "pkg/ops.py", "hip_path")[0] == "target"
 
 
+def test_constexpr_flag_off_at_every_launch_compiles_its_branch_out():
+    # seen on gemlite 0.6.0: inline PTX under `if ptx_pack:`, a constexpr defaulting to False, and launches that
+    # pass a module setting that is False unless the user opts in
+    files = ops("""
+        import triton
+        import triton.language as tl
+
+        ENABLE_PTX_PACK = False
+        FAST_PATH = True
+
+        @triton.jit
+        def pack(x, ptx_pack: tl.constexpr = False, fast: tl.constexpr = False, other: tl.constexpr = False):
+            if ptx_pack:
+                ptx_inline = 1
+            if not ptx_pack:
+                portable = 1
+            if fast:
+                fast_path = 1
+            if other:
+                passed_at_runtime = 1
+
+        @triton.autotune(configs=[triton.Config({"tuned": True})], key=["n"])
+        @triton.jit
+        def tuned_kernel(x, n, tuned: tl.constexpr = False):
+            if tuned:
+                tuned_path = 1
+
+        @triton.jit
+        def never_launched(x, flag: tl.constexpr = False):
+            if flag:
+                no_launch = 1
+
+        @triton.autotune(configs=[triton.Config({"BLOCK": 64})], key=["n"])
+        @triton.jit
+        def tuned_passed(x, n, BLOCK: tl.constexpr, ws: tl.constexpr = True):
+            if ws:
+                passed_off = 1
+
+        def launch(x, y, n):
+            pack[(1,)](x, ptx_pack=ENABLE_PTX_PACK, fast=FAST_PATH, other=y)
+            pack[(1,)](x)
+            pack[(1,)](x, other=n > 4)
+            tuned_kernel[(1,)](x, n)
+            tuned_passed[(1,)](x, n, ws=ENABLE_PTX_PACK)
+    """)
+    verdict, why = reach(files, "pkg/ops.py", "ptx_inline")
+    assert verdict == "nvidia_only" and "`ptx_pack` is True" in why
+    assert reach(files, "pkg/ops.py", "portable")[0] == "target"
+    assert reach(files, "pkg/ops.py", "fast_path")[0] == "target"  # one launch passes a true value
+    assert reach(files, "pkg/ops.py", "passed_at_runtime")[0] == "target"  # runtime values decide nothing
+    assert reach(files, "pkg/ops.py", "tuned_path")[0] == "target"  # the autotuner's configs may set it
+    assert reach(files, "pkg/ops.py", "passed_off")[0] == "nvidia_only"  # but not one every launch passes
+    assert reach(files, "pkg/ops.py", "no_launch")[0] == "target"  # no launch in the project: callers unknown
+
+
+def test_backend_class_enabled_by_a_platform_flag():
+    # seen on fla 0.6.0: TileLang backends set `default_enable = IS_NVIDIA_HOPPER and ...`; their kernels
+    # (another module, used only by the class's methods) never run on AMD
+    files = ops("""
+        from pkg.utils import IS_NVIDIA, _is_hip
+        from pkg.kernels import hopper_kernel, amd_kernel
+
+        class HopperBackend(Backend):
+            default_enable = IS_NVIDIA and TRITON_NEW
+            def run(self, x):
+                in_hopper_class = 1
+                return hopper_kernel(x)
+
+        class AmdBackend(Backend):
+            default_enable = _is_hip
+            def run(self, x):
+                in_amd_class = 1
+                return amd_kernel(x)
+
+        class PlainBackend(Backend):
+            default_enable = False
+            def run(self, x):
+                in_plain_class = 1
+
+        class TypedBackend(Backend):
+            enabled: ClassVar[bool] = IS_NVIDIA
+            def run(self, x):
+                in_typed_class = 1
+
+        @dataclass
+        class Settings:
+            enabled: bool = IS_NVIDIA  # an instance's field: the class is used either way
+            def run(self, x):
+                in_settings = 1
+    """)
+    files["pkg/kernels.py"] = "def hopper_kernel(x):\n    threads = 1\ndef amd_kernel(x):\n    waves = 1\n"
+    verdict, why = reach(files, "pkg/ops.py", "in_hopper_class")
+    assert verdict == "nvidia_only" and "IS_NVIDIA and TRITON_NEW" in why
+    assert reach(files, "pkg/kernels.py", "threads")[0] == "nvidia_only"
+    assert reach(files, "pkg/ops.py", "in_amd_class")[0] == "target"
+    assert reach(files, "pkg/kernels.py", "waves")[0] == "target"
+    assert reach(files, "pkg/ops.py", "in_plain_class")[0] == "target"  # off everywhere: not a platform question
+    assert reach(files, "pkg/ops.py", "in_typed_class")[0] == "nvidia_only"
+    assert reach(files, "pkg/ops.py", "in_settings")[0] == "target"
+
+
+def test_keyword_option_set_from_a_value_false_on_the_target():
+    # seen on fla 0.6.0 (`launch_pdl=use_pdl`, use_pdl = IS_NVIDIA and cap >= 9) and gemlite 0.6.0
+    # (`tl.range(..., warp_specialize=warp_specialize)`, a constexpr every launch leaves False)
+    files = ops("""
+        import triton
+        import triton.language as tl
+        from pkg.utils import IS_NVIDIA, _is_hip
+
+        @triton.jit
+        def kernel(x, n, warp_specialize: tl.constexpr = False, pipelined: tl.constexpr = False):
+            for k in tl.range(n, warp_specialize=warp_specialize):
+                pass
+            for k in tl.range(n, num_stages=pipelined, loop_unroll_factor=n):
+                pass
+
+        def launch(x, n):
+            use_pdl = IS_NVIDIA and n > 4
+            on_amd = _is_hip
+            kernel[(1,)](x, n, pipelined=n > 2, launch_pdl=use_pdl, hint=on_amd, count=n)
+            build(name, cuda_home=torch.utils.cpp_extension.CUDA_HOME)
+    """)
+    verdict, why = reach(files, "pkg/ops.py", "warp_specialize=warp_specialize")
+    assert verdict == "nvidia_only" and "`warp_specialize`, which is False" in why
+    assert reach(files, "pkg/ops.py", "launch_pdl=use_pdl")[0] == "nvidia_only"
+    assert reach(files, "pkg/ops.py", "num_stages=pipelined")[0] == "target"  # the launch's value is runtime data
+    assert reach(files, "pkg/ops.py", "hint=on_amd")[0] == "target"  # true on ROCm
+    assert reach(files, "pkg/ops.py", "count=n")[0] == "target"
+    assert reach(files, "pkg/ops.py", "cuda_home=")[0] == "target"  # None on ROCm: what a rule may report
+    assert reach(files, "pkg/ops.py", "kernel[(1,)]")[0] == "target"  # the call itself runs
+
+
+def test_type_checking_imports_never_run():
+    # seen on vllm 0.33.0: `if TYPE_CHECKING: from flashinfer.fused_moe import QuantFormat`
+    files = ops("""
+        from typing import TYPE_CHECKING
+        import typing
+        if TYPE_CHECKING:
+            from flashinfer.fused_moe import QuantFormat
+        if typing.TYPE_CHECKING:
+            import cutlass
+        if not TYPE_CHECKING:
+            at_run_time = 1
+    """)
+    verdict, why = reach(files, "pkg/ops.py", "QuantFormat")
+    assert verdict == "nvidia_only" and "TYPE_CHECKING" in why
+    assert reach(files, "pkg/ops.py", "cutlass")[0] == "nvidia_only"
+    assert reach(files, "pkg/ops.py", "at_run_time")[0] == "target"
+
+
+def test_test_calling_a_platform_predicate_of_the_module():
+    # seen on flag_gems 5.0.2: `if streamk_scenario(a, b, M, N, K):`, true only when the capability's major is 8
+    files = ops("""
+        import torch
+
+        def streamk_scenario(a, M, K):
+            capability = torch.cuda.get_device_capability()
+            return capability[0] == 8 and a.is_contiguous() and K > M * 5
+
+        def wide_scenario(a, M, K):
+            capability = torch.cuda.get_device_capability()
+            return capability[0] >= 8 and K > M * 5
+
+        def mm(a, M, K):
+            if streamk_scenario(a, M, K):
+                streamk_launch = 1
+            if wide_scenario(a, M, K):
+                wide_launch = 1
+            return general_launch(a)
+    """)
+    verdict, why = reach(files, "pkg/ops.py", "streamk_launch")
+    assert verdict == "nvidia_only" and "streamk_scenario" in why
+    assert reach(files, "pkg/ops.py", "wide_launch")[0] == "target"  # (9, 4) >= 8, and K decides at run time
+    assert reach(files, "pkg/ops.py", "general_launch")[0] == "target"
+
+
+def test_a_public_functions_parameters_are_not_read_from_the_projects_calls():
+    # seen on flag_gems 5.0.2: fused_experts(..., use_int4_w4a16=False) is API: users pass True; a public
+    # function's default is no evidence, only values every project call passes by name
+    files = ops("""
+        from pkg.utils import IS_NVIDIA
+
+        def fused_experts(x, use_int4_w4a16: bool = False):
+            if use_int4_w4a16:
+                public_branch = 1
+
+        def _dispatch(x, use_int4_w4a16: bool = False):
+            if use_int4_w4a16:
+                private_branch = 1
+
+        def fill_state(x, use_pdl: bool = False):
+            if use_pdl:
+                pdl_wait = 1
+
+        def run(x):
+            fused_experts(x)
+            _dispatch(x)
+            fill_state(x, use_pdl=IS_NVIDIA)  # seen on lmdeploy 0.18.0: every call passes a platform value
+    """)
+    assert reach(files, "pkg/ops.py", "public_branch")[0] == "target"
+    assert reach(files, "pkg/ops.py", "private_branch")[0] == "nvidia_only"
+    assert reach(files, "pkg/ops.py", "pdl_wait")[0] == "nvidia_only"
+
+
 def test_function_whose_every_use_is_cuda_guarded():
     files = ops("""
         from pkg.utils import IS_NVIDIA
@@ -254,8 +458,20 @@ def test_function_whose_every_use_is_cuda_guarded():
             _shared()
     """)
     assert reach(files, "pkg/ops.py", "inside_private")[0] == "nvidia_only"
-    assert reach(files, "pkg/ops.py", "inside_public")[0] == "unknown"  # callers outside the project may exist
+    # seen on fla 0.6.0: softplus_nv (inline PTX) is used only under `if IS_NVIDIA:`, and no `__init__` exports it
+    assert reach(files, "pkg/ops.py", "inside_public")[0] == "nvidia_only"
     assert reach(files, "pkg/ops.py", "inside_shared")[0] == "target"
+    # a package's API (imported by name in an `__init__`) has callers outside the project; a star import is no API
+    files["pkg/__init__.py"] = "from pkg.ops import cuda_helper\nfrom pkg.ops import *\n"
+    assert reach(files, "pkg/ops.py", "inside_public")[0] == "unknown"
+    assert reach(files, "pkg/ops.py", "inside_private")[0] == "nvidia_only"
+    # an `__init__` that imports the function to use it itself (a backend package) does not re-export it
+    files["pkg/__init__.py"] = (
+        "from pkg.ops import cuda_helper\nfrom pkg.utils import IS_NVIDIA\nif IS_NVIDIA:\n    register(cuda_helper)\n"
+    )
+    assert reach(files, "pkg/ops.py", "inside_public")[0] == "nvidia_only"
+    files["pkg/__init__.py"] += "__all__ = ['cuda_helper']\n"
+    assert reach(files, "pkg/ops.py", "inside_public")[0] == "unknown"
 
 
 def test_platform_classes_and_vendor_folders():
@@ -291,6 +507,25 @@ def test_module_importing_an_nvidia_only_library_at_top_level_never_loads():
     assert reach(files, "pkg/lazy.py", "lazy")[0] == "target"
     assert reach(files, "pkg/kernels.py", "ptx_math")[0] == "target"
     assert reach(files, "pkg/cuda_utils.py", "similar_names")[0] == "target"
+
+
+def test_module_importing_an_nvidia_only_library_in_every_branch_never_loads():
+    # seen on lightning-thunder 0.2.6: the nvFuser executor imports nvfuser_direct or nvfuser, by version
+    both = "if version() >= 2:\n    import nvfuser_direct as nvfuser\nelse:\n    import nvfuser\n"
+    files = {
+        "pkg/nvfuserex_impl.py": both + "def f():\n    fuser = 1\n",
+        "pkg/elif_chain.py": "if a:\n    import nvfuser\nelif b:\n    import cutlass\nelse:\n    import deep_gemm\n"
+        "def f():\n    chain = 1\n",
+        "pkg/fallback.py": "if a:\n    import nvfuser\nelse:\n    import torch\ndef f():\n    portable = 1\n",
+        "pkg/no_else.py": "if a:\n    import nvfuser\ndef f():\n    optional = 1\n",
+        "pkg/open_elif.py": "if a:\n    import nvfuser\nelif b:\n    import cutlass\ndef f():\n    open_chain = 1\n",
+    }
+    verdict, why = reach(files, "pkg/nvfuserex_impl.py", "fuser")
+    assert verdict == "nvidia_only" and "`nvfuser_direct` or `nvfuser`" in why
+    assert reach(files, "pkg/elif_chain.py", "chain")[0] == "nvidia_only"
+    assert reach(files, "pkg/fallback.py", "portable")[0] == "target"
+    assert reach(files, "pkg/no_else.py", "optional")[0] == "target"
+    assert reach(files, "pkg/open_elif.py", "open_chain")[0] == "target"
 
 
 def test_module_written_in_gluons_hopper_dialect_is_nvidia_only():
