@@ -283,17 +283,14 @@ def test_porter_verify_shows_runtime_findings_in_every_format(tmp_path, capsys):
     assert "runtime findings (1)" in text and f"pkg/kern.py:{launch} PT906" in text
 
 
-HARDWARE = """\
+ATTENTION = """\
 import torch
 
 
-def check_cuda_build():
-    if torch.cuda.is_available() and torch.version.cuda is None:
-        raise RuntimeError("needs a CUDA build of PyTorch")
+def attention(q, k, v):
+    from flash_attn import flash_attn_func
 
-
-def describe():
-    return f"built with CUDA {torch.version.cuda}"
+    return flash_attn_func(q, k, v)
 """
 
 
@@ -306,15 +303,15 @@ def test_an_opt_in_finding_on_the_line_that_failed_on_the_target_is_reported(tmp
     from porter.targets import get_target
 
     (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "hardware.py").write_text(HARDWARE, encoding="utf-8")
+    (tmp_path / "pkg" / "attn.py").write_text(ATTENTION, encoding="utf-8")
     trace = (
-        "pkg/__init__.py:3: in <module>\npkg/hardware.py:6: in check_cuda_build\n"
-        "E   RuntimeError: needs a CUDA build of PyTorch\n"
+        "tests/test_ops.py:7: in test_attention\npkg/attn.py:5: in attention\n"
+        "E   ModuleNotFoundError: No module named 'flash_attn'\n"
     )
     run = TestRun(command=["pytest"], errors=["tests/test_ops.py"], output_tail=trace)
     settings = RewriteSettings(target=get_target("mi350x"), config=PorterConfig())
     [finding] = confirmed_opt_in_findings(tmp_path, Verdict("baseline", False, tests=run), settings, [])
-    assert (finding.rule, finding.path, finding.line, finding.provenance) == ("PT201", "pkg/hardware.py", 5, "runtime")
+    assert (finding.rule, finding.path, finding.line, finding.provenance) == ("PT301", "pkg/attn.py", 5, "runtime")
     green = TestRun(command=["pytest"], passed=["tests/test_ops.py::test_ok"], output_tail=trace)
     assert confirmed_opt_in_findings(tmp_path, Verdict("baseline", True, tests=green), settings, []) == []
 

@@ -17,7 +17,7 @@ from porter.errors import ConfigError
 from porter.verify.options import VerifyOptions
 
 RULES = load_rules()
-SOURCE = "import torch\nprops = torch.cuda.get_device_properties(0)\nflush = props.L2_cache_size * 2\n"
+SOURCE = 'import torch\nprops = torch.cuda.get_device_properties(0)\nflush = torch.empty(props.L2_cache_size * 2, device="cuda")\n'
 
 
 def test_a_fifo_named_like_source_does_not_block_the_scan(tmp_path):
