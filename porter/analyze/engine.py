@@ -24,6 +24,7 @@ import libcst as cst
 from porter.analyze.guards import only_on_cuda
 from porter.analyze.index import build_index, catches_any, dotted_name, iter_strings, literal_value, qualified_names
 from porter.analyze.rules import Rule, RuleSet, lookup_fact
+from porter.analyze.triton import flow
 from porter.analyze.visitors import ModuleContext, get_visitor
 from porter.discover.source import parse_hazard
 from porter.records import Finding, Severity
@@ -786,7 +787,7 @@ def _analyze(
     if hazard:  # a segfault or a parse of minutes: skipped with this message instead
         return [_builtin_finding(PARSE_ERROR, path, target, f"not parsed: {hazard}", 1, 1)]
     try:
-        module = cst.parse_module(text)
+        module = flow.parsed_module(path, text) or cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
         message = f"cannot parse: {exc.message}".strip()
         return [_builtin_finding(PARSE_ERROR, path, target, message, exc.raw_line, exc.raw_column + 1)]

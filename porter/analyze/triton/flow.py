@@ -110,6 +110,19 @@ def register_current(inv) -> None:
         _CURRENT[key] = inv
 
 
+def parsed_module(path: str, text: str) -> cst.Module | None:
+    """The libcst module value flow already parsed for this scanned file (as a helper or caller of an
+    earlier module), when it was parsed from this very text: the engine analysing the file reuses it
+    instead of parsing again. libcst trees are immutable, and register_current drops that copy's
+    inventory once the file's own is built, so no cache keeps the two apart."""
+    if _PROJECT is None:
+        return None
+    inv = _LOADED.get(str((_PROJECT.root / path).resolve()))
+    if inv is None or inv._ctx.text != text:
+        return None
+    return inv.module
+
+
 def load(path: Path) -> Any:
     """The TritonInventory of a project file, parsed once per process (a few dozen kept)."""
     key = str(path.resolve())
