@@ -763,16 +763,24 @@ def analyze_source(
 
 
 def _active_rules(text: str, target: Target, ruleset: RuleSet) -> list[Rule]:
-    active = []
-    for rule in ruleset.rules:
-        if not applies(rule, target):
-            continue
-        variant = active_variant(rule, target)
-        if variant is not None and "severity" in variant and variant["severity"] is None:
-            continue  # not a finding on this target
-        if any(token in text for token in rule.tokens):
-            active.append(rule)
-    return active
+    return [rule for rule in _target_rules(target, ruleset) if any(token in text for token in rule.tokens)]
+
+
+_TARGET_RULES: list[Any] = [None, None, ()]  # (ruleset, target, its rules for the target): the last one asked
+
+
+def _target_rules(target: Target, ruleset: RuleSet) -> tuple[Rule, ...]:
+    """The rules that apply to `target` and report there, worked out once per (rule set, target), not per file."""
+    if _TARGET_RULES[0] is not ruleset or _TARGET_RULES[1] is not target:
+        _TARGET_RULES[:] = [ruleset, target, tuple(rule for rule in ruleset.rules if _reports_on(rule, target))]
+    return _TARGET_RULES[2]
+
+
+def _reports_on(rule: Rule, target: Target) -> bool:
+    if not applies(rule, target):
+        return False
+    variant = active_variant(rule, target)
+    return variant is None or "severity" not in variant or variant["severity"] is not None  # None: no finding
 
 
 def _analyze(
