@@ -24,6 +24,7 @@ import libcst as cst
 from porter.analyze.guards import only_on_cuda
 from porter.analyze.index import build_index, catches_any, dotted_name, iter_strings, literal_value, qualified_names
 from porter.analyze.rules import Rule, RuleSet, lookup_fact
+from porter.analyze.triton import flow
 from porter.analyze.visitors import ModuleContext, get_visitor
 from porter.discover.source import parse_hazard
 from porter.records import Finding, Severity
@@ -762,16 +763,24 @@ def analyze_source(
 
 
 def _active_rules(text: str, target: Target, ruleset: RuleSet) -> list[Rule]:
-    active = []
-    for rule in ruleset.rules:
-        if not applies(rule, target):
-            continue
-        variant = active_variant(rule, target)
-        if variant is not None and "severity" in variant and variant["severity"] is None:
-            continue  # not a finding on this target
-        if any(token in text for token in rule.tokens):
-            active.append(rule)
-    return active
+    return [rule for rule in _target_rules(target, ruleset) if any(token in text for token in rule.tokens)]
+
+
+_TARGET_RULES: list[Any] = [None, None, ()]  # (ruleset, target, its rules for the target): the last one asked
+
+
+def _target_rules(target: Target, ruleset: RuleSet) -> tuple[Rule, ...]:
+    """The rules that apply to `target` and report there, worked out once per (rule set, target), not per file."""
+    if _TARGET_RULES[0] is not ruleset or _TARGET_RULES[1] is not target:
+        _TARGET_RULES[:] = [ruleset, target, tuple(rule for rule in ruleset.rules if _reports_on(rule, target))]
+    return _TARGET_RULES[2]
+
+
+def _reports_on(rule: Rule, target: Target) -> bool:
+    if not applies(rule, target):
+        return False
+    variant = active_variant(rule, target)
+    return variant is None or "severity" not in variant or variant["severity"] is not None  # None: no finding
 
 
 def _analyze(
@@ -786,7 +795,7 @@ def _analyze(
     if hazard:  # a segfault or a parse of minutes: skipped with this message instead
         return [_builtin_finding(PARSE_ERROR, path, target, f"not parsed: {hazard}", 1, 1)]
     try:
-        module = cst.parse_module(text)
+        module = flow.parsed_module(path, text) or cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
         message = f"cannot parse: {exc.message}".strip()
         return [_builtin_finding(PARSE_ERROR, path, target, message, exc.raw_line, exc.raw_column + 1)]

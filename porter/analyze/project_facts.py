@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import re
 import warnings
+from bisect import bisect_right
 from typing import Any
 
 FACTS_FORMAT = 8
@@ -146,8 +147,21 @@ def _branch_imports(body: list[ast.stmt]) -> list[list]:
     return out
 
 
+# Every match of _PLATFORM_IN_TEXT in ASCII text holds one of these, lowercased: most texts hold none, and
+# these substring tests cost a fraction of the case-insensitive alternation's scan.
+_PLATFORM_IN_TEXT_PARTS = (
+    *("hip", "cuda", "rocm", "nvidia", "amd", "gfx", "cap", "sm", "backend", "platform", "tma", "fnuz", "arch"),
+    *("tf32", "hopper", "blackwell", "ampere", "wgmma", "props", "major", "minor"),
+    *("is_", "has_", "use_", "support", "enable_"),
+)
+
+
 def is_platform_text(text: str) -> bool:
     """Does an expression's source name anything that may be about the platform?"""
+    if text.isascii():
+        lowered = text.lower()
+        if not any(part in lowered for part in _PLATFORM_IN_TEXT_PARTS):
+            return False
     return _PLATFORM_IN_TEXT.search(text) is not None
 
 
@@ -390,7 +404,7 @@ class _Collector:
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
             and any(snippet.startswith(("def ", "@", "async ")) for snippet in defs.get(node.func.id, ()))
-            for node in ast.walk(test)
+            for node in _nodes(test)  # a Call is never one of the leaves _nodes passes over
         )
 
     def _walk(self, tree: ast.Module) -> None:
@@ -518,13 +532,14 @@ def _nodes(tree: ast.AST):
 
 def _scope_at(scopes: list[tuple[int, int, str]], line: int) -> str:
     """The innermost def whose lines hold `line` ("" at module level)."""
-    found = ""
-    for start, end, qualname in scopes:
-        if start > line:
-            break
-        if start <= line <= end:
-            found = qualname  # later starts nest deeper
-    return found
+    for _, end, qualname in reversed(scopes[: bisect_right(scopes, line, key=_start)]):
+        if line <= end:
+            return qualname  # the latest start holding the line nests deepest
+    return ""
+
+
+def _start(scope: tuple[int, int, str]) -> int:
+    return scope[0]
 
 
 def _class_switch(statement: ast.stmt) -> ast.expr | None:

@@ -110,6 +110,19 @@ def register_current(inv) -> None:
         _CURRENT[key] = inv
 
 
+def parsed_module(path: str, text: str) -> cst.Module | None:
+    """The libcst module value flow already parsed for this scanned file (as a helper or caller of an
+    earlier module), when it was parsed from this very text: the engine analysing the file reuses it
+    instead of parsing again. libcst trees are immutable, and register_current drops that copy's
+    inventory once the file's own is built, so no cache keeps the two apart."""
+    if _PROJECT is None:
+        return None
+    inv = _LOADED.get(str((_PROJECT.root / path).resolve()))
+    if inv is None or inv._ctx.text != text:
+        return None
+    return inv.module
+
+
 def load(path: Path) -> Any:
     """The TritonInventory of a project file, parsed once per process (a few dozen kept)."""
     key = str(path.resolve())
@@ -412,20 +425,49 @@ def _parse_ast(text: str) -> ast.Module | None:
 def may_set_in_text(text: str, key: str, tree_of: Callable[[], ast.Module | None]) -> bool:
     """_may_set over a module's text; `tree_of()` gives its `ast` (None: unparsable), asked only when the
     text has a `key=` or an autotune decorator line (the project-facts pass hands over its own tree)."""
+    return _keys_may_set(text, (key,), tree_of)[key]
+
+
+def launch_keys_known(text: str, tree: ast.Module | None) -> dict[str, bool]:
+    """_may_set for the keys caller_sites asks (num_warps, num_stages), from the project-facts pass's tree:
+    computed once per module for the whole scan instead of once per worker process."""
+    return _keys_may_set(text, CALLER_KEYS, lambda: tree)
+
+
+def _keys_may_set(text: str, keys: tuple[str, ...], tree_of: Callable[[], ast.Module | None]) -> dict[str, bool]:
+    """may_set_in_text for several keys, sharing the text scans and the module's launch shape."""
     line_at = _LineAt(text)
-    keyword_lines = {line_at(m.start()) for m in re.finditer(rf"\b{re.escape(key)}\s*=(?!=)", text)}
-    decorator_lines = {line_at(m.start()) for m in _DECORATOR_LINE.finditer(text) if "autotune" in m.group()}
-    if not keyword_lines and not decorator_lines and not _TUNER_ALIAS.search(text):
-        return False  # the common case: no ast parse
+    keyword_lines = {key: _keyword_lines(text, key, line_at) for key in keys}
+    tuned = "autotune" in text  # both the decorator test and _TUNER_ALIAS need the word
+    decorator_lines = (
+        {line_at(m.start()) for m in _DECORATOR_LINE.finditer(text) if "autotune" in m.group()} if tuned else set()
+    )
+    aliased = tuned and _TUNER_ALIAS.search(text) is not None
+    asked = [key for key in keys if keyword_lines[key] or decorator_lines or aliased]
+    out = dict.fromkeys(keys, False)  # the common case: no ast parse
+    if not asked:
+        return out
     tree = tree_of()
     if tree is None:
-        return True
+        return out | dict.fromkeys(asked, True)
     shape = _LaunchShape(tree)
     if shape.aliased_tuner:
         decorator_lines |= {line_at(m.start()) for m in _DECORATOR_LINE.finditer(text)}
     if any(shape.autotuned(node) for node in _statements_at(tree, decorator_lines)):
-        return True
-    for statement in _statements_at(tree, keyword_lines):
+        return out | dict.fromkeys(asked, True)
+    for key in asked:
+        out[key] = _keyword_at_launch(tree, shape, key, keyword_lines[key])
+    return out
+
+
+def _keyword_lines(text: str, key: str, line_at: _LineAt) -> set[int]:
+    if key not in text:  # the regex below needs the word: skip its scan of the whole text
+        return set()
+    return {line_at(m.start()) for m in re.finditer(rf"\b{re.escape(key)}\s*=(?!=)", text)}
+
+
+def _keyword_at_launch(tree: ast.Module, shape: _LaunchShape, key: str, lines: set[int]) -> bool:
+    for statement in _statements_at(tree, lines):
         for part in _header(statement):
             for node in ast.walk(part):
                 if (
@@ -435,12 +477,6 @@ def may_set_in_text(text: str, key: str, tree_of: Callable[[], ast.Module | None
                 ):
                     return True
     return False
-
-
-def launch_keys_known(text: str, tree: ast.Module | None) -> dict[str, bool]:
-    """_may_set for the keys caller_sites asks (num_warps, num_stages), from the project-facts pass's tree:
-    computed once per module for the whole scan instead of once per worker process."""
-    return {key: may_set_in_text(text, key, lambda: tree) for key in CALLER_KEYS}
 
 
 def preset_may_set(known: dict[str, dict[str, bool]]) -> None:
