@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import ast
 import re
-import warnings
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
@@ -33,6 +32,7 @@ from typing import Any
 
 import libcst as cst
 
+from porter.analyze.project_facts import parse_or_none
 from porter.analyze.triton.fold import UNKNOWN, Possible, Range, Val, lower, upper
 
 MAX_CALL_DEPTH = 6
@@ -410,16 +410,7 @@ def _may_set_in(path: Path, key: str) -> bool:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return True
-    return may_set_in_text(text, key, lambda: _parse_ast(text))
-
-
-def _parse_ast(text: str) -> ast.Module | None:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+    return may_set_in_text(text, key, lambda: parse_or_none(text))
 
 
 def may_set_in_text(text: str, key: str, tree_of: Callable[[], ast.Module | None]) -> bool:
