@@ -15,7 +15,6 @@ from collections.abc import Iterable, Iterator
 import libcst as cst
 
 from porter.analyze.index import literal_value
-from porter.analyze.triton.names import JIT
 from porter.analyze.visitors import Hit, ModuleContext, register
 from porter.analyze.visitors.pytorch import (
     ALLOCATORS,
@@ -24,6 +23,7 @@ from porter.analyze.visitors.pytorch import (
     descendants,
     dtype_parameter_makes_data,
 )
+from porter.analyze.visitors.triton_common import defines_triton_kernels, is_triton_kernel
 
 OCP_TORCH = {"torch.float8_e4m3fn", "torch.float8_e5m2"}
 OCP_TRITON = {"triton.language.float8e4nv", "triton.language.float8e5"}
@@ -48,20 +48,6 @@ def _function_of(ctx: ModuleContext, node: cst.CSTNode) -> cst.FunctionDef | Non
 def _parameter_names(function: cst.FunctionDef) -> set[str]:
     params = function.params
     return {p.name.value for p in (*params.params, *params.kwonly_params, *params.posonly_params)}
-
-
-def _is_kernel(ctx: ModuleContext, function: cst.FunctionDef) -> bool:
-    for decorator in function.decorators:
-        target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
-        if ctx.qualified_names(target) & JIT:
-            return True
-    return False
-
-
-def _holds_triton_kernels(ctx: ModuleContext) -> bool:
-    """The module defines @triton.jit kernels: fp8 data made here is what they compute with. Elsewhere it
-    feeds vendor kernels (Marlin, CUTLASS, FBGEMM, cuTile: their contract) or a torch GEMM (PT208)."""
-    return "triton" in ctx.text and any(_is_kernel(ctx, f) for f in ctx.nodes(cst.FunctionDef))
 
 
 def _launches_kernel(function: cst.FunctionDef) -> bool:
@@ -117,7 +103,7 @@ def _ocp_by_spec(ctx: ModuleContext, node: cst.CSTNode) -> bool:
 def fp8_ocp_data(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     """PT206: an OCP fp8 dtype that makes data: a quantizing cast, the torch.finfo range used for scales,
     a Triton quantizer's output buffer, the default output format of a quantizer's dtype parameter."""
-    if not _holds_triton_kernels(ctx) or "inline_asm_elementwise" in ctx.text:
+    if not defines_triton_kernels(ctx) or "inline_asm_elementwise" in ctx.text:
         # the data feeds no code compiled for the target here (a torch._scaled_mm call is PT208's), or kernels
         # written in inline PTX that cannot run on AMD at all (PT109's finding)
         return
@@ -292,7 +278,7 @@ def _callers_dtype_cast(ctx: ModuleContext, function: cst.FunctionDef) -> cst.CS
             found = dtype
     if found is None:
         return None
-    if _is_kernel(ctx, function) and not _launchers_pass_callers_dtype(ctx, function):
+    if is_triton_kernel(ctx, function) and not _launchers_pass_callers_dtype(ctx, function):
         return None
     return found
 

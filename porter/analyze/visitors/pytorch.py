@@ -12,6 +12,7 @@ import libcst as cst
 from porter.analyze.guards import only_on_cuda
 from porter.analyze.index import literal_value
 from porter.analyze.visitors import Hit, ModuleContext, register
+from porter.analyze.visitors.triton_common import defines_triton_kernels
 
 _COMPARE: dict[type, Callable[[Any, Any], Any]] = {
     cst.GreaterThan: operator.gt,
@@ -765,18 +766,8 @@ def _guards_own_fp8(ctx: ModuleContext, node: cst.CSTNode, test: cst.BaseExpress
     checked = test.left if isinstance(test, cst.Comparison) else None
     return (
         isinstance(checked, cst.Name)
-        and _defines_triton_kernel(ctx)
+        and defines_triton_kernels(ctx)
         and dtype_parameter_makes_data(function, checked.value)
-    )
-
-
-def _defines_triton_kernel(ctx: ModuleContext) -> bool:
-    """The module holds @triton.jit kernels: a torch quantizer here makes data for code compiled for the target
-    (elsewhere for a vendor library such as cuTile, whose contract the guard is)."""
-    return "triton" in ctx.text and any(
-        "triton.jit" in ctx.qualified_names(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
-        for f in ctx.nodes(cst.FunctionDef)
-        for d in f.decorators
     )
 
 

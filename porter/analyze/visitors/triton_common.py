@@ -11,6 +11,7 @@ import libcst as cst
 
 from porter.analyze.triton import flow
 from porter.analyze.triton.fold import Possible, Val
+from porter.analyze.triton.names import JIT
 from porter.analyze.triton.records import ConfigInfo, KernelInfo
 
 
@@ -37,6 +38,22 @@ def uses_triton(ctx) -> bool:
     Warp-size arithmetic and shared-memory budgets elsewhere size CUDA C or CuTe DSL launches (FlashInfer's JIT
     program tables), which are never built for AMD: they are not Triton's num_warps or its LDS."""
     return any(name == "triton" or name.startswith("triton.") for names in ctx.index.aliases.values() for name in names)
+
+
+def is_triton_kernel(ctx, function: cst.FunctionDef) -> bool:
+    """The function is decorated with `@triton.jit` (called or not, under any alias)."""
+    for decorator in function.decorators:
+        target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+        if ctx.qualified_names(target) & JIT:
+            return True
+    return False
+
+
+def defines_triton_kernels(ctx) -> bool:
+    """The module defines @triton.jit kernels: data a torch quantizer makes here is what they compute with, on
+    the target. Elsewhere it feeds vendor kernels (Marlin, CUTLASS, FBGEMM, cuTile: their contract) or a torch
+    GEMM."""
+    return "triton" in ctx.text and any(is_triton_kernel(ctx, f) for f in ctx.nodes(cst.FunctionDef))
 
 
 def skip_for_target(guard: str | None, target) -> bool:
