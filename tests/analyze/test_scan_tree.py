@@ -214,3 +214,18 @@ def test_an_edit_to_an_imported_helper_reanalyses_the_launches_it_feeds(tmp_path
     (tmp_path / "pkg" / "settings.py").write_text(SETTINGS_HELPER.format(warps=16))
     fixed = scan_tree(tmp_path, "mi300x", rules, jobs=1)
     assert fixed.findings == []
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_settings_helper_analysed_after_its_callers_names_every_launch_it_reaches(tmp_path, jobs):
+    """Callers analysed before the helper resolved it through value flow's helper copy; the engine then analyses
+    the helper over that copy's tree. Every launch must still be named, whatever the order and process layout
+    (unsloth's `_settings` once lost one of its two launches this way)."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "settings.py").write_text(SETTINGS_HELPER.format(warps=32))
+    for name in ("add_norm", "norm"):  # both sort before settings.py
+        (tmp_path / "pkg" / f"{name}.py").write_text(LAUNCH)
+    found = scan_tree(tmp_path, "mi300x", load_rules(select=["PT101"]), jobs=jobs, use_cache=False).findings
+    assert [(f.rule, f.path) for f in found] == [("PT101", "pkg/settings.py")]
+    assert "pkg/add_norm.py:14" in found[0].message and "pkg/norm.py:14" in found[0].message

@@ -376,14 +376,22 @@ def caller_sites(inv, key: str) -> list[CallerSite]:
         replace(
             s,
             val=Val(
-                [replace(p, module=None) for p in (s.val.possibles or ()) if p.module is inv],
-                s.val.partial or any(p.module is not inv for p in (s.val.possibles or ())),
+                [replace(p, module=None) for p in (s.val.possibles or ()) if _same_tree(p.module, inv)],
+                s.val.partial or any(not _same_tree(p.module, inv) for p in (s.val.possibles or ())),
             ),
         )
         for s in sites
     ]
     cache[key] = [s for s in here if s.val.possibles]
     return cache[key]
+
+
+def _same_tree(module: Any, inv: Any) -> bool:
+    """The possible was resolved in this module: in `inv` itself, or in the helper copy that value flow loaded
+    before the engine analysed the file over that very tree (parsed_module; register_current then replaces
+    the copy, but callers loaded earlier still point at it). Its nodes are inv's nodes, so the finding can
+    go there. A copy parsed separately has other nodes and stays apart."""
+    return module is inv or (module is not None and getattr(module, "module", None) is inv.module)
 
 
 _LAUNCH_ATTRIBUTES = ("run", "warmup")
