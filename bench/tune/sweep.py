@@ -19,7 +19,7 @@ memory over the limit, or a small-tile config on a large-M shape).
 dtypes: bf16, fp16, fp8 (e4m3, B column-major, C bf16) and fp32 (fp32 operands and C, tl.dot's default
 input_precision "tf32"; cuBLAS timed with TF32 allowed).
 
-Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8]
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9]
        [--dtypes bf16,fp8] [--budget-s 480] [--workers 16]
 """
 
@@ -514,6 +514,54 @@ BLIND8 = [  # taken by the lead after dev2-tune2's final model (829f285), before
     ("b8_f32_odd_n", 4096, 1500, 4096, "blind8", "fp32"),
     ("b8_f32_odd_mk", 3000, 2048, 1700, "blind8", "fp32"),
 ]
+BLIND9 = [  # taken at the start of the 2026-12-04 second round, before any of its model changes (split
+    # "blind9"), scored once after the model is final. Model dims not swept before (Gemma-2-27B, Yi-34B, InternLM2-20B,
+    # Phi-3-medium, Command-R), M = 1..131072, recommendation MLPs, about a quarter off the 16-element grid
+    ("b9_bf_decode_up", 1, 36864, 4608, "blind9", "bf16"),
+    ("b9_bf_m4_down", 4, 4608, 36864, "blind9", "bf16"),
+    ("b9_bf_m24_qkv", 24, 9216, 6144, "blind9", "bf16"),
+    ("b9_bf_m64_down", 64, 6144, 16384, "blind9", "bf16"),
+    ("b9_bf_m160_up", 160, 20480, 7168, "blind9", "bf16"),
+    ("b9_bf_m768_o", 768, 4608, 4096, "blind9", "bf16"),
+    ("b9_bf_m2048_down", 2048, 5120, 17920, "blind9", "bf16"),
+    ("b9_bf_m8192_up", 8192, 22528, 8192, "blind9", "bf16"),
+    ("b9_bf_m16384_qkv", 16384, 9216, 6144, "blind9", "bf16"),
+    ("b9_bf_rec_mid", 49152, 1024, 256, "blind9", "bf16"),
+    ("b9_bf_rec_n112", 65536, 112, 2048, "blind9", "bf16"),
+    ("b9_bf_odd_m", 1777, 6144, 4096, "blind9", "bf16"),
+    ("b9_bf_odd_nk", 4096, 2900, 1900, "blind9", "bf16"),
+    ("b9_bf_odd_k", 12000, 4096, 3000, "blind9", "bf16"),
+    ("b9_h_decode_o", 1, 4608, 4096, "blind9", "fp16"),
+    ("b9_h_m12_up", 12, 17920, 5120, "blind9", "fp16"),
+    ("b9_h_m128_down", 128, 5120, 17920, "blind9", "fp16"),
+    ("b9_h_m1024_qkv", 1024, 9216, 6144, "blind9", "fp16"),
+    ("b9_h_m4096_up", 4096, 16384, 6144, "blind9", "fp16"),
+    ("b9_h_m32768_o", 32768, 3072, 3072, "blind9", "fp16"),
+    ("b9_h_rec_n192", 98304, 192, 768, "blind9", "fp16"),
+    ("b9_h_rec_mid", 32768, 1536, 512, "blind9", "fp16"),
+    ("b9_h_odd_n", 3072, 5000, 2048, "blind9", "fp16"),
+    ("b9_h_odd_all", 2345, 3456, 4567, "blind9", "fp16"),
+    ("b9_f8_decode_up", 1, 20480, 7168, "blind9", "fp8"),
+    ("b9_f8_m2_o", 2, 6144, 6144, "blind9", "fp8"),
+    ("b9_f8_m32_down", 32, 7168, 20480, "blind9", "fp8"),
+    ("b9_f8_m96_qkv", 96, 9216, 6144, "blind9", "fp8"),
+    ("b9_f8_m512_up", 512, 24576, 6144, "blind9", "fp8"),
+    ("b9_f8_m2048_o", 2048, 4608, 4096, "blind9", "fp8"),
+    ("b9_f8_m8192_down", 8192, 6144, 16384, "blind9", "fp8"),
+    ("b9_f8_rec", 131072, 512, 512, "blind9", "fp8"),
+    ("b9_f8_odd_m", 5000, 8192, 4096, "blind9", "fp8"),
+    ("b9_f8_odd_nk", 4096, 3300, 2700, "blind9", "fp8"),
+    ("b9_f32_decode_qkv", 1, 9216, 6144, "blind9", "fp32"),
+    ("b9_f32_m8_up", 8, 16384, 6144, "blind9", "fp32"),
+    ("b9_f32_m64_down", 64, 4608, 36864, "blind9", "fp32"),
+    ("b9_f32_m512_qkv", 512, 9216, 6144, "blind9", "fp32"),
+    ("b9_f32_m2048_up", 2048, 17920, 5120, "blind9", "fp32"),
+    ("b9_f32_m8192_o", 8192, 6144, 6144, "blind9", "fp32"),
+    ("b9_f32_rec_n32", 98304, 32, 256, "blind9", "fp32"),
+    ("b9_f32_rec_mid", 32768, 1024, 768, "blind9", "fp32"),
+    ("b9_f32_odd_n", 2048, 4500, 2048, "blind9", "fp32"),
+    ("b9_f32_odd_mk", 6000, 3072, 2300, "blind9", "fp32"),
+]
 SUITES = {
     "full": SHAPES,
     "fresh": FRESH,
@@ -528,6 +576,7 @@ SUITES = {
     "blind6": BLIND6,
     "blind7": BLIND7,
     "blind8": BLIND8,
+    "blind9": BLIND9,
 }
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")  # the default; cal4 and blind3 were run with --dtypes fp16,fp32
