@@ -27,9 +27,10 @@ LABELS_FILE = HERE / "labels.jsonl"  # dev split, written by the engineers who c
 HELD_OUT_LABELS_FILE = HERE / "labels_held_out.jsonl"  # held-out split, written once by someone else
 HELD_OUT2_LABELS_FILE = HERE / "labels_held_out2.jsonl"  # second held-out split (the first is spent)
 HELD_OUT3_LABELS_FILE = HERE / "labels_held_out3.jsonl"  # third held-out split (the first two are spent)
+HELD_OUT4_LABELS_FILE = HERE / "labels_held_out4.jsonl"  # fourth held-out split (the first three are spent)
 VERDICTS = ("true", "false", "debatable")
-SPLITS = ("dev", "held_out", "held_out2", "held_out3")
-HELD_OUT_SPLITS = ("held_out", "held_out2", "held_out3")  # never listed by --unlabelled
+SPLITS = ("dev", "held_out", "held_out2", "held_out3", "held_out4")
+HELD_OUT_SPLITS = ("held_out", "held_out2", "held_out3", "held_out4")  # never listed by --unlabelled
 ANY_TARGET = "*"
 
 
