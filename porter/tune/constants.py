@@ -31,6 +31,7 @@ class ModelConstants:
     mem_latency_ns: float = 800.0  # latency of a load that misses L2 (DRAM)
     l2_latency_ns: float = 300.0  # latency of a load that hits L2; a step's latency mixes the two
     overlap_power: float = math.inf  # how concurrent limits combine (p-norm; inf = the slowest alone)
+    sync_mma_lds_overlap_power: float | None = None  # NVIDIA mma.sync: how ldmatrix reads and MMAs combine
     latency_exposed: float = 0.05  # share of the per-step latency left uncovered (jitter); deeper pipelines cut it
     k_iter_cycles: float = 60.0  # fixed cost per K iteration (address math, waits, barriers)
     tile_cycles: float = 2000.0  # fixed cost per tile (prologue, epilogue, scheduling)

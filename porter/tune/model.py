@@ -527,6 +527,20 @@ class _StepContext:
             self.copy_s += in_order / (mc.const.narrow_copy_elems_per_unit_clk * mc.clock_hz)
         self.spill_factor = self._spill_factor()
 
+    def _lds_power(self, per_unit: int) -> float:
+        """How a tile's matrix instructions and its shared-memory reads combine. A warpgroup MMA
+        (and an MFMA) reads its operands from shared memory itself, alongside the math. A warp on
+        mma.sync first loads its fragments into registers (ldmatrix) and then issues the MMAs that
+        wait on them; another warp of the same scheduler fills that wait, but with at most one
+        resident warp per scheduler (`schedulers_per_unit`) there is none, and the two overlap
+        less (`sync_mma_lds_overlap_power`; None: as concurrent as the other limits)."""
+        mc = self.mc
+        power = mc.const.sync_mma_lds_overlap_power
+        schedulers = mc.target.extra.get("schedulers_per_unit")
+        if power is None or not schedulers or mc.target.is_amd or _uses_wgmma(mc, self.cfg):
+            return mc.const.overlap_power
+        return power if per_unit * self.cfg.num_warps <= schedulers else mc.const.overlap_power
+
     def _spill_factor(self) -> float:
         """Element-wise loads stage values and addresses in registers, 4-byte copies hold an
         address each; past the limit they spill.
@@ -547,7 +561,7 @@ class _StepContext:
         row_a, col_b = min(bm, self.m), min(bn, self.n)
         compute = per_unit * self.step_flops / self.rate
         if mc.lds_bps:  # the matrix instructions wait on shared memory / LDS reads
-            compute = _overlap(const.overlap_power, compute, per_unit * self.lds_bytes / mc.lds_bps)
+            compute = _overlap(self._lds_power(per_unit), compute, per_unit * self.lds_bytes / mc.lds_bps)
         if self.copy_s:  # and on the 4-byte copies that fill it
             compute = _overlap(const.overlap_power, compute, per_unit * self.copy_s)
         # wrapped rows/columns (offs % M) are still loaded: L2 -> unit traffic is the full tile

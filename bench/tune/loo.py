@@ -1,0 +1,128 @@
+"""Leave-one-sweep-out check of a model constant: is a value chosen on the other sweeps still good
+on the sweep left out?
+
+    /work/venv/bin/python bench/tune/loo.py [--const NAME --values V1 V2 ...] [--dtype bf16 ...]
+
+For every stored sweep (validate.py's list: each file is one suite of shapes swept together), the
+value of NAME that maximises the sum of log(best / pick) over the rows of the other sweeps is chosen,
+and the rows of the left-out sweep are scored with it. Prints, per dtype, the pick's geomean / min
+in sample (each value, every row) and left out. Without --const: the stored constants' scores per
+sweep and dtype (what a change must not lower). Table constants take KEY=VALUE pairs
+(`--const spill_cost_by_dtype --values bf16=1.8 bf16=2.1`: the other keys keep their stored values).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from porter.targets import get_target  # noqa: E402
+from porter.tune.constants import ModelConstants, constants_for  # noqa: E402
+from porter.tune.scoring import Row, load_rows, model_predictions  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from validate import DATA  # noqa: E402
+
+DTYPES = ("bf16", "fp16", "fp8", "fp32")
+
+
+def load_sweeps(paths: list[Path]) -> list[tuple[str, Row]]:
+    """(sweep name, row) for every row of every sweep file."""
+    return [(path.stem.removeprefix("h200_"), row) for path in paths for row in load_rows(path)]
+
+
+def pick_scores(rows: list[tuple[str, Row]], const: ModelConstants) -> list[float]:
+    """best / time of the model's pick, per row."""
+    target = get_target("h200")
+    scores = []
+    for _, row in rows:
+        pred = model_predictions(row, target, const)
+        pick = min(range(len(pred)), key=pred.__getitem__)
+        scores.append(row.best / row.ms[pick])
+    return scores
+
+
+def geomean_min(values: list[float]) -> str:
+    if not values:
+        return "      -      "
+    return f"{math.exp(sum(map(math.log, values)) / len(values)):.4f}/{min(values):.3f}"
+
+
+def parse_value(base: ModelConstants, name: str, text: str):
+    """A constant's value from the command line: a float, 'none', or KEY=VALUE for a table."""
+    if "=" in text:
+        table = dict(getattr(base, name))
+        key, value = text.split("=", 1)
+        table[key] = float(value)
+        return table
+    return None if text.lower() == "none" else float(text)
+
+
+def left_out_scores(rows, scores_by_value: dict[str, list[float]]) -> tuple[list[float], dict[str, str]]:
+    """Each sweep's rows scored with the value best on the other sweeps; the value chosen per sweep."""
+    sweeps = sorted({sweep for sweep, _ in rows})
+    held = [0.0] * len(rows)
+    chosen = {}
+    for left in sweeps:
+
+        def others(value: str, left: str = left) -> float:
+            return sum(math.log(s) for (sweep, _), s in zip(rows, scores_by_value[value]) if sweep != left)
+
+        chosen[left] = max(scores_by_value, key=others)
+        for i, (sweep, _) in enumerate(rows):
+            if sweep == left:
+                held[i] = scores_by_value[chosen[left]][i]
+    return held, chosen
+
+
+def by_dtype(rows, scores: list[float], dtype: str) -> list[float]:
+    return [s for (_, row), s in zip(rows, scores) if row.dtype == dtype]
+
+
+def print_per_sweep(rows, scores: list[float]) -> None:
+    print(f"{'sweep':8s}" + "".join(f"{d:>16s}" for d in DTYPES))
+    for sweep in [p.stem.removeprefix("h200_") for p in DATA if p.exists()] + ["all"]:
+        cells = []
+        for dtype in DTYPES:
+            vals = [s for (sw, row), s in zip(rows, scores) if row.dtype == dtype and sweep in (sw, "all")]
+            cells.append(f"{geomean_min(vals):>16s}")
+        print(f"{sweep:8s}" + "".join(cells))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--const", help="a ModelConstants field")
+    parser.add_argument("--values", nargs="+", default=[], help="values to try (none = unset; KEY=VALUE for tables)")
+    parser.add_argument("--dtype", nargs="+", default=list(DTYPES))
+    args = parser.parse_args()
+    paths = [p for p in DATA if p.exists()]
+    rows = [(sweep, row) for sweep, row in load_sweeps(paths) if row.dtype in args.dtype]
+    base = constants_for(get_target("h200"))
+    if not args.const:
+        print_per_sweep(rows, pick_scores(rows, base))
+        return 0
+    scores = {
+        text: pick_scores(rows, replace(base, **{args.const: parse_value(base, args.const, text)}))
+        for text in args.values
+    }
+    for text, values in scores.items():
+        print(
+            f"{args.const}={text:12s}" + "".join(f" {d} {geomean_min(by_dtype(rows, values, d))}" for d in args.dtype)
+        )
+    held, chosen = left_out_scores(rows, scores)
+    print(
+        f"{'left out':>{len(args.const) + 13}s}"
+        + "".join(f" {d} {geomean_min(by_dtype(rows, held, d))}" for d in args.dtype)
+    )
+    print("chosen per left-out sweep:", ", ".join(f"{sweep} {value}" for sweep, value in chosen.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
