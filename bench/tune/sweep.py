@@ -19,7 +19,7 @@ memory over the limit, or a small-tile config on a large-M shape).
 dtypes: bf16, fp16, fp8 (e4m3, B column-major, C bf16) and fp32 (fp32 operands and C, tl.dot's default
 input_precision "tf32"; cuBLAS timed with TF32 allowed).
 
-Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9]
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5]
        [--dtypes bf16,fp8] [--budget-s 480] [--workers 16]
 """
 
@@ -562,6 +562,24 @@ BLIND9 = [  # taken at the start of the 2026-12-04 second round, before any of i
     ("b9_f32_odd_n", 2048, 4500, 2048, "blind9", "fp32"),
     ("b9_f32_odd_mk", 6000, 3072, 2300, "blind9", "fp32"),
 ]
+CAL5 = [  # calibration, taken after dev3-tune3's mma.sync term to test it (helper's measurement list): the
+    # 1- vs 2-tiles-per-SM serialisation at M = 96, the M = 1 / 16 per-step floor, 128x256 BK 32 vs 64 by waves,
+    # and sizes off the 16-element grid whose register counts sit near 128
+    ("c5_bf_m96_down", 96, 5120, 27648, "cal5", "bf16"),
+    ("c5_bf_m96_down2", 96, 10240, 27648, "cal5", "bf16"),
+    ("c5_bf_decode_14k", 1, 4096, 14336, "cal5", "bf16"),
+    ("c5_bf_decode_28k", 1, 4096, 28672, "cal5", "bf16"),
+    ("c5_bf_m16_14k", 16, 4096, 14336, "cal5", "bf16"),
+    ("c5_bf_m16_28k", 16, 4096, 28672, "cal5", "bf16"),
+    ("c5_bf_sq8k", 8192, 8192, 8192, "cal5", "bf16"),
+    ("c5_bf_2k_k8k", 2048, 2048, 8192, "cal5", "bf16"),
+    ("c5_bf_odd_n", 4096, 2000, 1800, "cal5", "bf16"),
+    ("c5_bf_odd_mk", 3000, 4096, 2100, "cal5", "bf16"),
+    ("c5_h_odd_nk", 5000, 3000, 1000, "cal5", "fp16"),
+    ("c5_f8_decode_14k", 1, 4096, 14336, "cal5", "fp8"),
+    ("c5_f8_decode_28k", 1, 4096, 28672, "cal5", "fp8"),
+    ("c5_f8_m16_28k", 16, 4096, 28672, "cal5", "fp8"),
+]
 SUITES = {
     "full": SHAPES,
     "fresh": FRESH,
@@ -577,6 +595,7 @@ SUITES = {
     "blind7": BLIND7,
     "blind8": BLIND8,
     "blind9": BLIND9,
+    "cal5": CAL5,
 }
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")  # the default; cal4 and blind3 were run with --dtypes fp16,fp32
