@@ -77,9 +77,20 @@ def _subscripted_by(target: cst.BaseExpression, key: cst.CSTNode) -> bool:
 
 
 def _reads_env(ctx: ModuleContext, node: cst.BaseExpression, name: str) -> bool:
-    """Does the expression read the variable (os.environ[name], os.environ.get(name), os.getenv(name), ... or None)?"""
-    code = ctx.module.code_for_node(node)
-    return f'"{name}"' in code or f"'{name}'" in code
+    """Is the expression the variable's value: os.environ[name], os.environ.get(name[, d]), os.getenv(name[, d]),
+    possibly `... or None`? (Not a test such as `"0" if name in os.environ else "1"`.)"""
+    if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
+        node = node.left
+    if isinstance(node, cst.Call) and node.args:
+        tail = node.func.attr.value if isinstance(node.func, cst.Attribute) else getattr(node.func, "value", None)
+        return tail in ("get", "getenv") and _is_string(node.args[0].value, name)
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        return _is_string(node.slice[0].slice.value, name)
+    return False
+
+
+def _is_string(node: cst.BaseExpression, text: str) -> bool:
+    return isinstance(node, cst.SimpleString) and node.evaluated_value == text
 
 
 _LAUNCHER_MARKERS = (
