@@ -304,7 +304,11 @@ def _compile_entry(entry: dict[str, Any]) -> dict[str, Any]:
         names = entry["env"] if isinstance(entry["env"], list) else [entry["env"]]
         body = "|".join(fnmatch.translate(n).replace(r"\Z", "").removeprefix("(?s:").removesuffix(")") for n in names)
         compiled["_env_exact"] = re.compile(rf"(?:{body})\Z")
-        compiled["_env_inline"] = re.compile(rf"(?<![A-Za-z0-9_])({body})=")
+        name_body = body.replace(".*", "[A-Za-z0-9_]*")  # a glob in a command string stops at the name's end
+        compiled["_env_inline"] = re.compile(rf"(?<![A-Za-z0-9_])({name_body})=([^\s;&|'\"]*)")
+        compiled["_unless_values"] = {str(v) for v in entry.get("unless_value", ())}
+        if entry.get("not_beside"):
+            compiled["_beside"] = _Patterns(entry["not_beside"])
     return compiled
 
 
@@ -652,16 +656,35 @@ class _Matcher:
         return False
 
     def _env(self, entries: list[tuple[Rule, dict]]) -> None:
-        for ref in env_references(self.ctx):
+        refs = env_references(self.ctx)
+        for ref in refs:
             for rule, entry in entries:
                 if entry.get("sets") and not ref.sets:
                     continue
                 if ref.inline:
                     match = entry["_env_inline"].search(ref.text)
-                    if match:
+                    if match and not self._env_excused(entry, ref, match.group(2), refs):
                         self.hit(rule, entry, ref.node, env=match.group(1), value=None)
-                elif entry["_env_exact"].match(ref.name):
+                elif entry["_env_exact"].match(ref.name) and not self._env_excused(entry, ref, ref.value, refs):
                     self.hit(rule, entry, ref.node, env=ref.name, value=ref.value)
+
+    def _env_excused(self, entry: dict, ref: EnvRef, value: Any, refs: list[EnvRef]) -> bool:
+        """`unless_value`: the place sets a value that turns the feature off (a no-op where it does not exist).
+        `not_beside`: the same scope also sets one of these variables, the mark of a recipe the rule's
+        advice is not about (CUDA_LAUNCH_BLOCKING next to CUBLAS_WORKSPACE_CONFIG is a determinism setup)."""
+        if ref.sets and value is not None and str(value) in entry["_unless_values"]:
+            return True
+        beside = entry.get("_beside")
+        if beside is None:
+            return False
+        scope = self.index.scope_of.get(id(ref.node), ())
+        return any(
+            other.sets
+            and not other.inline
+            and beside.matches({other.name})
+            and self.index.scope_of.get(id(other.node), ()) == scope
+            for other in refs
+        )
 
     def _numbers(self, entries: list[tuple[Rule, dict]]) -> None:
         for node_type in (cst.Integer, cst.Float):

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import libcst as cst
+
 from porter.analyze.visitors import Hit, ModuleContext, register
 
 _VISIBLE = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL")
@@ -28,15 +30,67 @@ def _env_refs(ctx: ModuleContext):
     return env_references(ctx)
 
 
+# HIP reads both at the same level (aliases): one set from the other's value keeps them equal. ROCR_VISIBLE_DEVICES
+# and GPU_DEVICE_ORDINAL filter at other levels, where the same value selects different GPUs.
+_HIP_ALIASES = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")
+
+
 @register("visible_devices_mix")
 def visible_devices_mix(ctx: ModuleContext, rule: Any, target: Any) -> Iterable[Hit]:
-    refs = [r for r in _env_refs(ctx) if r.sets and r.name in _VISIBLE]
+    refs = [r for r in _env_refs(ctx) if r.sets and r.name in _VISIBLE and not _mirrors_alias(ctx, r)]
     names = sorted({r.name for r in refs})
     if len(names) < 2:
         return
     for ref in refs:
         others = ", ".join(n for n in names if n != ref.name)
         yield Hit(ref.node, {"env": ref.name, "others": others, "value": ref.value})
+
+
+def _mirrors_alias(ctx: ModuleContext, ref: Any) -> bool:
+    """`os.environ["CUDA_VISIBLE_DEVICES"] = hip_val` where hip_val was read from HIP_VISIBLE_DEVICES in the same
+    function (or the value is that read itself): a platform layer keeping the two aliases equal, not a mix."""
+    if ref.name not in _HIP_ALIASES:
+        return False
+    other = next(n for n in _HIP_ALIASES if n != ref.name)
+    statement = ctx.index.statement_of.get(id(ref.node))
+    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+    if not isinstance(small, cst.Assign) or not any(_subscripted_by(t.target, ref.node) for t in small.targets):
+        return False  # not `os.environ[name] = value` (an env dict's key, a read)
+    sources = [small.value]
+    if isinstance(small.value, cst.Name):
+        scope = ctx.index.scope_of.get(id(ref.node), ())
+        sources = [
+            assign.value
+            for assign in ctx.index.of(cst.Assign)
+            for t in assign.targets
+            if isinstance(t.target, cst.Name)
+            and t.target.value == small.value.value
+            and ctx.index.scope_of.get(id(t.target), ()) == scope
+        ]
+    return bool(sources) and all(_reads_env(ctx, source, other) for source in sources)
+
+
+def _subscripted_by(target: cst.BaseExpression, key: cst.CSTNode) -> bool:
+    return isinstance(target, cst.Subscript) and any(
+        isinstance(e.slice, cst.Index) and e.slice.value is key for e in target.slice
+    )
+
+
+def _reads_env(ctx: ModuleContext, node: cst.BaseExpression, name: str) -> bool:
+    """Is the expression the variable's value: os.environ[name], os.environ.get(name[, d]), os.getenv(name[, d]),
+    possibly `... or None`? (Not a test such as `"0" if name in os.environ else "1"`.)"""
+    if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
+        node = node.left
+    if isinstance(node, cst.Call) and node.args:
+        tail = node.func.attr.value if isinstance(node.func, cst.Attribute) else getattr(node.func, "value", None)
+        return tail in ("get", "getenv") and _is_string(node.args[0].value, name)
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        return _is_string(node.slice[0].slice.value, name)
+    return False
+
+
+def _is_string(node: cst.BaseExpression, text: str) -> bool:
+    return isinstance(node, cst.SimpleString) and node.evaluated_value == text
 
 
 _LAUNCHER_MARKERS = (

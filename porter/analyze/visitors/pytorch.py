@@ -238,11 +238,29 @@ _LOG_CALLS = {"info", "info_once", "warning", "warning_once", "warn", "warn_once
 
 def _harmless_branch(ctx: ModuleContext, comparison: cst.Comparison, outcome: bool) -> bool:
     """The gate picks a log message, the branch the target takes only refuses (`return False`, `raise`,
-    `pytest.skip`), or the gate sits in a script's `if __name__ == "__main__":` block."""
+    `pytest.skip`), the gate sits in a script's `if __name__ == "__main__":` block, or it picks an atomic-add
+    reduction."""
     if _only_logs(ctx, comparison) or _in_main_block(ctx, comparison) or _names_nvidia_arch(ctx, comparison):
+        return True
+    if _picks_atomic_add(ctx, comparison):
         return True
     branch = _taken_branch(ctx, comparison, outcome)
     return branch is not None and _only_refuses(branch)
+
+
+def _picks_atomic_add(ctx: ModuleContext, comparison: cst.Comparison) -> bool:
+    """`use_atomic_add = ... cap >= 9`, or a gate inside `should_use_atomic_add_reduce()` (Marlin's sm8x bf16
+    check in vllm, sglang, gptqmodel): the branch meant for sm9x needs fp16/bf16 global atomic adds, which CDNA3/4
+    have (global_atomic_pk_add_bf16 from gfx940 on), none of the Hopper features the message names
+    (bench/real_code: 4 false of 4)."""
+    for ancestor in _ancestors(ctx, comparison):
+        if isinstance(ancestor, cst.FunctionDef):
+            return "atomic_add" in ancestor.name.value
+        if isinstance(ancestor, cst.Assign) and any(
+            isinstance(t.target, cst.Name) and "atomic_add" in t.target.value for t in ancestor.targets
+        ):
+            return True
+    return False
 
 
 def _gate_if(ctx: ModuleContext, comparison: cst.Comparison) -> tuple[cst.If | None, bool]:
@@ -552,8 +570,10 @@ def sdpa_single_backend(ctx: ModuleContext, rule: Any, target: Any) -> Iterable[
             yield Hit(call, {"api": "torch.backends.cuda.sdp_kernel", "backend": "the enable_* flags"})
         elif "torch.nn.attention.sdpa_kernel" in names and call.args:
             first = call.args[0].value
-            if _falls_through(first) or (isinstance(first, cst.Name) and _names_priority_list(ctx, first.value)):
+            if _falls_through(first) or _names_priority_list(ctx, first):
                 continue  # a priority list (or MATH) lets ROCm fall through to a backend it has
+            if _registered_backend(ctx, call):
+                continue
             yield Hit(call, {"api": "torch.nn.attention.sdpa_kernel", "backend": ctx.code_for(first)})
 
 
@@ -569,14 +589,52 @@ def _falls_through(node: cst.CSTNode) -> bool:
     return isinstance(node, (cst.Attribute, cst.Name)) and _tail(node) == "MATH"
 
 
-def _names_priority_list(ctx: ModuleContext, name: str) -> bool:
-    """`BACKENDS = [FLASH, EFFICIENT, MATH]` somewhere in the module: every binding of `name` falls through."""
+def _names_priority_list(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """`BACKENDS = [FLASH, EFFICIENT, MATH]` somewhere in the module, or `self.backends = [CUDNN, FLASH, MATH]`
+    (torchtitan's attention module): every binding of the name or attribute falls through. An empty list is a
+    class-level default the code fills before use (`if not self.backends: self.backends = [...]`)."""
+    if isinstance(node, cst.Name):
+        name, is_attribute = node.value, False
+    elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        name, is_attribute = node.attr.value, True
+    else:
+        return False
     values = [
         a.value
-        for a in ctx.nodes(cst.Assign)
-        if any(isinstance(t.target, cst.Name) and t.target.value == name for t in a.targets)
+        for a in (*ctx.nodes(cst.Assign), *ctx.nodes(cst.AnnAssign))
+        if a.value is not None and any(_binds(t, name, is_attribute) for t in _targets(a))
     ]
-    return bool(values) and all(_falls_through(v) for v in values)
+    filled = [v for v in values if not (isinstance(v, (cst.List, cst.Tuple)) and not v.elements)]
+    return bool(filled) and all(_falls_through(v) for v in filled)
+
+
+def _targets(assign: cst.Assign | cst.AnnAssign) -> list[cst.BaseExpression]:
+    return [t.target for t in assign.targets] if isinstance(assign, cst.Assign) else [assign.target]
+
+
+def _binds(target: cst.BaseExpression, name: str, is_attribute: bool) -> bool:
+    """`name = ...`, or for `self.name`: `self.name = ...` and the class-level `name: T = ...`."""
+    if isinstance(target, cst.Name):
+        return target.value == name
+    return (
+        is_attribute
+        and isinstance(target, cst.Attribute)
+        and isinstance(target.value, cst.Name)
+        and target.value.value == "self"
+        and target.attr.value == name
+    )
+
+
+def _registered_backend(ctx: ModuleContext, call: cst.Call) -> bool:
+    """The call sits in a function registered by name as one attention backend (`@Registry.register(NAME, ...)`,
+    diffusers' _native_cudnn / _native_flash): the user picks that backend by name, so forcing it is the
+    function's contract; on ROCm the user picks another one (bench/real_code: 1 false, 2 debatable)."""
+    parent = ctx.parent(call)
+    while parent is not None and not isinstance(parent, cst.FunctionDef):
+        parent = ctx.parent(parent)
+    return parent is not None and any(
+        isinstance(d.decorator, cst.Call) and _tail(d.decorator.func) == "register" for d in parent.decorators
+    )
 
 
 def _math_only_flags(call: cst.Call) -> bool:

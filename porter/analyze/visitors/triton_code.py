@@ -340,6 +340,7 @@ def warp_specialization(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         if (
             arg is not None
             and inv.fold(arg.value).single is not False
+            and not _off_by_default(inv, call, arg.value)
             and not skip_for_target(inv.guard_at(call), target)
         ):
             yield Hit(arg, {"feature": "warp_specialize", "name": "warp_specialize"})
@@ -348,6 +349,18 @@ def warp_specialization(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
             arg = keyword_arg(call, keyword)
             if arg is not None and not skip_for_target(inv.guard_at(call), target):
                 yield Hit(arg, {"feature": "warp_specialize", "name": keyword})
+
+
+def _off_by_default(inv, call: cst.Call, value: cst.BaseExpression) -> bool:
+    """`warp_specialize=flag` where `flag: tl.constexpr = False` is a parameter of the kernel: an opt-in the
+    caller must turn on (gemlite's enable_warp_specialize()), not a kernel shape chosen for Hopper."""
+    function = inv.enclosing_function(call)
+    if not isinstance(value, cst.Name) or function is None:
+        return False
+    params = (*function.params.params, *function.params.kwonly_params)
+    return any(
+        p.name.value == value.value and p.default is not None and inv.fold(p.default).single is False for p in params
+    )
 
 
 @register("triton_tf32_dot")
