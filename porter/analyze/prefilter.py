@@ -126,6 +126,13 @@ class _Collector:
                 names.add(node.arg)
             elif kind is ast.Global or kind is ast.Nonlocal:
                 names.update(node.names)
+            elif kind in _NAMED:  # `except E as e`, match patterns' captures and attribute names
+                for field_name in _NAMED[kind]:
+                    value = getattr(node, field_name, None)
+                    if isinstance(value, str):
+                        names.add(value)
+                    elif isinstance(value, list):
+                        names.update(v for v in value if isinstance(v, str))
             fields = fields_of.get(kind)
             if fields is None:
                 fields = fields_of[kind] = tuple(node._fields)
@@ -221,6 +228,13 @@ _TARGET_HOLDERS = (ast.Assign, ast.AugAssign, ast.AnnAssign)
 _FIELDS: dict[type, tuple[str, ...]] = {}
 _LEAVES = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_NAMED: dict[type, tuple[str, ...]] = {
+    ast.ExceptHandler: ("name",),
+    ast.MatchAs: ("name",),
+    ast.MatchStar: ("name",),
+    ast.MatchMapping: ("rest",),
+    ast.MatchClass: ("kwd_attrs",),
+}
 
 
 # ---- triggers of YAML match entries ----------------------------------------------------------------
@@ -379,7 +393,8 @@ def _both(first: Trigger, second: Trigger) -> Trigger:
 
 
 def rule_trigger(rule: Any) -> Trigger:
-    """Any of the rule's entries may hit (memoised on the rule)."""
+    """Any of the rule's entries may hit (memoised on the rule); a rule with an entry this module has no
+    condition for always may (its text tokens alone decide)."""
     cached = rule.__dict__.get("_ast_trigger")
     if cached is None:
         triggers = [entry_trigger(entry) for entry in rule.match]
@@ -412,16 +427,20 @@ def _graph_capture(words: SourceWords) -> bool:  # pytorch.graph_capture_hazards
     return "graph" in words.with_calls and words.has_all(("torch", "cuda"))
 
 
-def _warp_size_32(words: SourceWords) -> bool:  # triton_code.warp_size_32: uses_triton and a literal 32, 31 or 5
-    return words.uses_triton() and not words.numbers.isdisjoint((32.0, 31.0, 5.0))
+def _warp_size_32(words: SourceWords) -> bool:  # triton_code.warp_size_32: uses_triton, a literal 32, 31 or 5,
+    # and a warp or lane identifier (every form it reports names one: the target, keyword, parameter or operand)
+    from porter.analyze.visitors.triton_code import _WARPISH
+
+    return (
+        words.uses_triton()
+        and not words.numbers.isdisjoint((32.0, 31.0, 5.0))
+        and any(_WARPISH.search(name) for name in words.names)
+    )
 
 
-def _smem_optin(words: SourceWords) -> bool:  # triton_host.smem_optin: the optin property, or a budget constant
-    from porter.analyze.visitors.triton_host import _SMEM_NAME
-
-    if "shared_memory_per_block_optin" in words.names:
-        return True
-    return words.uses_triton() and any(_SMEM_NAME.search(name) for name in words.names)
+def _smem_optin(words: SourceWords) -> bool:  # triton_host.smem_optin: the optin property, or (where Triton is
+    # used) a budget literal; its name may be a dict key folded from another module's constant: not read here
+    return "shared_memory_per_block_optin" in words.names or words.uses_triton()
 
 
 def _autotune_list(words: SourceWords) -> bool:  # triton_configs.nvidia_tuned_list: a kernel under triton.autotune
@@ -432,7 +451,34 @@ def _tf32_dot(words: SourceWords) -> bool:  # triton_code.tf32_dot: calls to tri
     return "dot" in words.names
 
 
+def _capability_gate(words: SourceWords) -> bool:  # pytorch.capability_comparison: every capability part it reads
+    # comes from torch.cuda.get_device_capability() or torch.cuda.get_device_properties(...).major/minor
+    return words.has_all(("torch", "cuda")) and (
+        "get_device_capability" in words.names or "get_device_properties" in words.names
+    )
+
+
+def _triton_fp8_dtypes(words: SourceWords) -> bool:  # triton_code.fp8_dtypes: triton.language.<an _FP8 dtype>
+    from porter.analyze.visitors.triton_code import _FP8
+
+    return not words.names.isdisjoint(_FP8)
+
+
+def _reducing_atomics(words: SourceWords) -> bool:  # triton_code.atomic_default_sem: tl.atomic_add/max/min/and/or/xor
+    from porter.analyze.visitors.triton_code import _REDUCING_ATOMICS
+
+    return not words.names.isdisjoint(name.rsplit(".", 1)[1] for name in _REDUCING_ATOMICS)
+
+
+def _inline_asm(words: SourceWords) -> bool:  # triton_code.inline_ptx: calls to tl.inline_asm_elementwise
+    return "inline_asm_elementwise" in words.names
+
+
 VISITOR_TRIGGERS: dict[str, Trigger] = {
+    "capability_comparison": _capability_gate,
+    "triton_fp8_dtypes": _triton_fp8_dtypes,
+    "triton_atomic_default_sem": _reducing_atomics,
+    "triton_inline_ptx": _inline_asm,
     "torch_version_cuda_use": _torch_version_cuda,
     "graph_capture_hazards": _graph_capture,
     "triton_warp_size_32": _warp_size_32,
