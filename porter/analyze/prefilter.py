@@ -66,6 +66,11 @@ class SourceWords:
     def in_strings(self, tokens: Iterable[str]) -> bool:
         return any(token in self.strings for token in tokens)
 
+    def may_name_triton(self) -> bool:
+        """The Triton inventory can read some name as `triton.*`: an import or re-export of triton, a `triton.`
+        chain never imported, or an unimported `tl.` (inventory._ALIASES)."""
+        return "triton" in self.names or "tl" in self.names
+
     def uses_triton(self) -> bool:
         """triton_common.uses_triton's necessary condition: some import or re-export of triton."""
         return "triton" in self.imported_heads
@@ -448,7 +453,7 @@ def _autotune_list(words: SourceWords) -> bool:  # triton_configs.nvidia_tuned_l
 
 
 def _tf32_dot(words: SourceWords) -> bool:  # triton_code.tf32_dot: calls to triton.language.dot
-    return "dot" in words.names
+    return "dot" in words.names and words.may_name_triton()
 
 
 def _capability_gate(words: SourceWords) -> bool:  # pytorch.capability_comparison: every capability part it reads
@@ -461,17 +466,21 @@ def _capability_gate(words: SourceWords) -> bool:  # pytorch.capability_comparis
 def _triton_fp8_dtypes(words: SourceWords) -> bool:  # triton_code.fp8_dtypes: triton.language.<an _FP8 dtype>
     from porter.analyze.visitors.triton_code import _FP8
 
-    return not words.names.isdisjoint(_FP8)
+    return not words.names.isdisjoint(_FP8) and words.may_name_triton()
 
 
 def _reducing_atomics(words: SourceWords) -> bool:  # triton_code.atomic_default_sem: tl.atomic_add/max/min/and/or/xor
     from porter.analyze.visitors.triton_code import _REDUCING_ATOMICS
 
-    return not words.names.isdisjoint(name.rsplit(".", 1)[1] for name in _REDUCING_ATOMICS)
+    return not words.names.isdisjoint(name.rsplit(".", 1)[1] for name in _REDUCING_ATOMICS) and words.may_name_triton()
 
 
 def _inline_asm(words: SourceWords) -> bool:  # triton_code.inline_ptx: calls to tl.inline_asm_elementwise
-    return "inline_asm_elementwise" in words.names
+    return "inline_asm_elementwise" in words.names and words.may_name_triton()
+
+
+def _l2_cache_size(words: SourceWords) -> bool:  # pytorch.l2_cache_size_use: the L2_cache_size attribute
+    return "L2_cache_size" in words.names
 
 
 VISITOR_TRIGGERS: dict[str, Trigger] = {
@@ -479,6 +488,7 @@ VISITOR_TRIGGERS: dict[str, Trigger] = {
     "triton_fp8_dtypes": _triton_fp8_dtypes,
     "triton_atomic_default_sem": _reducing_atomics,
     "triton_inline_ptx": _inline_asm,
+    "l2_cache_size_use": _l2_cache_size,
     "torch_version_cuda_use": _torch_version_cuda,
     "graph_capture_hazards": _graph_capture,
     "triton_warp_size_32": _warp_size_32,

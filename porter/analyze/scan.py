@@ -405,8 +405,7 @@ def _triage(
     words: dict[str, SourceWords],
 ):
     """Findings straight from the cache, and the files left to analyse (with the rules that may match them)."""
-    target, ruleset = rules_for
-    may_match = prefilter_for(ruleset)
+    may_match = prefilter_for(rules_for[1])
     findings: list[Finding] = []
     pending: list[Pending] = []
     digests = {item.source.path: item.digest for item in sources}
@@ -423,14 +422,16 @@ def _triage(
         text = item.decoded()
         if isinstance(text, SkipNote):
             skipped.append(text)
+            continue
+        rules = (
+            frozenset() if not may_match(text) else _rules_that_may_match(text, words.get(path), aliases, *rules_for)
+        )
+        if rules is not None and not rules:  # no rule can match: no parse, no findings
+            stats.prefiltered += 1
+            if cache is not None:
+                cache.store(path, digest, [])
         else:
-            rules = _rules_that_may_match(text, words.get(path), aliases, target, ruleset) if may_match(text) else None
-            if rules is not None and not rules:
-                stats.prefiltered += 1
-                if cache is not None:
-                    cache.store(path, digest, [])
-            else:
-                pending.append(Pending(path, text, digest, aliases, rules=rules))
+            pending.append(Pending(path, text, digest, aliases, rules=rules))
     stats.analyzed = len(pending)
     return findings, pending
 
