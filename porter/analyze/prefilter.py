@@ -41,6 +41,7 @@ class SourceWords:
     numbers: frozenset[float]  # int and float literals
     strings: str  # the source text of every string and bytes literal (f-strings whole), NUL-separated
     aliases: frozenset[str] = field(default_factory=frozenset)  # segments of the project's re-exports bound here
+    values: str = ""  # the value of every str literal (and repr of every bytes one), NUL-separated
 
     def with_project_aliases(self, aliases: dict[str, str]) -> SourceWords:
         """The words once the project's re-exports (`from pkg.triton_utils import tl`) bind local names."""
@@ -58,6 +59,7 @@ class SourceWords:
             self.numbers,
             self.strings,
             self.aliases | segments,
+            self.values,
         )
 
     def has_all(self, segments: Iterable[str]) -> bool:
@@ -92,6 +94,7 @@ class _Collector:
         self.with_calls: set[str] = set()
         self.numbers: set[float] = set()
         self.string_nodes: list[ast.expr] = []
+        self.values: list[str] = []
 
     def collect(self, tree: ast.AST) -> SourceWords:
         names, numbers, strings = self.names, self.numbers, self.string_nodes
@@ -107,6 +110,7 @@ class _Collector:
                 value = node.value
                 if isinstance(value, (str, bytes)):
                     strings.append(node)
+                    self.values.append(value if isinstance(value, str) else repr(value))
                 elif isinstance(value, (int, float)) and not isinstance(value, bool):
                     numbers.add(float(value))
                 continue
@@ -158,6 +162,7 @@ class _Collector:
             frozenset(self.with_calls),
             frozenset(numbers),
             _SEPARATOR.join(self._segments(strings)),
+            values=_SEPARATOR.join(self.values),
         )
 
     def _targets(self, node: Any) -> None:
@@ -322,12 +327,30 @@ def _string_trigger(regex: str) -> Trigger:
     return trigger
 
 
+def _value_trigger(regex: str) -> Trigger:
+    """A keyword's `value: {regex}` reads str() of the literal's value (engine._literal_ok): a token with a
+    character no number, bool, None or bracket prints must come from a str (or bytes) literal's value."""
+    from porter.analyze.rules import regex_literals
+
+    tokens = regex_literals(regex)
+    if not tokens or not all(_only_from_text(token) for token in tokens):
+        return _always
+    return lambda words: any(token in words.values for token in tokens)
+
+
+_PRINTED_BY_OTHERS = frozenset("0123456789.-+eEjJ()[], TrueFalsNonifa")
+
+
+def _only_from_text(token: str) -> bool:
+    return not (set(token) & set("\\'\"\0")) and bool(set(token) - _PRINTED_BY_OTHERS)
+
+
 def _keyword_trigger(entry: dict) -> Trigger:
     names = _as_list(entry["name"])
     if any(_GLOB.search(n) for n in names):
         return _always
     value = entry.get("value") or {}
-    value_check = _string_trigger(value["regex"]) if "regex" in value and not value.get("equals") else _always
+    value_check = _value_trigger(value["regex"]) if "regex" in value else _always
 
     def trigger(words: SourceWords) -> bool:
         return any(name in words.keywords for name in names) and value_check(words)

@@ -107,3 +107,19 @@ def test_scan_still_reports_text_the_parser_refuses(tmp_path):
     (tmp_path / "deep.py").write_text(nested)
     result = scan_tree(tmp_path, "mi300x", load_rules(), jobs=1, use_cache=False, config=PorterConfig())
     assert [f.rule for f in result.findings] == ["PT000"]
+
+
+def test_keyword_values_are_read_as_values():
+    """PT220's keyword entry reads the literal's value: an escaped "\\x68ip" is "hip" there."""
+    code = 'import torch\nx = torch.ones(2, device="\\x68ip")\n'
+    ruleset = load_rules()
+    assert "PT220" in possible_rules(ruleset.rules, _words(code))
+    findings = analyze_source(
+        code, "m.py", get_target("mi300x"), ruleset, only=possible_rules(ruleset.rules, _words(code))
+    )
+    assert [f.rule for f in findings] == ["PT220"]
+
+
+def test_triton_names_need_a_triton_or_tl_identifier():
+    assert not _words("def atomic_add(a, b):\n    return a + b\n").may_name_triton()
+    assert _words("x = tl.atomic_add(p, 1)\n").may_name_triton()  # an unimported tl. reads as triton.language
