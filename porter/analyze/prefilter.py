@@ -37,7 +37,8 @@ class SourceWords:
     imported_heads: frozenset[str]  # first segment of each absolutely imported name (`triton` for triton.language)
     assigned: frozenset[str]  # names and attributes inside assignment targets
     keywords: frozenset[str]  # keyword-argument names of calls
-    with_calls: frozenset[str]  # last name of each call used as a `with` item (`graph` for torch.cuda.graph(g))
+    with_calls: frozenset[str]  # last name of each call used as a `with` item (`graph` for torch.cuda.graph(g)),
+    # also through the import that binds it (`from torch.cuda import graph as g`: g and graph)
     numbers: frozenset[float]  # int and float literals
     strings: str  # the source text of every string and bytes literal (f-strings whole), NUL-separated
     aliases: frozenset[str] = field(default_factory=frozenset)  # segments of the project's re-exports bound here
@@ -49,13 +50,14 @@ class SourceWords:
             return self
         segments = frozenset(part for name in aliases.values() for part in name.split("."))
         heads = frozenset(name.split(".", 1)[0] for name in aliases.values())
+        bound = frozenset(name.rsplit(".", 1)[-1] for local, name in aliases.items() if local in self.with_calls)
         return SourceWords(
             self.names | segments,
             self.imported | segments,
             self.imported_heads | heads,
             self.assigned,
             self.keywords,
-            self.with_calls,
+            self.with_calls | bound,
             self.numbers,
             self.strings,
             self.aliases | segments,
@@ -95,6 +97,7 @@ class _Collector:
         self.numbers: set[float] = set()
         self.string_nodes: list[ast.expr] = []
         self.values: list[str] = []
+        self.bound_tails: dict[str, set[str]] = {}  # local name an import binds -> last segment of what it names
 
     def collect(self, tree: ast.AST) -> SourceWords:
         names, numbers, strings = self.names, self.numbers, self.string_nodes
@@ -159,7 +162,7 @@ class _Collector:
             frozenset(self.heads),
             frozenset(self.assigned),
             frozenset(self.keywords),
-            frozenset(self.with_calls),
+            frozenset(self._resolved_with_calls()),
             frozenset(numbers),
             _SEPARATOR.join(self._segments(strings)),
             values=_SEPARATOR.join(self.values),
@@ -188,6 +191,8 @@ class _Collector:
             bases.append(alias.name)
             if alias.asname:
                 bases.append(alias.asname)
+            local = alias.asname or alias.name.split(".", 1)[0]
+            self.bound_tails.setdefault(local, set()).add(alias.name.rsplit(".", 1)[-1])
             if isinstance(node, ast.Import):
                 self.heads.add(alias.name.split(".", 1)[0])
         for name in bases:
@@ -204,6 +209,12 @@ class _Collector:
                     self.with_calls.add(func.attr)
                 elif isinstance(func, ast.Name):
                     self.with_calls.add(func.id)
+
+    def _resolved_with_calls(self) -> set[str]:
+        found = set(self.with_calls)
+        for name in self.with_calls:
+            found |= self.bound_tails.get(name, set())
+        return found
 
     def _segments(self, nodes: list[ast.expr]) -> list[str]:
         """Each literal's source text (libcst's rules read raw text: escapes unprocessed)."""
@@ -307,7 +318,7 @@ def _import_trigger(patterns: Any) -> Trigger:
             if all(part in words.imported for part in parts):
                 return True
             if "import_module" in words.names or "__import__" in words.names:
-                if all(part in words.strings for part in parts):
+                if all(part in words.strings or part in words.values for part in parts):
                     return True
         return False
 

@@ -123,3 +123,13 @@ def test_keyword_values_are_read_as_values():
 def test_triton_names_need_a_triton_or_tl_identifier():
     assert not _words("def atomic_add(a, b):\n    return a + b\n").may_name_triton()
     assert _words("x = tl.atomic_add(p, 1)\n").may_name_triton()  # an unimported tl. reads as triton.language
+
+
+def test_with_calls_resolve_through_imports():
+    words = _words(
+        "import torch\nfrom torch.cuda import graph as capture\nwith capture(g):\n    torch.cuda.synchronize()\n"
+    )
+    assert "graph" in words.with_calls
+    assert "PT212" in possible_rules(load_rules().rules, words)
+    aliased = _words("import torch\nfrom pkg import capture\nwith capture(g):\n    pass\n")
+    assert "graph" in aliased.with_project_aliases({"capture": "torch.cuda.graph"}).with_calls
