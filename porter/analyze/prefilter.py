@@ -102,7 +102,7 @@ class _Collector:
     def collect(self, tree: ast.AST) -> SourceWords:
         names, numbers, strings = self.names, self.numbers, self.string_nodes
         stack: list[Any] = [tree]
-        pop, push, fields_of, leaves = stack.pop, stack.append, _FIELDS, _LEAVES
+        pop, push, fields_of, walks = stack.pop, stack.append, _FIELDS, _WALKED
         while stack:  # every node, as ast.walk without its per-node generators (operator and context leaves skipped)
             node = pop()
             kind = type(node)
@@ -152,10 +152,17 @@ class _Collector:
                 value = getattr(node, field_name, None)
                 if type(value) is list:
                     for item in value:
-                        if isinstance(item, ast.AST) and not isinstance(item, leaves):
+                        walked = walks.get(type(item))
+                        if walked is None:
+                            walked = walks[type(item)] = _walked(type(item))
+                        if walked:
                             push(item)
-                elif isinstance(value, ast.AST) and not isinstance(value, leaves):
-                    push(value)
+                else:
+                    walked = walks.get(type(value))
+                    if walked is None:
+                        walked = walks[type(value)] = _walked(type(value))
+                    if walked:
+                        push(value)
         return SourceWords(
             frozenset(names),
             frozenset(self.imported),
@@ -248,6 +255,13 @@ def _slice(lines: list[str], encoded: dict[int, bytes], row: int, start: int, en
 _TARGET_HOLDERS = (ast.Assign, ast.AugAssign, ast.AnnAssign)
 _FIELDS: dict[type, tuple[str, ...]] = {}
 _LEAVES = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
+_WALKED: dict[type, bool] = {}  # value type -> is it a node the walk enters
+
+
+def _walked(kind: type) -> bool:
+    return issubclass(kind, ast.AST) and not issubclass(kind, _LEAVES)
+
+
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _NAMED: dict[type, tuple[str, ...]] = {
     ast.ExceptHandler: ("name",),

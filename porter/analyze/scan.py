@@ -446,9 +446,10 @@ def _rules_that_may_match(
 
     if words is None or not hasattr(ruleset, "rules"):
         return None
-    candidates = [rule for rule in engine._target_rules(target, ruleset) if any(t in text for t in rule.tokens)]
-    found = possible_rules(candidates, words.with_project_aliases(aliases))
-    if not found and candidates and engine.parse_refused(text):
+    rules = engine._target_rules(target, ruleset)
+    triggered = possible_rules(rules, words.with_project_aliases(aliases))  # set lookups: cheaper than the text
+    found = frozenset(r.id for r in rules if r.id in triggered and any(t in text for t in r.tokens))
+    if not found and engine.parse_refused(text) and any(t in text for r in rules for t in r.tokens):
         return None
     return found
 
