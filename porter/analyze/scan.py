@@ -50,7 +50,7 @@ Progress = ProgressCallback  # (phase, done, total, the file just done)
 class ScanStats:
     files_seen: int = 0  # files discovery returned
     analyzed: int = 0  # parsed and analysed in this run
-    prefiltered: int = 0  # passed over by the text pre-filter (no rule token in the text)
+    prefiltered: int = 0  # passed over by the pre-filters: no rule token in the text, or no rule's ast trigger holds
     cache_hits: int = 0
     skipped: int = 0  # skip notes (discovery and reading)
     lines: int = 0

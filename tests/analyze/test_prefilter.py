@@ -130,6 +130,10 @@ def test_with_calls_resolve_through_imports():
         "import torch\nfrom torch.cuda import graph as capture\nwith capture(g):\n    torch.cuda.synchronize()\n"
     )
     assert "graph" in words.with_calls
-    assert "PT212" in possible_rules(load_rules().rules, words)
+    ruleset = load_rules()
+    assert "PT212" in possible_rules(ruleset.rules, words)
+    code = "import torch\nfrom torch.cuda import graph as capture\nwith capture(g):\n    torch.cuda.synchronize()\n"
+    only = possible_rules(ruleset.rules, _words(code))
+    assert [f.rule for f in analyze_source(code, "m.py", get_target("mi300x"), ruleset, only=only)] == ["PT212"]
     aliased = _words("import torch\nfrom pkg import capture\nwith capture(g):\n    pass\n")
     assert "graph" in aliased.with_project_aliases({"capture": "torch.cuda.graph"}).with_calls
