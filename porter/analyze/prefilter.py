@@ -291,7 +291,7 @@ def _as_list(value: Any) -> list:
     return value if isinstance(value, list) else [value]
 
 
-def _name_trigger(patterns: Any, pool: str = "names") -> Trigger:
+def _name_trigger(patterns: Any) -> Trigger:
     """A Name/Attribute/call pattern: every segment of a qualified name is an identifier of the module
     (the node's own chain, or the import that binds its head)."""
     wanted = [_literal_parts(p) for p in _as_list(patterns)]
@@ -299,8 +299,7 @@ def _name_trigger(patterns: Any, pool: str = "names") -> Trigger:
         return _always
 
     def trigger(words: SourceWords) -> bool:
-        found = getattr(words, pool)
-        return any(all(part in found or part in words.aliases for part in parts) for parts in wanted)
+        return any(all(part in words.names for part in parts) for parts in wanted)
 
     return trigger
 
@@ -412,11 +411,10 @@ def entry_trigger(entry: dict) -> Trigger:
     if "visitor" in entry:
         return VISITOR_TRIGGERS.get(entry["visitor"], _always)
     if "call" in entry:
-        called = _name_trigger(entry["call"])
-        if entry.get("tail_only"):
+        if entry.get("tail_only"):  # the callee's own name matches, whatever module it comes from
             tails = [p.rsplit(".", 1)[-1] for p in _as_list(entry["call"])]
             return _always if any(_GLOB.search(t) for t in tails) else _name_trigger(tails)
-        return called
+        return _name_trigger(entry["call"])
     if "attribute" in entry or "name" in entry:
         patterns = entry.get("attribute", entry.get("name"))
         return _assigned_trigger(patterns) if entry.get("assign") else _name_trigger(patterns)
