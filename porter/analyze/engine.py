@@ -15,7 +15,7 @@ import fnmatch
 import io
 import re
 import tokenize
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -767,6 +767,7 @@ def analyze_source(
     ruleset: RuleSet,
     aliases: dict[str, str] | None = None,
     keep_unreachable: bool = False,
+    only: Collection[str] | None = None,
 ) -> list[Finding]:
     """Findings of every rule in `ruleset` that applies to `target`, suppressions applied, sorted.
 
@@ -774,19 +775,23 @@ def analyze_source(
     `from pkg.triton_utils import tl` reads as triton.language. Hits in a branch only a CUDA build runs
     are dropped, or kept with reach "nvidia_only" when `keep_unreachable` (the scan shows them on request).
     Never raises on any input text: unparsable source is one PT000 finding; a visitor that fails
-    is one PT001 finding.
+    is one PT001 finding. `only` (rule ids) narrows the rules tried to those the scan's `ast` pre-filter
+    (porter.analyze.prefilter) left: the others cannot match this text.
     """
     try:
         target = get_target(target) if isinstance(target, str) else target
-        return _analyze(text, path, target, ruleset, aliases or {}, keep_unreachable)
+        return _analyze(text, path, target, ruleset, aliases or {}, keep_unreachable, only)
     except RecursionError:
         return [_builtin_finding(PARSE_ERROR, path, target, "too deeply nested for the parser", 1, 1)]
     except Exception as exc:  # the promise: never raise on input text
         return [_builtin_finding(ANALYZER_ERROR, path, target, f"internal error: {type(exc).__name__}: {exc}", 1, 1)]
 
 
-def _active_rules(text: str, target: Target, ruleset: RuleSet) -> list[Rule]:
-    return [rule for rule in _target_rules(target, ruleset) if any(token in text for token in rule.tokens)]
+def _active_rules(text: str, target: Target, ruleset: RuleSet, only: Collection[str] | None = None) -> list[Rule]:
+    rules = _target_rules(target, ruleset)
+    if only is not None:
+        rules = tuple(rule for rule in rules if rule.id in only)
+    return [rule for rule in rules if any(token in text for token in rule.tokens)]
 
 
 _TARGET_RULES: list[Any] = [None, None, ()]  # (ruleset, target, its rules for the target): the last one asked
@@ -807,9 +812,15 @@ def _reports_on(rule: Rule, target: Target) -> bool:
 
 
 def _analyze(
-    text: str, path: str, target: Target, ruleset: RuleSet, aliases: dict[str, str], keep_unreachable: bool
+    text: str,
+    path: str,
+    target: Target,
+    ruleset: RuleSet,
+    aliases: dict[str, str],
+    keep_unreachable: bool,
+    only: Collection[str] | None = None,
 ) -> list[Finding]:
-    rules = _active_rules(text, target, ruleset)
+    rules = _active_rules(text, target, ruleset, only)
     if not rules:
         return []
     if _nesting_depth(text) > _MAX_NESTING:  # libcst's native parser overflows its stack, uncatchably
@@ -855,6 +866,11 @@ def _analyze(
         )
     findings.sort(key=lambda f: (f.line, f.column, f.rule))
     return findings
+
+
+def parse_refused(text: str) -> bool:
+    """The engine reports this text as PT000 before parsing it (too deeply nested, or a parse hazard)."""
+    return _nesting_depth(text) > _MAX_NESTING or bool(parse_hazard(text))
 
 
 def _behind_cuda_guard(raw: _RawHit, ctx: ModuleContext) -> bool:

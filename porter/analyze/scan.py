@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from porter import __version__
+from porter.analyze.prefilter import SourceWords, possible_rules, source_words
 from porter.analyze.project import Project, reach_statements
 from porter.analyze.project_facts import FACTS_FORMAT, empty_facts, module_facts, parse_or_none
 from porter.analyze.triton import flow
@@ -49,7 +50,7 @@ Progress = ProgressCallback  # (phase, done, total, the file just done)
 class ScanStats:
     files_seen: int = 0  # files discovery returned
     analyzed: int = 0  # parsed and analysed in this run
-    prefiltered: int = 0  # passed over by the text pre-filter (no rule token in the text)
+    prefiltered: int = 0  # passed over by the pre-filters: no rule token in the text, or no rule's ast trigger holds
     cache_hits: int = 0
     skipped: int = 0  # skip notes (discovery and reading)
     lines: int = 0
@@ -141,9 +142,10 @@ def _analyze_sources(
 ):
     """Project facts, triage and analysis of files already read: (reported, unreachable) findings."""
     statements = reach_statements(config)
-    facts = project_facts(sources, cache, stats.jobs, (target, ruleset), statements.words(), progress)
+    words: dict[str, SourceWords] = {}
+    facts = project_facts(sources, cache, stats.jobs, (target, ruleset), statements.words(), progress, words)
     project = Project(facts, target, statements)
-    findings, pending = _triage(sources, ruleset, cache, stats, skipped, project)
+    findings, pending = _triage(sources, (target, ruleset), cache, stats, skipped, project, words)
     for done, (path, outcome, digest) in enumerate(_analyze_all(pending, target, ruleset, stats.jobs), start=1):
         if progress is not None:
             progress("analyzing", done, len(pending), path)
@@ -266,6 +268,7 @@ class Pending:
     digest: str
     aliases: dict[str, str] = field(default_factory=dict)  # project re-exports of library names
     words: tuple[str, ...] = ()  # names the user states are platform predicates (kept in the facts)
+    rules: frozenset[str] | None = None  # the only rules that may match (porter.analyze.prefilter); None: all
 
 
 @dataclass
@@ -328,8 +331,10 @@ def project_facts(
     init_args: tuple,
     words: tuple[str, ...] = (),
     progress: Progress | None = None,
+    source_words_out: dict[str, SourceWords] | None = None,
 ) -> dict[str, dict]:
-    """Every Python module's facts: from the cache while the file is unchanged, else one `ast` parse each."""
+    """Every Python module's facts: from the cache while the file is unchanged, else one `ast` parse each.
+    `source_words_out` receives, for each module parsed here, the words the rules' triggers read."""
     facts: dict[str, dict] = {}
     missing: list[Pending] = []
     stated = hashlib.sha256("\0".join(words).encode()).hexdigest()[:12] if words else ""
@@ -346,11 +351,13 @@ def project_facts(
             missing.append(Pending(item.source.path, text, key, words=words))
     launch_keys: dict[str, dict[str, bool]] = {}
     results = _map_files(_facts_chunk, missing, jobs, init_args, _facts_crash)
-    for done, (path, found, digest, keys) in enumerate(results, 1):
+    for done, (path, found, digest, keys, module_words) in enumerate(results, 1):
         if progress is not None:
             progress("indexing", done, len(missing), path)
         facts[path] = found
         launch_keys[path] = keys
+        if module_words is not None and source_words_out is not None:
+            source_words_out[path] = module_words
         if cache is not None:
             cache.store_facts(path, digest, found)
     flow.preset_may_set(launch_keys)  # before the analysis workers fork: value flow's caller filter, known
@@ -358,17 +365,21 @@ def project_facts(
 
 
 def _facts_chunk(chunk: list[Pending]) -> list:
-    """Each module's facts and, from the same `ast` tree, which launch keys its launches may set (flow)."""
+    """Each module's facts and, from the same `ast` tree, which launch keys its launches may set (flow) and,
+    for a scan with rules, the words their triggers read (porter.analyze.prefilter)."""
     out = []
+    with_rules = _WORKER.get("ruleset") is not None
     for item in chunk:
         tree = parse_or_none(item.text)
         keys = flow.launch_keys_known(item.text, tree)
-        out.append((item.path, module_facts(item.text, item.path, item.words, tree), item.digest, keys))
+        found = module_facts(item.text, item.path, item.words, tree)
+        module_words = source_words(tree, item.text) if tree is not None and with_rules else None
+        out.append((item.path, found, item.digest, keys, module_words))
     return out
 
 
 def _facts_crash(item: Pending):
-    return item.path, empty_facts(item.path), item.digest, {}
+    return item.path, empty_facts(item.path), item.digest, {}, None
 
 
 def _map_files(fn: Callable, items: list[Pending], jobs: int, init_args: tuple, crashed: Callable) -> Iterable:
@@ -384,9 +395,17 @@ def _map_files(fn: Callable, items: list[Pending], jobs: int, init_args: tuple, 
         yield from results
 
 
-def _triage(sources: list[_Source], ruleset, cache, stats: ScanStats, skipped: list[SkipNote], project: Project):
-    """Findings straight from the cache, and the files left to analyse."""
-    may_match = prefilter_for(ruleset)
+def _triage(
+    sources: list[_Source],
+    rules_for: tuple,
+    cache,
+    stats: ScanStats,
+    skipped: list[SkipNote],
+    project: Project,
+    words: dict[str, SourceWords],
+):
+    """Findings straight from the cache, and the files left to analyse (with the rules that may match them)."""
+    may_match = prefilter_for(rules_for[1])
     findings: list[Finding] = []
     pending: list[Pending] = []
     digests = {item.source.path: item.digest for item in sources}
@@ -403,14 +422,36 @@ def _triage(sources: list[_Source], ruleset, cache, stats: ScanStats, skipped: l
         text = item.decoded()
         if isinstance(text, SkipNote):
             skipped.append(text)
-        elif not may_match(text):
+            continue
+        rules = (
+            frozenset() if not may_match(text) else _rules_that_may_match(text, words.get(path), aliases, *rules_for)
+        )
+        if rules is not None and not rules:  # no rule can match: no parse, no findings
             stats.prefiltered += 1
             if cache is not None:
                 cache.store(path, digest, [])
         else:
-            pending.append(Pending(path, text, digest, aliases))
+            pending.append(Pending(path, text, digest, aliases, rules=rules))
     stats.analyzed = len(pending)
     return findings, pending
+
+
+def _rules_that_may_match(
+    text: str, words: SourceWords | None, aliases: dict[str, str], target, ruleset
+) -> frozenset[str] | None:
+    """The ids of the rules whose text tokens and `ast` trigger both hold (porter.analyze.prefilter); None when
+    the module has no `ast` words (facts from the cache, or ast rejected it): then every rule is tried.
+    No rule left but a file the engine would report as unparsable (PT000) still goes to it."""
+    from porter.analyze import engine
+
+    if words is None or not hasattr(ruleset, "rules"):
+        return None
+    rules = engine._target_rules(target, ruleset)
+    triggered = possible_rules(rules, words.with_project_aliases(aliases))  # set lookups: cheaper than the text
+    found = frozenset(r.id for r in rules if r.id in triggered and any(t in text for t in r.tokens))
+    if not found and engine.parse_refused(text) and any(t in text for r in rules for t in r.tokens):
+        return None
+    return found
 
 
 def _findings_key(digest: str, aliases: dict[str, str], imported: dict[str, str] | None = None) -> str:
@@ -460,7 +501,13 @@ def _analyze_one(item: Pending):
 
     try:
         findings = analyze_source(
-            item.text, item.path, _WORKER["target"], _WORKER["ruleset"], aliases=item.aliases, keep_unreachable=True
+            item.text,
+            item.path,
+            _WORKER["target"],
+            _WORKER["ruleset"],
+            aliases=item.aliases,
+            keep_unreachable=True,
+            only=item.rules,
         )
         return item.path, findings, item.digest
     except Exception as error:  # a rule bug must not cost the rest of the scan; it is reported, not cached
