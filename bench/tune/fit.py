@@ -54,6 +54,7 @@ DATA = [
         "h200_blind6.json",
         "h200_blind7.json",
         "h200_blind8.json",
+        "h200_cal5.json",
     )
 ]
 SCALAR = [
@@ -77,6 +78,7 @@ SCALAR = [
     "l2_device_bytes_per_clk",
     "epilogue_cycles_per_elem",
     "wrapped_bytes_per_clk",
+    "single_row_wrapped_bytes_per_clk",
     "transposed_copy_elems_per_unit_clk",
     "narrow_copy_elems_per_unit_clk",
     "serial_unbuffered_latency",
