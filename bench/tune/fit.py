@@ -2,7 +2,8 @@
 
     /work/venv/bin/python bench/tune/fit.py [--data SWEEP.json ...] [--passes 3] [--start FILE] [--save FILE]
 
-By default every row of the thirteen stored sweeps (518 rows of bf16, fp16, fp8 and fp32): blind7 was
+By default every row of the fourteen stored sweeps (532 rows of bf16, fp16, fp8 and fp32; cal5 is calibration,
+timed to test dev3-tune3's terms, and the M = 1 wrapped-row rate was chosen with it by loo.py): blind7 was
 scored once before bf16's spill cost was refit alone on all of them (fit.objective scanned at 1.76-4:
 best 2.0-2.25; `--only spill:bf16` steps the same way), blind8 once before dev3-tune3's mma.sync term
 and its three rates were chosen on all of them (by pick score, bench/tune/loo.py), so none is held out now; blind9 is
@@ -54,6 +55,7 @@ DATA = [
         "h200_blind6.json",
         "h200_blind7.json",
         "h200_blind8.json",
+        "h200_cal5.json",
     )
 ]
 SCALAR = [
@@ -77,6 +79,7 @@ SCALAR = [
     "l2_device_bytes_per_clk",
     "epilogue_cycles_per_elem",
     "wrapped_bytes_per_clk",
+    "single_row_wrapped_bytes_per_clk",
     "transposed_copy_elems_per_unit_clk",
     "narrow_copy_elems_per_unit_clk",
     "serial_unbuffered_latency",

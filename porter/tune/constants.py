@@ -27,6 +27,8 @@ class ModelConstants:
     l2_device_bytes_per_clk: float | None = None  # aggregate L2 -> units bandwidth (None: units x per-unit)
     wrapped_bytes_per_clk: float | None = None  # device rate for rows past M (offs % M re-reads the same
     # few lines, so the same L2 slices serve them); None: off
+    single_row_wrapped_bytes_per_clk: float | None = None  # the same at M = 1, where every row past M
+    # re-reads A's one row (Triton compiles M == 1 as a constant); None: wrapped_bytes_per_clk
     mall_gbps: float | None = None  # AMD Infinity Cache bandwidth (serves per-XCD L2 misses)
     mem_latency_ns: float = 800.0  # latency of a load that misses L2 (DRAM)
     l2_latency_ns: float = 300.0  # latency of a load that hits L2; a step's latency mixes the two

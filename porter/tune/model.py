@@ -621,6 +621,16 @@ class _StepContext:
         serial = (compute + memory) / per_unit + latency * (1.0 - mc.const.unbuffered_latency_hidden)
         return _overlap(mc.const.overlap_power, compute, serial, memory)
 
+    def _wrapped_bps(self) -> float:
+        """Device rate of the re-reads of rows past M. At M = 1 with A by async copies they all
+        re-read A's one row, one copy per thread: the same few L2 lines for every tile of the wave
+        (element-wise loads of one address coalesce in the warp)."""
+        mc = self.mc
+        single = mc.const.single_row_wrapped_bytes_per_clk
+        if self.m == 1 and single and not self.unaligned.a:
+            return single * mc.clock_hz
+        return mc.wrapped_bps
+
     def _dram_step(self, tiles: int) -> tuple[float, float]:
         """(seconds, DRAM bytes) per K step for the DRAM (and Infinity Cache) traffic of one wave."""
         mc, cfg = self.mc, self.cfg
@@ -637,7 +647,7 @@ class _StepContext:
         dram_bytes = a_bytes + b_bytes
         seconds = dram_bytes / mc.hbm_bps
         if mc.wrapped_bps and bm > self.m:
-            seconds += tiles * (bm - self.m) * bk * self.elem / mc.wrapped_bps
+            seconds += tiles * (bm - self.m) * bk * self.elem / self._wrapped_bps()
         if mc.xcds > 1:
             rows_x, cols_x = _xcd_footprint(-(-tiles // slices), rows, cols, self.tiles_m, cfg.group_m, mc.xcds)
             miss = mc.xcds * (min(rows_x * bm, self.m) + min(cols_x * bn, self.n)) * bk * self.elem * slices
