@@ -39,6 +39,7 @@ DATA = [
         "h200_blind7.json",
         "h200_blind8.json",
         "h200_cal5.json",
+        "h200_blind9.json",
     )
 ]
 
@@ -62,8 +63,21 @@ def main() -> int:
     parser.add_argument(
         "--split",
         nargs="+",
-        default=["val", "fresh", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "cal5"],
-        help="cal, val, fresh, blind, blind2, blind3, blind4, blind5, blind6, blind7, blind8, cal5",
+        default=[
+            "val",
+            "fresh",
+            "blind",
+            "blind2",
+            "blind3",
+            "blind4",
+            "blind5",
+            "blind6",
+            "blind7",
+            "blind8",
+            "cal5",
+            "blind9",
+        ],
+        help="cal, val, fresh, blind, blind2, blind3, blind4, blind5, blind6, blind7, blind8, cal5, blind9",
     )
     parser.add_argument("--rows", action="store_true", help="print the per-shape scores too")
     args = parser.parse_args()
