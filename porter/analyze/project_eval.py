@@ -82,15 +82,17 @@ class PlatformRef:
     """A platform object (vllm's current_platform, self in a Platform class): answers is_rocm() & co."""
 
 
-# Platform-layer methods (vllm/sglang style current_platform) -> what they return on an AMD target.
+# Platform-layer methods (vllm/sglang style current_platform) -> what they return on the target. An NVIDIA
+# target is evaluated too: code whose platform tests are False there is written for AMD (Project.amd_only).
 def platform_methods(target) -> dict[str, Any]:
     capability = Capability(target.capability)
+    amd = target.vendor == "amd"
     return {
-        "is_rocm": True,
-        "is_hip": True,
-        "is_cuda": False,
+        "is_rocm": amd,
+        "is_hip": amd,
+        "is_cuda": not amd,
         "is_cuda_alike": True,
-        "is_nvidia": False,
+        "is_nvidia": not amd,
         "is_xpu": False,
         "is_tpu": False,
         "is_cpu": False,
@@ -120,7 +122,10 @@ def _is_capability(capability: Capability, wanted: Any) -> Any:
 
 
 def known_values(target) -> dict[str, Any]:
-    """Qualified names whose value the target decides (on a ROCm build of PyTorch and Triton's AMD backend)."""
+    """Qualified names whose value the target decides (on a ROCm build of PyTorch and Triton's AMD backend, or on
+    a CUDA build and Triton's NVIDIA backend for an NVIDIA target)."""
+    if target.vendor != "amd":
+        return _nvidia_known_values(target)
     capability = Capability(target.capability)
     properties = Obj(
         "props",
@@ -157,29 +162,77 @@ def known_values(target) -> dict[str, Any]:
     }
 
 
+def _nvidia_known_values(target) -> dict[str, Any]:
+    """known_values on a CUDA build: no HIP version or ROCm home, Triton's backend "cuda", no gcnArchName."""
+    capability = Capability(target.capability)
+    properties = Obj(
+        "props",
+        (
+            ("gcnArchName", target.extra.get("product_name", PLATFORM)),  # CUDA builds report the device name
+            ("major", capability[0]),
+            ("minor", capability[1]),
+            ("warp_size", target.wave_size),
+            ("multi_processor_count", target.units),
+        ),
+    )
+    triton_target = Obj(
+        "target",
+        (("backend", target.triton["backend"]), ("arch", target.triton["arch"]), ("warp_size", target.wave_size)),
+    )
+    return {
+        "torch.version.hip": None,
+        "torch.version.cuda": "12.8",
+        "torch.utils.cpp_extension.ROCM_HOME": None,
+        "torch.utils.cpp_extension.CUDA_HOME": "/usr/local/cuda",
+        "torch.utils.cpp_extension.IS_HIP_EXTENSION": False,
+        "torch.cuda.get_device_capability": Native(capability),
+        "torch.cuda.get_device_properties": Native(properties),
+        "torch.cuda.get_device_name": Native(PLATFORM),
+        "torch.cuda.is_available": Native(True),
+        "torch.cuda.is_bf16_supported": Native(True),
+        "torch.cuda.current_device": Native(0),
+        "triton.runtime.driver.active": Obj("driver", (("get_current_target", Native(triton_target)),)),
+        "triton.runtime.driver.active.get_current_target": Native(triton_target),
+        "torch.device": Native(OPAQUE),
+        "typing.TYPE_CHECKING": False,
+        "typing_extensions.TYPE_CHECKING": False,
+    }
+
+
 # Names evaluated by what they are called, when no definition is found (an installed dependency's helper).
 _ROCM_TRUE = re.compile(
     r"_?(is_hip|IS_HIP|is_rocm|IS_ROCM|is_rocm_pytorch|on_rocm|ON_ROCM|use_rocm|USE_ROCM|is_amd|IS_AMD|"
     r"IS_HIP_EXTENSION|is_cuda_alike|is_cdna|IS_CDNA)\Z"
 )
-_ROCM_FALSE = re.compile(
-    r"_?(is_cuda|IS_CUDA|is_nvidia|IS_NVIDIA|on_cuda|ON_CUDA|use_cuda_build|is_xpu|IS_XPU|is_npu|"
-    r"IS_NPU|is_hpu|is_tpu|is_mps|is_musa|IS_MUSA|is_mlu|is_ascend|is_rdna|is_navi)\Z"
+_CUDA_TRUE = re.compile(r"_?(is_cuda|IS_CUDA|is_nvidia|IS_NVIDIA|on_cuda|ON_CUDA|use_cuda_build)\Z")
+_OTHER_DEVICE = re.compile(  # another device type, or AMD's consumer GPUs: false on an Instinct and on NVIDIA
+    r"_?(is_xpu|IS_XPU|is_npu|IS_NPU|is_hpu|is_tpu|is_mps|is_musa|IS_MUSA|is_mlu|is_ascend|is_rdna|is_navi)\Z"
 )
 _ARCH_NAME = re.compile(
     r"_?(is_sm_?\d+\w*|IS_SM_?\d+\w*|is_hopper|IS_HOPPER|is_blackwell|IS_BLACKWELL|is_ampere|"
     r"supports_tma|has_tma|HAS_TMA|is_tma_supported|is_fp8_fnuz|is_gfx\w+)\Z"
 )
+# AMD arch predicates that name what they test: `is_gfx950()`, `on_gfx942()`, `_ON_GFX95X`, `is_gfx9()` (a prefix
+# of the target's gfx arch), `is_cdna3()` / `IS_CDNA4` (the target's family). None of them holds on NVIDIA.
+_GFX_NAME = re.compile(r"_?(?:is|on)_(gfx[0-9a-f]+?)x?\Z", re.IGNORECASE)
+_CDNA_NAME = re.compile(r"_?(?:is|on)_(cdna\d)\Z", re.IGNORECASE)
 
 
 def by_name(name: str, target) -> Any:
     """What a platform predicate called `name` answers on the target (None: the name says nothing)."""
+    amd = target.vendor == "amd"
     if _ROCM_TRUE.match(name):
-        return True
-    if _ROCM_FALSE.match(name):
+        return amd
+    if _CUDA_TRUE.match(name):
+        return not amd
+    if _OTHER_DEVICE.match(name):
         return False
     if name.lstrip("_") == "is_fp8_fnuz":
         return target.fp8_family == "fnuz"
+    arch = _GFX_NAME.match(name) or _CDNA_NAME.match(name)
+    if arch is not None:
+        tested = arch.group(1).lower()
+        return amd and (target.arch.startswith(tested) or target.family.lower() == tested)
     if _ARCH_NAME.match(name):
         return PLATFORM
     return None
