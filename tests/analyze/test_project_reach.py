@@ -978,3 +978,25 @@ def test_amd_arch_guards_decide_per_target_and_mark_code_written_for_amd():
         assert verdict == "nvidia_only" and f"on {off} it is False" in why, marker
         assert amd_only(files, "pkg/ops.py", marker, on), marker  # never runs on NVIDIA either
     assert reach(files, "pkg/ops.py", "undecided_name", "mi300x")[0] == "unknown"
+
+
+def test_cli_shows_findings_dropped_in_code_written_for_amd_with_the_reason(tmp_path, capsys):
+    from porter.cli import main
+
+    write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/triton_utils.py": "import triton\nimport triton.language as tl\n",
+            "pkg/rocm_gemm.py": MM_KERNEL,
+        },
+    )
+    args = ["scan", str(tmp_path), "--target", "mi350x", "--format", "json", "--no-cache", "--select", "PT103"]
+    main(args)
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["findings"] == []
+    assert "premised on NVIDIA tuning in code written for AMD (1)" in captured.err
+    main([*args, "--show-unreachable"])
+    records = json.loads(capsys.readouterr().out)["findings"]
+    assert [(r["rule"], r["reach"]) for r in records] == [("PT103", "rocm_only")]
+    assert "written for AMD, it does not run on h100" in records[0]["reach_reason"]
