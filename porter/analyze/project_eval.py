@@ -121,6 +121,23 @@ def _is_capability(capability: Capability, wanted: Any) -> Any:
     return capability.to_int() == wanted if isinstance(wanted, int) else PLATFORM
 
 
+def _regex(function: Callable[[str, str], Any]) -> Native:
+    """re.match & co. on decided strings: arch predicates parse gcnArchName (`re.match(r"gfx([0-9a-f]{3})", arch)`)."""
+
+    def call(*args: Any) -> Any:
+        if len(args) != 2 or not all(isinstance(a, str) for a in args):
+            return OPAQUE
+        try:
+            return function(args[0], args[1])
+        except re.error:
+            return OPAQUE
+
+    return Native(call)
+
+
+_REGEX_CALLS = {f"re.{name}": _regex(getattr(re, name)) for name in ("match", "fullmatch", "search")}
+
+
 def known_values(target) -> dict[str, Any]:
     """Qualified names whose value the target decides (on a ROCm build of PyTorch and Triton's AMD backend, or on
     a CUDA build and Triton's NVIDIA backend for an NVIDIA target)."""
@@ -159,6 +176,7 @@ def known_values(target) -> dict[str, Any]:
         "torch.device": Native(OPAQUE),
         "typing.TYPE_CHECKING": False,
         "typing_extensions.TYPE_CHECKING": False,
+        **_REGEX_CALLS,
     }
 
 
@@ -196,6 +214,7 @@ def _nvidia_known_values(target) -> dict[str, Any]:
         "torch.device": Native(OPAQUE),
         "typing.TYPE_CHECKING": False,
         "typing_extensions.TYPE_CHECKING": False,
+        **_REGEX_CALLS,
     }
 
 
@@ -364,6 +383,8 @@ class Evaluator:
             return Native(base.to_int())
         if isinstance(base, str) and attr in _STR_METHODS:
             return lambda *args: getattr(base, attr)(*args)
+        if isinstance(base, re.Match) and attr in ("group", "groups", "start", "end"):
+            return lambda *args: getattr(base, attr)(*args)
         if base is PLATFORM:
             return PLATFORM
         if base is OPAQUE and attr.isupper() and len(attr) > 2:  # `self.IS_HIP`, `cls.USE_ROCM`: a flag by name
@@ -507,6 +528,11 @@ class Evaluator:
             return found
         if name == "hasattr":
             return OPAQUE
+        if name == "int" and len(args) == 2 and isinstance(args[0], str) and isinstance(args[1], int):
+            try:  # int("942", 16): an arch number parsed from gcnArchName
+                return int(args[0], args[1])
+            except ValueError:
+                return OPAQUE
         if len(args) != 1 or isinstance(args[0], _Marker):
             return args[0] if args and isinstance(args[0], _Marker) else OPAQUE
         conversions: dict[str, Callable[[Any], Any]] = {

@@ -1000,3 +1000,46 @@ def test_cli_shows_findings_dropped_in_code_written_for_amd_with_the_reason(tmp_
     records = json.loads(capsys.readouterr().out)["findings"]
     assert [(r["rule"], r["reach"]) for r in records] == [("PT103", "rocm_only")]
     assert "written for AMD, it does not run on h100" in records[0]["reach_reason"]
+
+
+def test_arch_parsed_from_gcn_arch_name_with_a_regex():
+    # seen on helion (_compat.supports_amd_cdna_tunables): the gfx number is parsed with re.match and int(..., 16)
+    files = ops("""
+        import re
+        import torch
+        from pkg.utils import is_hip
+
+        def supports_amd_cdna_tunables() -> bool:
+            if not is_hip():
+                return False
+            try:
+                props = torch.cuda.get_device_properties(torch.cuda.current_device())
+                arch = getattr(props, "gcnArchName", None)
+                if arch is None:
+                    return False
+                match = re.match(r"gfx([0-9a-f]{3})", arch.split(":")[0])
+                return match is not None and int(match.group(1), 16) >= 0x908
+            except Exception:
+                return False
+
+        def wide_mfma():
+            return re.search(r"gfx95[0-9]", torch.cuda.get_device_properties(0).gcnArchName) is not None
+
+        def pick(pattern, text):
+            if not supports_amd_cdna_tunables():
+                eviction_hints = 1
+            if supports_amd_cdna_tunables():
+                cdna_space = 1
+            if wide_mfma():
+                gfx95_space = 1
+            if re.match(pattern, text):
+                runtime_text = 1
+    """)
+    verdict, why = reach(files, "pkg/ops.py", "eviction_hints")
+    assert verdict == "nvidia_only" and "supports_amd_cdna_tunables()" in why
+    assert reach(files, "pkg/ops.py", "cdna_space")[0] == "target"
+    assert amd_only(files, "pkg/ops.py", "cdna_space")
+    assert reach(files, "pkg/ops.py", "gfx95_space", "mi300x")[0] == "nvidia_only"
+    assert reach(files, "pkg/ops.py", "gfx95_space", "mi350x")[0] == "target"
+    assert reach(files, "pkg/ops.py", "runtime_text")[0] == "target"
+    assert amd_only(files, "pkg/ops.py", "runtime_text") is None
