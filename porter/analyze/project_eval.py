@@ -237,8 +237,10 @@ _GFX_NAME = re.compile(r"_?(?:is|on)_(gfx[0-9a-f]+?)x?\Z", re.IGNORECASE)
 _CDNA_NAME = re.compile(r"_?(?:is|on)_(cdna\d)\Z", re.IGNORECASE)
 
 
-def by_name(name: str, target) -> Any:
-    """What a platform predicate called `name` answers on the target (None: the name says nothing)."""
+def by_name(name: str, target, arch_names: bool = True) -> Any:
+    """What a platform predicate called `name` answers on the target (None: the name says nothing). `arch_names`
+    False for a method or attribute of an object porter does not know: sglang's `backend.is_gfx95()` asks which
+    GEMM backend was chosen, not which GPU runs, so an arch name there stays undecided."""
     amd = target.vendor == "amd"
     if _ROCM_TRUE.match(name):
         return amd
@@ -249,7 +251,7 @@ def by_name(name: str, target) -> Any:
     if name.lstrip("_") == "is_fp8_fnuz":
         return target.fp8_family == "fnuz"
     arch = _GFX_NAME.match(name) or _CDNA_NAME.match(name)
-    if arch is not None:
+    if arch is not None and arch_names:
         tested = arch.group(1).lower()
         return amd and (target.arch.startswith(tested) or target.family.lower() == tested)
     if _ARCH_NAME.match(name):
@@ -388,7 +390,7 @@ class Evaluator:
         if base is PLATFORM:
             return PLATFORM
         if base is OPAQUE and attr.isupper() and len(attr) > 2:  # `self.IS_HIP`, `cls.USE_ROCM`: a flag by name
-            named = by_name(attr, self.target)
+            named = by_name(attr, self.target, arch_names=False)
             return OPAQUE if named is None else named
         return OPAQUE
 
@@ -513,7 +515,7 @@ class Evaluator:
             if callable(method):
                 return method(*[self.expr(a, scope) for a in node.args])
             return method
-        named = by_name(attr, self.target)
+        named = by_name(attr, self.target, arch_names=False)
         return OPAQUE if named is None else named
 
     def _builtin(self, node: ast.Call, scope: Scope) -> Any:

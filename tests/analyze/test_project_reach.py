@@ -964,6 +964,12 @@ def test_amd_arch_guards_decide_per_target_and_mark_code_written_for_amd():
                 gfx942_by_triton = 1
             if is_gfx950_or_newer():
                 undecided_name = 1
+
+        def dispatch(backend):
+            if backend.is_gfx95():  # seen on sglang 0.5.23: which GEMM backend was chosen, not which GPU runs
+                chosen_backend = 1
+            else:
+                other_backend = 1
     """)
     for marker, on in [
         ("gfx950_by_name", "mi350x"),
@@ -978,6 +984,9 @@ def test_amd_arch_guards_decide_per_target_and_mark_code_written_for_amd():
         assert verdict == "nvidia_only" and f"on {off} it is False" in why, marker
         assert amd_only(files, "pkg/ops.py", marker, on), marker  # never runs on NVIDIA either
     assert reach(files, "pkg/ops.py", "undecided_name", "mi300x")[0] == "unknown"
+    for target in ("mi300x", "mi350x"):
+        assert reach(files, "pkg/ops.py", "chosen_backend", target)[0] == "unknown"
+        assert reach(files, "pkg/ops.py", "other_backend", target)[0] == "unknown"
 
 
 def test_cli_shows_findings_dropped_in_code_written_for_amd_with_the_reason(tmp_path, capsys):
