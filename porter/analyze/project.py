@@ -312,6 +312,11 @@ class Project:
             return fallback if fallback is not OPAQUE else value
         return value
 
+    def empty_dict_at_module_level(self, module: str, name: str) -> bool:
+        """Is `name` bound once in `module`, to `{}` (a cache the module's functions fill)?"""
+        facts = self.module_facts.get(module)
+        return facts is not None and name not in facts["imports"] and facts["defs"].get(name) == [f"{name} = {{}}"]
+
     def _star_source(self, facts: dict, name: str, depth: int = 0) -> str | None:
         """The project module a `from m import *` of this module takes `name` from (through further star
         imports), honouring `__all__` and, without one, the rule that `_private` names are not exported."""

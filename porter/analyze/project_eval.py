@@ -448,6 +448,9 @@ class Evaluator:
             return OPAQUE
 
     def _subscript(self, node: ast.Subscript, scope: Scope) -> Any:
+        memo = self._memo_read(node, scope)
+        if memo is not None:
+            return memo
         value = self.expr(node.value, scope)
         index = self.expr(node.slice, scope)
         if isinstance(value, _Marker):
@@ -459,6 +462,18 @@ class Evaluator:
         except Exception:
             return OPAQUE
         return found
+
+    def _memo_read(self, node: ast.Subscript, scope: Scope) -> Any:
+        """`_CACHE[key]` in a function that fills a module-level `_CACHE = {}` by hand (`_CACHE[key] = 1 if cap <
+        (8, 9) else 0`): one of the values the function stores. None when that is not the pattern."""
+        if not isinstance(node.value, ast.Name):
+            return None
+        stored = scope.bindings.get(_stored_key(node.value.id))
+        if not isinstance(stored, Stored) or node.value.id in scope.bindings:
+            return None
+        if not self.resolver.empty_dict_at_module_level(scope.module, node.value.id):
+            return None
+        return merge(list(stored), False)
 
     def _ifexp(self, node: ast.IfExp, scope: Scope) -> Any:
         decided = truth(self.expr(node.test, scope))
@@ -605,7 +620,10 @@ class Evaluator:
         second, falls_second = self._block(node.orelse, scope, branch_platform)
         for name in set(after_first) | set(scope.bindings):
             a, b = after_first.get(name, OPAQUE), scope.bindings.get(name, OPAQUE)
-            scope.bindings[name] = merge([a, b], branch_platform)
+            if isinstance(a, Stored) or isinstance(b, Stored):  # what either branch stored may be read later
+                scope.bindings[name] = Stored(_stored(a) + _stored(b))
+            else:
+                scope.bindings[name] = merge([a, b], branch_platform)
         return first + second, falls_first or falls_second
 
     def _assign(self, node: ast.Assign | ast.AnnAssign, scope: Scope) -> None:
@@ -614,6 +632,9 @@ class Evaluator:
         for target in targets:
             if isinstance(target, ast.Name):
                 scope.bindings[target.id] = value
+            elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+                key = _stored_key(target.value.id)
+                scope.bindings[key] = Stored(_stored(scope.bindings.get(key)) + (value,))
             elif isinstance(target, (ast.Tuple, ast.List)):
                 for index, element in enumerate(target.elts):
                     if isinstance(element, ast.Name):
@@ -621,6 +642,18 @@ class Evaluator:
                             scope.bindings[element.id] = value[index] if not isinstance(value, _Marker) else value
                         except Exception:
                             scope.bindings[element.id] = OPAQUE
+
+
+class Stored(tuple):
+    """The values a function body stores into `name[...]` (bindings key `name[]`), on any path."""
+
+
+def _stored_key(name: str) -> str:
+    return f"{name}[]"
+
+
+def _stored(value: Any) -> tuple:
+    return tuple(value) if isinstance(value, Stored) else ()
 
 
 def _undecided_inside(value: Any) -> Any:

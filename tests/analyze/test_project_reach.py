@@ -1052,3 +1052,50 @@ def test_arch_parsed_from_gcn_arch_name_with_a_regex():
     assert reach(files, "pkg/ops.py", "gfx95_space", "mi350x")[0] == "target"
     assert reach(files, "pkg/ops.py", "runtime_text")[0] == "target"
     assert amd_only(files, "pkg/ops.py", "runtime_text") is None
+
+
+def test_a_hand_written_cache_returns_what_its_function_stores():
+    # seen on aphrodite-engine 0.24.1 (triton_turboquant_*): FP8_E4B15 = _use_fp8_e4b15(), a per-device cache
+    # filled with `1 if cap < (8, 9) else 0`; ROCm reports (9, 4)/(9, 5), so the e4b15 branch is compiled out
+    files = ops("""
+        import torch
+        from vllm.platforms import current_platform
+
+        _FP8_E4B15: dict[int, int] = {}
+        _RUNTIME: dict[int, int] = {}
+        _PREFILLED = {0: 1}
+
+        def _use_fp8_e4b15(device: int = 0) -> int:
+            if device not in _FP8_E4B15:
+                if current_platform.is_cuda_alike():
+                    cap = torch.cuda.get_device_capability(device)
+                    _FP8_E4B15[device] = 1 if cap < (8, 9) else 0
+                else:
+                    _FP8_E4B15[device] = 0
+            return _FP8_E4B15[device]
+
+        def _measured(device: int = 0) -> int:
+            if device not in _RUNTIME:
+                _RUNTIME[device] = torch.cuda.mem_get_info(device)[0] > 0
+            return _RUNTIME[device]
+
+        def _prefilled(device: int = 0) -> int:
+            if device not in _PREFILLED:
+                _PREFILLED[device] = 0
+            return _PREFILLED[device]
+
+        def pick():
+            if _use_fp8_e4b15():
+                e4b15_path = 1
+            else:
+                e4nv_path = 1
+            if _measured():
+                runtime_path = 1
+            if _prefilled():
+                prefilled_path = 1
+    """)
+    verdict, why = reach(files, "pkg/ops.py", "e4b15_path")
+    assert verdict == "nvidia_only" and "_use_fp8_e4b15()" in why
+    assert reach(files, "pkg/ops.py", "e4nv_path")[0] == "target"
+    assert reach(files, "pkg/ops.py", "runtime_path")[0] == "target"
+    assert reach(files, "pkg/ops.py", "prefilled_path")[0] == "target"
