@@ -15,7 +15,9 @@ from typing import Any, Literal
 Severity = Literal["error", "warning", "info"]
 RemedyKind = Literal["codemod", "shim", "agent", "advice"]
 Provenance = Literal["static", "runtime"]  # static: the analyzer's reading; runtime: the verifier saw it on the target
-Reach = Literal["target", "unknown", "nvidia_only"]  # does the code run on the target (platform reachability)
+# Does the code run on the target (platform reachability)? rocm_only: it runs there and on no NVIDIA GPU (written
+# for AMD), so findings premised on NVIDIA tuning are dropped there; other rules report it as target.
+Reach = Literal["target", "unknown", "nvidia_only", "rocm_only"]
 VerdictState = Literal["accepted", "rejected", "unverified"]  # unverified: no evidence either way
 
 # What a long stage reports as it goes: (phase, done, total, item). The scan calls it per file read,

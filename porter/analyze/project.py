@@ -107,9 +107,17 @@ NVIDIA_ONLY_DIALECTS = tuple(
 VENDOR_FILE_PREFIXES = ("xpu", "tpu", "hpu", "npu", "neuron", "ascend", "mlu", "musa", "mlx")
 _PLATFORM_OBJECT = ("current_platform", "platform", "_platform", "PLATFORM")
 _NOT_TARGET_ENUMS = {"CUDA", "XPU", "TPU", "CPU", "HPU", "NEURON", "OOT", "NPU", "MPS", "UNSPECIFIED"}
+# The same facts seen from an NVIDIA GPU (Project.amd_only asks whether code runs there): NVIDIA's folders load,
+# AMD's do not (`ops/rocm/`, aphrodite's `mxfp8/rocm_native.py`), nor modules importing AMD-only libraries.
+NVIDIA_FOLDERS = frozenset({"_nvidia", "nvidia", "hopper", "blackwell", "sm90", "sm100"})
+AMD_FOLDERS = frozenset({"rocm", "_rocm", "amd", "_amd", "hip", "_hip"})
+AMD_FILE_PREFIXES = ("rocm", "hip", "amd")
+AMD_ONLY_LIBRARIES = ("aiter",)
+_NOT_NVIDIA_ENUMS = (_NOT_TARGET_ENUMS - {"CUDA"}) | {"ROCM"}
 TARGET: ReachKind = "target"
 UNKNOWN: ReachKind = "unknown"
-NVIDIA_ONLY: ReachKind = "nvidia_only"
+NVIDIA_ONLY: ReachKind = "nvidia_only"  # the code does not run on the target (named for the usual case)
+ROCM_ONLY: ReachKind = "rocm_only"  # runs on the target but on no NVIDIA GPU: NVIDIA-tuning findings are dropped
 
 
 @dataclass(frozen=True)
@@ -124,9 +132,10 @@ class ReachStatements:
         """The stated names' last parts: tests naming them are kept in the module facts."""
         return tuple(sorted({name.rsplit(".", 1)[-1] for name in (*self.nvidia_only, *self.rocm_only)}))
 
-    def value_of(self, qualified: str) -> bool | None:
+    def value_of(self, qualified: str, amd: bool = True) -> bool | None:
+        """The stated value on an AMD target (`amd`), or on an NVIDIA one; None when nothing is stated."""
         tail = qualified.rsplit(".", 1)[-1]
-        for names, value in ((self.nvidia_only, False), (self.rocm_only, True)):
+        for names, value in ((self.nvidia_only, not amd), (self.rocm_only, amd)):
             if (
                 qualified in names
                 or ("." not in qualified and tail in names)
@@ -167,6 +176,9 @@ class Project:
         self._api: set[tuple[str, str]] | None = None
         self._scope_lists: dict[str, list] = {}
         self._graph: tuple[dict[str, set[str]], dict[str, set[str]]] | None = None
+        self._amd = target.vendor == "amd"
+        self._off_target = "NVIDIA-only" if self._amd else "AMD-only"
+        self._nvidia: Project | None = None
 
     # ---- names ------------------------------------------------------------------------------
     def locate(self, qualified: str) -> tuple[str, list[str]] | None:
@@ -246,7 +258,7 @@ class Project:
 
     # ---- the evaluator's resolver -----------------------------------------------------------
     def name(self, name: str, scope: Scope, evaluator: Evaluator) -> Any:
-        stated = self.statements.value_of(name) if "." not in name else None
+        stated = self.statements.value_of(name, self._amd) if "." not in name else None
         if stated is not None:
             return stated
         facts = self.module_facts.get(scope.module)
@@ -300,6 +312,11 @@ class Project:
             return fallback if fallback is not OPAQUE else value
         return value
 
+    def empty_dict_at_module_level(self, module: str, name: str) -> bool:
+        """Is `name` bound once in `module`, to `{}` (a cache the module's functions fill)?"""
+        facts = self.module_facts.get(module)
+        return facts is not None and name not in facts["imports"] and facts["defs"].get(name) == [f"{name} = {{}}"]
+
     def _star_source(self, facts: dict, name: str, depth: int = 0) -> str | None:
         """The project module a `from m import *` of this module takes `name` from (through further star
         imports), honouring `__all__` and, without one, the rule that `_private` names are not exported."""
@@ -339,7 +356,7 @@ class Project:
 
     def qualified(self, qualified: str, project: bool = True) -> Any:
         """The value of a fully qualified name (NOT_FOUND when nothing is known of it)."""
-        stated = self.statements.value_of(qualified)
+        stated = self.statements.value_of(qualified, self._amd)
         if stated is not None:
             return stated
         if qualified in self.evaluator.known:
@@ -490,7 +507,7 @@ class Project:
             return ON_TARGET
         point = (line, column - 1)
         for l1, c1, l2, c2, module in facts.get("needs", ()):
-            if (l1, c1) <= point <= (l2, c2) and _within(module, NVIDIA_ONLY_LIBRARIES):
+            if self._amd and (l1, c1) <= point <= (l2, c2) and _within(module, NVIDIA_ONLY_LIBRARIES):
                 return Reach(
                     NVIDIA_ONLY,
                     f"runs only where `import {module}` succeeds (its ImportError handler "
@@ -521,7 +538,7 @@ class Project:
             if not start <= line <= end:
                 continue
             if kind == "class":
-                verdict = _class_reach(qualname, enum)
+                verdict = _class_reach(qualname, enum) if self._amd else _class_reach_on_nvidia(qualname, enum)
                 if verdict is not None:
                     return verdict
             elif "." not in qualname:
@@ -533,12 +550,16 @@ class Project:
 
     def _path_reach(self, path: str) -> Reach | None:
         parts = path.replace("\\", "/").split("/")
-        folder = next((p for p in parts[:-1] if p.lower() in VENDOR_FOLDERS), None)
+        folders = VENDOR_FOLDERS if self._amd else (VENDOR_FOLDERS - NVIDIA_FOLDERS) | AMD_FOLDERS
+        folder = next((p for p in parts[:-1] if p.lower() in folders), None)
         if folder is not None:
             return Reach(NVIDIA_ONLY, f"in another vendor's backend folder `{folder}/`")
         stem = parts[-1].rsplit(".", 1)[0].lower()
-        if any(stem == p or stem.startswith(p + "_") for p in VENDOR_FILE_PREFIXES):
+        prefixes = VENDOR_FILE_PREFIXES if self._amd else VENDOR_FILE_PREFIXES + AMD_FILE_PREFIXES
+        if any(stem == p or stem.startswith(p + "_") for p in prefixes):
             return Reach(NVIDIA_ONLY, f"a module for another device type (`{parts[-1]}`)")
+        if not self._amd:
+            return self._import_reach_on_nvidia(path)
         for pattern in self.statements.nvidia_only_paths:
             if fnmatch.fnmatch(path, pattern):
                 return Reach(NVIDIA_ONLY, f"matches nvidia_only_paths `{pattern}` in [tool.porter]")
@@ -571,6 +592,26 @@ class Project:
                     f"compile only for NVIDIA, never for {self.target.name}",
                 )
         return None
+
+    def _import_reach_on_nvidia(self, path: str) -> Reach | None:
+        """Off an NVIDIA GPU when the module imports an AMD-only library (AITER) whenever it loads."""
+        for module, line in (self.facts.get(path) or {}).get("requires", ()):
+            if _within(module, AMD_ONLY_LIBRARIES):
+                return Reach(NVIDIA_ONLY, f"the module imports `{module}` (line {line}), an AMD-only library")
+        return None
+
+    def amd_only(self, path: str, line: int, column: int) -> Reach | None:
+        """Code written for AMD: the same analysis, run for an NVIDIA GPU of the target facts, finds that it does not
+        run there (a ROCm guard around it, an arch test only AMD passes, a ROCm module, folder or platform class,
+        or every use of its function is such code). None when it may run on NVIDIA too."""
+        if not self._amd:
+            return None
+        if self._nvidia is None:
+            self._nvidia = Project(self.facts, nvidia_reference(), self.statements)
+        verdict = self._nvidia.reach(path, line, column)
+        if verdict.reach != NVIDIA_ONLY:
+            return None
+        return Reach(ROCM_ONLY, f"written for AMD, it does not run on {self._nvidia.target.name}: {verdict.reason}")
 
     def _region_value(self, path: str, index: int) -> Any:
         key = (path, index)
@@ -608,12 +649,12 @@ class Project:
         verdicts = [self.reach(path, line, column + 1) for path, line, column, _ in users]
         if all(v.reach == NVIDIA_ONLY for v in verdicts):
             first = users[0]
-            why = f"every use of `{function}` is NVIDIA-only (e.g. {first[0]}:{first[1]}: {verdicts[0].reason})"
+            why = f"every use of `{function}` is {self._off_target} (e.g. {first[0]}:{first[1]}: {verdicts[0].reason})"
             # a package's API (re-exported by name from an `__init__`) has callers outside the project
             exported = (facts["module"], function) in self._package_api() or facts["package"]
             return Reach(UNKNOWN if exported and not function.startswith("_") else NVIDIA_ONLY, why)
         if all(v.reach != TARGET for v in verdicts):
-            return Reach(UNKNOWN, f"every use of `{function}` is NVIDIA-only or undecided")
+            return Reach(UNKNOWN, f"every use of `{function}` is {self._off_target} or undecided")
         return ON_TARGET
 
 
@@ -629,6 +670,23 @@ def _class_reach(qualname: str, enum: str) -> Reach | None:
     ):
         return Reach(NVIDIA_ONLY, f"in `{name}`, another vendor's platform class")
     return None
+
+
+def _class_reach_on_nvidia(qualname: str, enum: str) -> Reach | None:
+    """_class_reach seen from an NVIDIA GPU: vllm's RocmPlatform (`_enum = PlatformEnum.ROCM`) does not load there."""
+    name = qualname.rsplit(".", 1)[-1]
+    if enum in _NOT_NVIDIA_ENUMS:
+        return Reach(NVIDIA_ONLY, f"in `{name}`, the platform class for {enum}")
+    if not enum and name.endswith(("Platform", "PlatformBase")) and name.lower().startswith(("rocm", "hip", "amd")):
+        return Reach(NVIDIA_ONLY, f"in `{name}`, AMD's platform class")
+    return None
+
+
+def nvidia_reference():
+    """The NVIDIA GPU Project.amd_only evaluates platform tests for: the first NVIDIA target of the target facts."""
+    from porter.targets import all_targets
+
+    return next(t for t in all_targets().values() if t.vendor == "nvidia")
 
 
 def _suffix_index(path_of: dict[str, str]) -> dict[str, str | None]:

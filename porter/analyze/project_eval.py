@@ -82,15 +82,17 @@ class PlatformRef:
     """A platform object (vllm's current_platform, self in a Platform class): answers is_rocm() & co."""
 
 
-# Platform-layer methods (vllm/sglang style current_platform) -> what they return on an AMD target.
+# Platform-layer methods (vllm/sglang style current_platform) -> what they return on the target. An NVIDIA
+# target is evaluated too: code whose platform tests are False there is written for AMD (Project.amd_only).
 def platform_methods(target) -> dict[str, Any]:
     capability = Capability(target.capability)
+    amd = target.vendor == "amd"
     return {
-        "is_rocm": True,
-        "is_hip": True,
-        "is_cuda": False,
+        "is_rocm": amd,
+        "is_hip": amd,
+        "is_cuda": not amd,
         "is_cuda_alike": True,
-        "is_nvidia": False,
+        "is_nvidia": not amd,
         "is_xpu": False,
         "is_tpu": False,
         "is_cpu": False,
@@ -119,8 +121,28 @@ def _is_capability(capability: Capability, wanted: Any) -> Any:
     return capability.to_int() == wanted if isinstance(wanted, int) else PLATFORM
 
 
+def _regex(function: Callable[[str, str], Any]) -> Native:
+    """re.match & co. on decided strings: arch predicates parse gcnArchName (`re.match(r"gfx([0-9a-f]{3})", arch)`)."""
+
+    def call(*args: Any) -> Any:
+        if len(args) != 2 or not all(isinstance(a, str) for a in args):
+            return OPAQUE
+        try:
+            return function(args[0], args[1])
+        except re.error:
+            return OPAQUE
+
+    return Native(call)
+
+
+_REGEX_CALLS = {f"re.{name}": _regex(getattr(re, name)) for name in ("match", "fullmatch", "search")}
+
+
 def known_values(target) -> dict[str, Any]:
-    """Qualified names whose value the target decides (on a ROCm build of PyTorch and Triton's AMD backend)."""
+    """Qualified names whose value the target decides (on a ROCm build of PyTorch and Triton's AMD backend, or on
+    a CUDA build and Triton's NVIDIA backend for an NVIDIA target)."""
+    if target.vendor != "amd":
+        return _nvidia_known_values(target)
     capability = Capability(target.capability)
     properties = Obj(
         "props",
@@ -154,6 +176,45 @@ def known_values(target) -> dict[str, Any]:
         "torch.device": Native(OPAQUE),
         "typing.TYPE_CHECKING": False,
         "typing_extensions.TYPE_CHECKING": False,
+        **_REGEX_CALLS,
+    }
+
+
+def _nvidia_known_values(target) -> dict[str, Any]:
+    """known_values on a CUDA build: no HIP version or ROCm home, Triton's backend "cuda", no gcnArchName."""
+    capability = Capability(target.capability)
+    properties = Obj(
+        "props",
+        (
+            ("gcnArchName", target.extra.get("product_name", PLATFORM)),  # CUDA builds report the device name
+            ("major", capability[0]),
+            ("minor", capability[1]),
+            ("warp_size", target.wave_size),
+            ("multi_processor_count", target.units),
+        ),
+    )
+    triton_target = Obj(
+        "target",
+        (("backend", target.triton["backend"]), ("arch", target.triton["arch"]), ("warp_size", target.wave_size)),
+    )
+    return {
+        "torch.version.hip": None,
+        "torch.version.cuda": "12.8",
+        "torch.utils.cpp_extension.ROCM_HOME": None,
+        "torch.utils.cpp_extension.CUDA_HOME": "/usr/local/cuda",
+        "torch.utils.cpp_extension.IS_HIP_EXTENSION": False,
+        "torch.cuda.get_device_capability": Native(capability),
+        "torch.cuda.get_device_properties": Native(properties),
+        "torch.cuda.get_device_name": Native(PLATFORM),
+        "torch.cuda.is_available": Native(True),
+        "torch.cuda.is_bf16_supported": Native(True),
+        "torch.cuda.current_device": Native(0),
+        "triton.runtime.driver.active": Obj("driver", (("get_current_target", Native(triton_target)),)),
+        "triton.runtime.driver.active.get_current_target": Native(triton_target),
+        "torch.device": Native(OPAQUE),
+        "typing.TYPE_CHECKING": False,
+        "typing_extensions.TYPE_CHECKING": False,
+        **_REGEX_CALLS,
     }
 
 
@@ -162,24 +223,37 @@ _ROCM_TRUE = re.compile(
     r"_?(is_hip|IS_HIP|is_rocm|IS_ROCM|is_rocm_pytorch|on_rocm|ON_ROCM|use_rocm|USE_ROCM|is_amd|IS_AMD|"
     r"IS_HIP_EXTENSION|is_cuda_alike|is_cdna|IS_CDNA)\Z"
 )
-_ROCM_FALSE = re.compile(
-    r"_?(is_cuda|IS_CUDA|is_nvidia|IS_NVIDIA|on_cuda|ON_CUDA|use_cuda_build|is_xpu|IS_XPU|is_npu|"
-    r"IS_NPU|is_hpu|is_tpu|is_mps|is_musa|IS_MUSA|is_mlu|is_ascend|is_rdna|is_navi)\Z"
+_CUDA_TRUE = re.compile(r"_?(is_cuda|IS_CUDA|is_nvidia|IS_NVIDIA|on_cuda|ON_CUDA|use_cuda_build)\Z")
+_OTHER_DEVICE = re.compile(  # another device type, or AMD's consumer GPUs: false on an Instinct and on NVIDIA
+    r"_?(is_xpu|IS_XPU|is_npu|IS_NPU|is_hpu|is_tpu|is_mps|is_musa|IS_MUSA|is_mlu|is_ascend|is_rdna|is_navi)\Z"
 )
 _ARCH_NAME = re.compile(
     r"_?(is_sm_?\d+\w*|IS_SM_?\d+\w*|is_hopper|IS_HOPPER|is_blackwell|IS_BLACKWELL|is_ampere|"
     r"supports_tma|has_tma|HAS_TMA|is_tma_supported|is_fp8_fnuz|is_gfx\w+)\Z"
 )
+# AMD arch predicates that name what they test: `is_gfx950()`, `on_gfx942()`, `_ON_GFX95X`, `is_gfx9()` (a prefix
+# of the target's gfx arch), `is_cdna3()` / `IS_CDNA4` (the target's family). None of them holds on NVIDIA.
+_GFX_NAME = re.compile(r"_?(?:is|on)_(gfx[0-9a-f]+?)x?\Z", re.IGNORECASE)
+_CDNA_NAME = re.compile(r"_?(?:is|on)_(cdna\d)\Z", re.IGNORECASE)
 
 
-def by_name(name: str, target) -> Any:
-    """What a platform predicate called `name` answers on the target (None: the name says nothing)."""
+def by_name(name: str, target, arch_names: bool = True) -> Any:
+    """What a platform predicate called `name` answers on the target (None: the name says nothing). `arch_names`
+    False for a method or attribute of an object porter does not know: sglang's `backend.is_gfx95()` asks which
+    GEMM backend was chosen, not which GPU runs, so an arch name there stays undecided."""
+    amd = target.vendor == "amd"
     if _ROCM_TRUE.match(name):
-        return True
-    if _ROCM_FALSE.match(name):
+        return amd
+    if _CUDA_TRUE.match(name):
+        return not amd
+    if _OTHER_DEVICE.match(name):
         return False
     if name.lstrip("_") == "is_fp8_fnuz":
         return target.fp8_family == "fnuz"
+    arch = _GFX_NAME.match(name) or _CDNA_NAME.match(name)
+    if arch is not None and arch_names:
+        tested = arch.group(1).lower()
+        return amd and (target.arch.startswith(tested) or target.family.lower() == tested)
     if _ARCH_NAME.match(name):
         return PLATFORM
     return None
@@ -311,10 +385,12 @@ class Evaluator:
             return Native(base.to_int())
         if isinstance(base, str) and attr in _STR_METHODS:
             return lambda *args: getattr(base, attr)(*args)
+        if isinstance(base, re.Match) and attr in ("group", "groups", "start", "end"):
+            return lambda *args: getattr(base, attr)(*args)
         if base is PLATFORM:
             return PLATFORM
         if base is OPAQUE and attr.isupper() and len(attr) > 2:  # `self.IS_HIP`, `cls.USE_ROCM`: a flag by name
-            named = by_name(attr, self.target)
+            named = by_name(attr, self.target, arch_names=False)
             return OPAQUE if named is None else named
         return OPAQUE
 
@@ -372,6 +448,9 @@ class Evaluator:
             return OPAQUE
 
     def _subscript(self, node: ast.Subscript, scope: Scope) -> Any:
+        memo = self._memo_read(node, scope)
+        if memo is not None:
+            return memo
         value = self.expr(node.value, scope)
         index = self.expr(node.slice, scope)
         if isinstance(value, _Marker):
@@ -383,6 +462,18 @@ class Evaluator:
         except Exception:
             return OPAQUE
         return found
+
+    def _memo_read(self, node: ast.Subscript, scope: Scope) -> Any:
+        """`_CACHE[key]` in a function that fills a module-level `_CACHE = {}` by hand (`_CACHE[key] = 1 if cap <
+        (8, 9) else 0`): one of the values the function stores. None when that is not the pattern."""
+        if not isinstance(node.value, ast.Name):
+            return None
+        stored = scope.bindings.get(_stored_key(node.value.id))
+        if not isinstance(stored, Stored) or node.value.id in scope.bindings:
+            return None
+        if not self.resolver.empty_dict_at_module_level(scope.module, node.value.id):
+            return None
+        return merge(list(stored), False)
 
     def _ifexp(self, node: ast.IfExp, scope: Scope) -> Any:
         decided = truth(self.expr(node.test, scope))
@@ -439,7 +530,7 @@ class Evaluator:
             if callable(method):
                 return method(*[self.expr(a, scope) for a in node.args])
             return method
-        named = by_name(attr, self.target)
+        named = by_name(attr, self.target, arch_names=False)
         return OPAQUE if named is None else named
 
     def _builtin(self, node: ast.Call, scope: Scope) -> Any:
@@ -454,6 +545,11 @@ class Evaluator:
             return found
         if name == "hasattr":
             return OPAQUE
+        if name == "int" and len(args) == 2 and isinstance(args[0], str) and isinstance(args[1], int):
+            try:  # int("942", 16): an arch number parsed from gcnArchName
+                return int(args[0], args[1])
+            except ValueError:
+                return OPAQUE
         if len(args) != 1 or isinstance(args[0], _Marker):
             return args[0] if args and isinstance(args[0], _Marker) else OPAQUE
         conversions: dict[str, Callable[[Any], Any]] = {
@@ -524,7 +620,10 @@ class Evaluator:
         second, falls_second = self._block(node.orelse, scope, branch_platform)
         for name in set(after_first) | set(scope.bindings):
             a, b = after_first.get(name, OPAQUE), scope.bindings.get(name, OPAQUE)
-            scope.bindings[name] = merge([a, b], branch_platform)
+            if isinstance(a, Stored) or isinstance(b, Stored):  # what either branch stored may be read later
+                scope.bindings[name] = Stored(_stored(a) + _stored(b))
+            else:
+                scope.bindings[name] = merge([a, b], branch_platform)
         return first + second, falls_first or falls_second
 
     def _assign(self, node: ast.Assign | ast.AnnAssign, scope: Scope) -> None:
@@ -533,6 +632,9 @@ class Evaluator:
         for target in targets:
             if isinstance(target, ast.Name):
                 scope.bindings[target.id] = value
+            elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+                key = _stored_key(target.value.id)
+                scope.bindings[key] = Stored(_stored(scope.bindings.get(key)) + (value,))
             elif isinstance(target, (ast.Tuple, ast.List)):
                 for index, element in enumerate(target.elts):
                     if isinstance(element, ast.Name):
@@ -540,6 +642,18 @@ class Evaluator:
                             scope.bindings[element.id] = value[index] if not isinstance(value, _Marker) else value
                         except Exception:
                             scope.bindings[element.id] = OPAQUE
+
+
+class Stored(tuple):
+    """The values a function body stores into `name[...]` (bindings key `name[]`), on any path."""
+
+
+def _stored_key(name: str) -> str:
+    return f"{name}[]"
+
+
+def _stored(value: Any) -> tuple:
+    return tuple(value) if isinstance(value, Stored) else ()
 
 
 def _undecided_inside(value: Any) -> Any:

@@ -177,16 +177,26 @@ def _result(
 
 
 def assign_reach(findings: list[Finding], project: Project, ruleset) -> tuple[list[Finding], list[Finding]]:
-    """Each finding's reach from the project analysis: (reported: target + unknown, nvidia_only)."""
-    opted_out = {rule.id for rule in getattr(ruleset, "rules", ()) if rule.get("platform_guards", True) is False}
+    """Each finding's reach from the project analysis: (reported: target + unknown, dropped: nvidia_only, and
+    rocm_only for rules whose premise is NVIDIA tuning (`premise: nvidia-tuning`) in code written for AMD)."""
+    rules = getattr(ruleset, "rules", ())
+    opted_out = {rule.id for rule in rules if rule.get("platform_guards", True) is False}
+    nvidia_tuning = {rule.id for rule in rules if rule.get("premise") == "nvidia-tuning"}
     reported: list[Finding] = []
     unreachable: list[Finding] = []
     for finding in findings:
         if finding.reach != "nvidia_only" and finding.rule not in opted_out and finding.rule not in _BUILTIN_RULES:
             verdict = project.reach(finding.path, finding.line, finding.column)
             finding.reach, finding.reach_reason = verdict.reach, verdict.reason
-        (unreachable if finding.reach == "nvidia_only" else reported).append(finding)
+        if finding.reach != "nvidia_only" and finding.rule in nvidia_tuning:
+            written_for_amd = project.amd_only(finding.path, finding.line, finding.column)
+            if written_for_amd is not None:
+                finding.reach, finding.reach_reason = written_for_amd.reach, written_for_amd.reason
+        (unreachable if finding.reach in _DROPPED else reported).append(finding)
     return reported, unreachable
+
+
+_DROPPED = ("nvidia_only", "rocm_only")
 
 
 _BUILTIN_RULES = ("PT000", "PT001")

@@ -313,8 +313,10 @@ def _run_findings(scanned: ScanInput, target, config, request: FindingsRequest) 
     if request.show_unreachable:
         result = replace(result, findings=sorted(result.findings + result.unreachable, key=lambda f: f.sort_key()))
     elif result.unreachable:
+        written_for_amd = sum(1 for f in result.unreachable if f.reach == "rocm_only")
+        also = f" or premised on NVIDIA tuning in code written for AMD ({written_for_amd})" if written_for_amd else ""
         typer.secho(
-            f"porter: note: {len(result.unreachable)} finding(s) in code that does not run on {target.name} "
+            f"porter: note: {len(result.unreachable)} finding(s) in code that does not run on {target.name}{also} "
             "hidden (--show-unreachable lists them)",
             err=True,
             fg="yellow",

@@ -835,3 +835,267 @@ def test_star_imports_honour_all_and_private_names():
     assert reach(files, "pkg/ops.py", "LISTED")[0] == "nvidia_only"
     hidden = {**files, "pkg/utils.py": STAR_UTILS + "__all__ = ['on_nv_build']\n"}
     assert reach(hidden, "pkg/ops.py", "LISTED")[0] != "nvidia_only"  # not in __all__: not imported by *
+
+
+def amd_only(files: dict[str, str], path: str, marker: str, target: str = "mi300x") -> str | None:
+    """The reason code at `marker` is found written for AMD (Project.amd_only), or None."""
+    built, texts = project(files, target)
+    for number, line in enumerate(texts[path].splitlines(), start=1):
+        if marker in line:
+            verdict = built.amd_only(path, number, line.index(marker) + 1)
+            return verdict.reason if verdict is not None else None
+    raise AssertionError(f"{marker!r} not in {path}")
+
+
+def test_code_written_for_amd_is_what_the_analysis_run_for_nvidia_does_not_reach():
+    files = ops("""
+        import torch
+        from pkg.utils import is_hip, IS_NVIDIA
+        from vllm.platforms import current_platform
+
+        def pick():
+            if is_hip():
+                amd_branch = 1
+            if current_platform.is_rocm():
+                platform_branch = 1
+            if not IS_NVIDIA:
+                not_nvidia = 1
+            if torch.cuda.is_available():
+                both_vendors = 1
+            if torch.cuda.get_device_capability() >= (8, 0):
+                capability_on_both = 1
+            if IS_NVIDIA:
+                nvidia_branch = 1
+            plain = 1
+
+        def _amd_helper():
+            helper_body = 1
+
+        def _shared_helper():
+            shared_body = 1
+
+        def run():
+            if is_hip():
+                _amd_helper()
+                _shared_helper()
+            else:
+                _shared_helper()
+    """)
+    files["pkg/rocm_native.py"] = "def f():\n    amd_module = 1\n"
+    files["pkg/rocmish.py"] = "def f():\n    similar_name = 1\n"
+    files["pkg/ops/rocm/gemm.py"] = "def f():\n    amd_folder = 1\n"
+    files["pkg/aiter_ops.py"] = "import aiter\ndef f():\n    needs_aiter = 1\n"
+    files["pkg/platforms.py"] = (
+        "class RocmPlatform(Platform):\n    _enum = PlatformEnum.ROCM\n    def f(self):\n        rocm_cls = 1\n"
+        "class CudaPlatform(Platform):\n    _enum = PlatformEnum.CUDA\n    def f(self):\n        cuda_cls = 1\n"
+    )
+    assert "`is_hip()` is True; on h100 it is False" in amd_only(files, "pkg/ops.py", "amd_branch")
+    for marker in ("platform_branch", "not_nvidia", "helper_body"):
+        assert amd_only(files, "pkg/ops.py", marker), marker
+    for marker in ("both_vendors", "capability_on_both", "plain", "shared_body"):
+        assert amd_only(files, "pkg/ops.py", marker) is None, marker
+    assert amd_only(files, "pkg/ops.py", "nvidia_branch") is None  # not on the target at all: reach says so
+    assert "`rocm_native.py`" in amd_only(files, "pkg/rocm_native.py", "amd_module")
+    assert amd_only(files, "pkg/rocmish.py", "similar_name") is None
+    assert "`rocm/`" in amd_only(files, "pkg/ops/rocm/gemm.py", "amd_folder")
+    assert "`aiter`" in amd_only(files, "pkg/aiter_ops.py", "needs_aiter")
+    assert "RocmPlatform" in amd_only(files, "pkg/platforms.py", "rocm_cls")
+    assert amd_only(files, "pkg/platforms.py", "cuda_cls") is None
+
+
+def test_user_statements_are_read_the_other_way_round_for_nvidia():
+    files = ops("from mypkg import on_amd_gpu\nif on_amd_gpu():\n    stated = 1\n")
+    statements = ReachStatements(rocm_only=("on_amd_gpu",))
+    built, texts = project(files, "mi300x", statements)
+    line = next(n for n, text in enumerate(texts["pkg/ops.py"].splitlines(), start=1) if "stated" in text)
+    assert built.reach("pkg/ops.py", line, 5).reach == "target"
+    assert built.amd_only("pkg/ops.py", line, 5) is not None
+
+
+def test_nvidia_tuning_findings_are_dropped_in_code_written_for_amd(tmp_path):
+    # seen on aphrodite-engine 0.24.1: kernels/linear/mxfp8/rocm_native.py, a gfx950 MXFP8 GEMM whose tile table
+    # was measured on gfx950; PT103/PT107 said its stages and LDS were tuned for NVIDIA
+    guarded = MM_KERNEL.replace(
+        "def mm(a, b, c):\n", "def mm(a, b, c):\n    if not torch.version.hip:\n        return\n"
+    ).replace("from pkg", "import torch\nfrom pkg")
+    either = MM_KERNEL.replace(
+        "def mm(a, b, c):\n", "def mm(a, b, c):\n    if not torch.cuda.is_available():\n        return\n"
+    )
+    write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/triton_utils.py": "import triton\nimport triton.language as tl\n",
+            "pkg/rocm_gemm.py": MM_KERNEL,
+            "pkg/guarded_gemm.py": guarded,
+            "pkg/gemm.py": MM_KERNEL,
+            "pkg/either_gemm.py": either.replace("from pkg", "import torch\nfrom pkg"),
+        },
+    )
+    found = scan_tree(tmp_path, "mi300x", load_rules(), jobs=1, config=PorterConfig())
+    reported = {(f.path, f.rule) for f in found.findings}
+    dropped = [f for f in found.unreachable if f.reach == "rocm_only"]
+    for path in ("pkg/rocm_gemm.py", "pkg/guarded_gemm.py"):
+        assert (path, "PT103") not in reported and (path, "PT109") in reported  # inline PTX breaks on AMD code too
+        assert any(f.path == path and f.rule == "PT103" and "written for AMD" in f.reach_reason for f in dropped)
+    for path in ("pkg/gemm.py", "pkg/either_gemm.py"):
+        assert (path, "PT103") in reported
+
+
+def test_amd_arch_guards_decide_per_target_and_mark_code_written_for_amd():
+    files = ops("""
+        import torch
+        import triton
+        from amd_helpers import is_gfx950, on_gfx942, is_cdna3
+
+        def arch():
+            return triton.runtime.driver.active.get_current_target().arch
+
+        def pick():
+            if is_gfx950():
+                gfx950_by_name = 1
+            if on_gfx942():
+                gfx942_by_name = 1
+            if is_cdna3():
+                cdna3_by_name = 1
+            if "gfx95" in torch.cuda.get_device_properties(0).gcnArchName:
+                gfx95_by_string = 1
+            if arch() == "gfx942":
+                gfx942_by_triton = 1
+            if is_gfx950_or_newer():
+                undecided_name = 1
+
+        def dispatch(backend):
+            if backend.is_gfx95():  # seen on sglang 0.5.23: which GEMM backend was chosen, not which GPU runs
+                chosen_backend = 1
+            else:
+                other_backend = 1
+    """)
+    for marker, on in [
+        ("gfx950_by_name", "mi350x"),
+        ("gfx942_by_name", "mi300x"),
+        ("cdna3_by_name", "mi300x"),
+        ("gfx95_by_string", "mi350x"),
+        ("gfx942_by_triton", "mi300x"),
+    ]:
+        off = "mi300x" if on == "mi350x" else "mi350x"
+        assert reach(files, "pkg/ops.py", marker, on)[0] == "target", marker
+        verdict, why = reach(files, "pkg/ops.py", marker, off)
+        assert verdict == "nvidia_only" and f"on {off} it is False" in why, marker
+        assert amd_only(files, "pkg/ops.py", marker, on), marker  # never runs on NVIDIA either
+    assert reach(files, "pkg/ops.py", "undecided_name", "mi300x")[0] == "unknown"
+    for target in ("mi300x", "mi350x"):
+        assert reach(files, "pkg/ops.py", "chosen_backend", target)[0] == "unknown"
+        assert reach(files, "pkg/ops.py", "other_backend", target)[0] == "unknown"
+
+
+def test_cli_shows_findings_dropped_in_code_written_for_amd_with_the_reason(tmp_path, capsys):
+    from porter.cli import main
+
+    write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/triton_utils.py": "import triton\nimport triton.language as tl\n",
+            "pkg/rocm_gemm.py": MM_KERNEL,
+        },
+    )
+    args = ["scan", str(tmp_path), "--target", "mi350x", "--format", "json", "--no-cache", "--select", "PT103"]
+    main(args)
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["findings"] == []
+    assert "premised on NVIDIA tuning in code written for AMD (1)" in captured.err
+    main([*args, "--show-unreachable"])
+    records = json.loads(capsys.readouterr().out)["findings"]
+    assert [(r["rule"], r["reach"]) for r in records] == [("PT103", "rocm_only")]
+    assert "written for AMD, it does not run on h100" in records[0]["reach_reason"]
+
+
+def test_arch_parsed_from_gcn_arch_name_with_a_regex():
+    # seen on helion (_compat.supports_amd_cdna_tunables): the gfx number is parsed with re.match and int(..., 16)
+    files = ops("""
+        import re
+        import torch
+        from pkg.utils import is_hip
+
+        def supports_amd_cdna_tunables() -> bool:
+            if not is_hip():
+                return False
+            try:
+                props = torch.cuda.get_device_properties(torch.cuda.current_device())
+                arch = getattr(props, "gcnArchName", None)
+                if arch is None:
+                    return False
+                match = re.match(r"gfx([0-9a-f]{3})", arch.split(":")[0])
+                return match is not None and int(match.group(1), 16) >= 0x908
+            except Exception:
+                return False
+
+        def wide_mfma():
+            return re.search(r"gfx95[0-9]", torch.cuda.get_device_properties(0).gcnArchName) is not None
+
+        def pick(pattern, text):
+            if not supports_amd_cdna_tunables():
+                eviction_hints = 1
+            if supports_amd_cdna_tunables():
+                cdna_space = 1
+            if wide_mfma():
+                gfx95_space = 1
+            if re.match(pattern, text):
+                runtime_text = 1
+    """)
+    verdict, why = reach(files, "pkg/ops.py", "eviction_hints")
+    assert verdict == "nvidia_only" and "supports_amd_cdna_tunables()" in why
+    assert reach(files, "pkg/ops.py", "cdna_space")[0] == "target"
+    assert amd_only(files, "pkg/ops.py", "cdna_space")
+    assert reach(files, "pkg/ops.py", "gfx95_space", "mi300x")[0] == "nvidia_only"
+    assert reach(files, "pkg/ops.py", "gfx95_space", "mi350x")[0] == "target"
+    assert reach(files, "pkg/ops.py", "runtime_text")[0] == "target"
+    assert amd_only(files, "pkg/ops.py", "runtime_text") is None
+
+
+def test_a_hand_written_cache_returns_what_its_function_stores():
+    # seen on aphrodite-engine 0.24.1 (triton_turboquant_*): FP8_E4B15 = _use_fp8_e4b15(), a per-device cache
+    # filled with `1 if cap < (8, 9) else 0`; ROCm reports (9, 4)/(9, 5), so the e4b15 branch is compiled out
+    files = ops("""
+        import torch
+        from vllm.platforms import current_platform
+
+        _FP8_E4B15: dict[int, int] = {}
+        _RUNTIME: dict[int, int] = {}
+        _PREFILLED = {0: 1}
+
+        def _use_fp8_e4b15(device: int = 0) -> int:
+            if device not in _FP8_E4B15:
+                if current_platform.is_cuda_alike():
+                    cap = torch.cuda.get_device_capability(device)
+                    _FP8_E4B15[device] = 1 if cap < (8, 9) else 0
+                else:
+                    _FP8_E4B15[device] = 0
+            return _FP8_E4B15[device]
+
+        def _measured(device: int = 0) -> int:
+            if device not in _RUNTIME:
+                _RUNTIME[device] = torch.cuda.mem_get_info(device)[0] > 0
+            return _RUNTIME[device]
+
+        def _prefilled(device: int = 0) -> int:
+            if device not in _PREFILLED:
+                _PREFILLED[device] = 0
+            return _PREFILLED[device]
+
+        def pick():
+            if _use_fp8_e4b15():
+                e4b15_path = 1
+            else:
+                e4nv_path = 1
+            if _measured():
+                runtime_path = 1
+            if _prefilled():
+                prefilled_path = 1
+    """)
+    verdict, why = reach(files, "pkg/ops.py", "e4b15_path")
+    assert verdict == "nvidia_only" and "_use_fp8_e4b15()" in why
+    assert reach(files, "pkg/ops.py", "e4nv_path")[0] == "target"
+    assert reach(files, "pkg/ops.py", "runtime_path")[0] == "target"
+    assert reach(files, "pkg/ops.py", "prefilled_path")[0] == "target"
