@@ -19,7 +19,7 @@ memory over the limit, or a small-tile config on a large-M shape).
 dtypes: bf16, fp16, fp8 (e4m3, B column-major, C bf16) and fp32 (fp32 operands and C, tl.dot's default
 input_precision "tf32"; cuBLAS timed with TF32 allowed).
 
-Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5]
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10]
        [--dtypes bf16,fp8] [--budget-s 480] [--workers 16]
 """
 
@@ -580,6 +580,50 @@ CAL5 = [  # calibration, taken after dev3-tune3's mma.sync term to test it (help
     ("c5_f8_decode_28k", 1, 4096, 28672, "cal5", "fp8"),
     ("c5_f8_m16_28k", 16, 4096, 28672, "cal5", "fp8"),
 ]
+BLIND10 = [  # taken mid-round on 2026-12-04, after dev3-tune4's model (f9d620d) and blind9's scoring, before any
+    # later model change (split "blind10"): model dims not swept before (Llama-3.1-405B, GPT-OSS, GLM-4, Granite-3,
+    # MiniCPM, DeepSeek-V2-Lite, StarCoder2, Mistral-Large), M = 1..131072, recommendation MLPs, a quarter off-grid
+    ("b10_bf_decode_up", 1, 53248, 16384, "blind10", "bf16"),
+    ("b10_bf_m8_o", 8, 2880, 2880, "blind10", "bf16"),
+    ("b10_bf_m32_up", 32, 13696, 4096, "blind10", "bf16"),
+    ("b10_bf_m128_down", 128, 4096, 12800, "blind10", "bf16"),
+    ("b10_bf_m448_qkv", 448, 15360, 12288, "blind10", "bf16"),
+    ("b10_bf_m1536_up", 1536, 24576, 6144, "blind10", "bf16"),
+    ("b10_bf_m4096_down", 4096, 2048, 10944, "blind10", "bf16"),
+    ("b10_bf_m12288_o", 12288, 6144, 6144, "blind10", "bf16"),
+    ("b10_bf_m65536_up", 65536, 5760, 2304, "blind10", "bf16"),
+    ("b10_bf_rec_n320", 81920, 320, 1536, "blind10", "bf16"),
+    ("b10_bf_odd_n", 6144, 2900, 4096, "blind10", "bf16"),
+    ("b10_bf_odd_mk", 2500, 8192, 1500, "blind10", "bf16"),
+    ("b10_h_decode_down", 1, 2304, 5760, "blind10", "fp16"),
+    ("b10_h_m20_up", 20, 12800, 4096, "blind10", "fp16"),
+    ("b10_h_m200_o", 200, 12288, 12288, "blind10", "fp16"),
+    ("b10_h_m2048_qkv", 2048, 2560, 2048, "blind10", "fp16"),
+    ("b10_h_m8192_down", 8192, 5120, 13696, "blind10", "fp16"),
+    ("b10_h_m24576_up", 24576, 10944, 2048, "blind10", "fp16"),
+    ("b10_h_rec_n640", 65536, 640, 256, "blind10", "fp16"),
+    ("b10_h_rec_bot", 131072, 128, 384, "blind10", "fp16"),
+    ("b10_h_odd_m", 7000, 4096, 4096, "blind10", "fp16"),
+    ("b10_h_odd_k", 4096, 4096, 2900, "blind10", "fp16"),
+    ("b10_f8_decode_o", 1, 12288, 12288, "blind10", "fp8"),
+    ("b10_f8_m4_down", 4, 16384, 53248, "blind10", "fp8"),
+    ("b10_f8_m64_up", 64, 28672, 12288, "blind10", "fp8"),
+    ("b10_f8_m320_qkv", 320, 7168, 4096, "blind10", "fp8"),
+    ("b10_f8_m3072_down", 3072, 4096, 13696, "blind10", "fp8"),
+    ("b10_f8_m16384_o", 16384, 2880, 2880, "blind10", "fp8"),
+    ("b10_f8_rec_mid", 98304, 1024, 512, "blind10", "fp8"),
+    ("b10_f8_m1024_up", 1024, 11008, 2048, "blind10", "fp8"),
+    ("b10_f8_odd_n", 4096, 5000, 4096, "blind10", "fp8"),
+    ("b10_f8_odd_all", 3500, 2700, 1900, "blind10", "fp8"),
+    ("b10_f32_decode_up", 1, 12800, 4096, "blind10", "fp32"),
+    ("b10_f32_m32_o", 32, 6144, 6144, "blind10", "fp32"),
+    ("b10_f32_m256_down", 256, 2048, 10944, "blind10", "fp32"),
+    ("b10_f32_m4096_qkv", 4096, 6144, 4096, "blind10", "fp32"),
+    ("b10_f32_m16384_up", 16384, 5760, 2304, "blind10", "fp32"),
+    ("b10_f32_rec_n96", 131072, 96, 512, "blind10", "fp32"),
+    ("b10_f32_odd_m", 2900, 4096, 2048, "blind10", "fp32"),
+    ("b10_f32_odd_nk", 8192, 1900, 2500, "blind10", "fp32"),
+]
 SUITES = {
     "full": SHAPES,
     "fresh": FRESH,
@@ -596,6 +640,7 @@ SUITES = {
     "blind8": BLIND8,
     "blind9": BLIND9,
     "cal5": CAL5,
+    "blind10": BLIND10,
 }
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")  # the default; cal4 and blind3 were run with --dtypes fp16,fp32
