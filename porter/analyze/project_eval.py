@@ -141,13 +141,14 @@ _REGEX_CALLS = {f"re.{name}": _regex(getattr(re, name)) for name in ("match", "f
 def known_values(target) -> dict[str, Any]:
     """Qualified names whose value the target decides (on a ROCm build of PyTorch and Triton's AMD backend, or on
     a CUDA build and Triton's NVIDIA backend for an NVIDIA target)."""
-    if target.vendor != "amd":
-        return _nvidia_known_values(target)
+    amd = target.vendor == "amd"
     capability = Capability(target.capability)
+    # ROCm reports the gfx arch with its feature flags; CUDA builds report the device name there
+    arch_name = f"{target.arch}:sramecc+:xnack-" if amd else target.extra.get("product_name", PLATFORM)
     properties = Obj(
         "props",
         (
-            ("gcnArchName", f"{target.arch}:sramecc+:xnack-"),
+            ("gcnArchName", arch_name),
             ("major", capability[0]),
             ("minor", capability[1]),
             ("warp_size", target.wave_size),
@@ -155,54 +156,16 @@ def known_values(target) -> dict[str, Any]:
             ("name", PLATFORM),
         ),
     )
+    triton_arch = target.arch if amd else target.triton["arch"]
     triton_target = Obj(
-        "target", (("backend", target.triton["backend"]), ("arch", target.arch), ("warp_size", target.wave_size))
-    )
-    driver = Obj("driver", (("get_current_target", Native(triton_target)),))
-    return {
-        "torch.version.hip": "6.4",
-        "torch.version.cuda": None,
-        "torch.utils.cpp_extension.ROCM_HOME": "/opt/rocm",
-        "torch.utils.cpp_extension.CUDA_HOME": None,
-        "torch.utils.cpp_extension.IS_HIP_EXTENSION": True,
-        "torch.cuda.get_device_capability": Native(capability),
-        "torch.cuda.get_device_properties": Native(properties),
-        "torch.cuda.get_device_name": Native(PLATFORM),
-        "torch.cuda.is_available": Native(True),
-        "torch.cuda.is_bf16_supported": Native(True),
-        "torch.cuda.current_device": Native(0),
-        "triton.runtime.driver.active": driver,
-        "triton.runtime.driver.active.get_current_target": Native(triton_target),
-        "torch.device": Native(OPAQUE),
-        "typing.TYPE_CHECKING": False,
-        "typing_extensions.TYPE_CHECKING": False,
-        **_REGEX_CALLS,
-    }
-
-
-def _nvidia_known_values(target) -> dict[str, Any]:
-    """known_values on a CUDA build: no HIP version or ROCm home, Triton's backend "cuda", no gcnArchName."""
-    capability = Capability(target.capability)
-    properties = Obj(
-        "props",
-        (
-            ("gcnArchName", target.extra.get("product_name", PLATFORM)),  # CUDA builds report the device name
-            ("major", capability[0]),
-            ("minor", capability[1]),
-            ("warp_size", target.wave_size),
-            ("multi_processor_count", target.units),
-        ),
-    )
-    triton_target = Obj(
-        "target",
-        (("backend", target.triton["backend"]), ("arch", target.triton["arch"]), ("warp_size", target.wave_size)),
+        "target", (("backend", target.triton["backend"]), ("arch", triton_arch), ("warp_size", target.wave_size))
     )
     return {
-        "torch.version.hip": None,
-        "torch.version.cuda": "12.8",
-        "torch.utils.cpp_extension.ROCM_HOME": None,
-        "torch.utils.cpp_extension.CUDA_HOME": "/usr/local/cuda",
-        "torch.utils.cpp_extension.IS_HIP_EXTENSION": False,
+        "torch.version.hip": "6.4" if amd else None,
+        "torch.version.cuda": None if amd else "12.8",
+        "torch.utils.cpp_extension.ROCM_HOME": "/opt/rocm" if amd else None,
+        "torch.utils.cpp_extension.CUDA_HOME": None if amd else "/usr/local/cuda",
+        "torch.utils.cpp_extension.IS_HIP_EXTENSION": amd,
         "torch.cuda.get_device_capability": Native(capability),
         "torch.cuda.get_device_properties": Native(properties),
         "torch.cuda.get_device_name": Native(PLATFORM),
