@@ -40,6 +40,8 @@ def nvidia_backend(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         needs_library = bool(_NEEDS_NVIDIA_LIBRARY.search(qualified))
         if skip_for_target(inv.guard_at(node), target) or _failure_handled(inv, node, needs_library):
             continue
+        if isinstance(inv.parent(node), cst.ExceptHandler):
+            continue  # `except PTXASError:` only names an error that AMD never raises
         data: dict[str, Any] = {"name": ctx.code_for(node), "qualified": qualified}
         guard = _lookalike_guard(inv, node)
         if guard is not None:
