@@ -15,6 +15,7 @@ from typing import Any
 
 import libcst as cst
 
+from porter.analyze.triton.names import guard_of_test
 from porter.analyze.visitors import Hit, ModuleContext, register
 from porter.analyze.visitors.triton_common import references, skip_for_target
 from porter.records import Severity
@@ -25,8 +26,15 @@ _NEEDS_NVIDIA_LIBRARY = re.compile(r"\.cublas\b|^triton\.testing\.cublas$|^trito
 # What a use raises on AMD: RuntimeError (dlopen failed in the C++ binding), ImportError (no NVIDIA backend built),
 # OSError (a driver library not found). A handler naming one of these, or a catch-all, runs the fallback instead.
 _FAILURES = re.compile(r"\b(RuntimeError|ImportError|ModuleNotFoundError|OSError|Exception|BaseException)\b")
-# An `if` test that reads as "NVIDIA GPU present" but is true on ROCm too: the line a port changes.
-_CUDA_LOOKALIKE = re.compile(r"torch\.cuda\.(is_available|device_count)|[\"']cuda[\"']")
+# An `if` test that reads as "NVIDIA GPU present" but is true on ROCm too (a torch device's type is "cuda" there):
+# the line a port changes. A test that also names the platform (torch.version.cuda, is_hip(), the Triton backend)
+# is a vendor test.
+_CUDA_LOOKALIKE = re.compile(
+    r"torch\.cuda\.(is_available|device_count)\b|\b(device|device_type|type)\s*[=!]=\s*[\"']cuda[\"']"
+)
+_VENDOR_TEST = re.compile(
+    r"version\.(cuda|hip)|\bis_(cuda|hip|rocm|nvidia|amd)\b|\bbackend\b|IS_(CUDA|HIP|ROCM|NVIDIA)"
+)
 
 
 @register("triton_nvidia_backend")
@@ -38,7 +46,7 @@ def nvidia_backend(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         return
     for node, qualified in references(inv, _NVIDIA_BACKEND):
         needs_library = bool(_NEEDS_NVIDIA_LIBRARY.search(qualified))
-        if skip_for_target(inv.guard_at(node), target) or _failure_handled(inv, node, needs_library):
+        if skip_for_target(_vendor_guard(inv, node), target) or _failure_handled(inv, node, needs_library):
             continue
         if isinstance(inv.parent(node), cst.ExceptHandler):
             continue  # `except PTXASError:` only names an error that AMD never raises
@@ -56,7 +64,8 @@ def _message(data: dict, needs_library: bool) -> str:
     what = (
         "loads {library}, which {target.name} does not have (RuntimeError)"
         if needs_library
-        else "is Triton's NVIDIA backend, absent from an AMD-only Triton build and compiling for NVIDIA targets"
+        else "is Triton's NVIDIA backend: absent from an AMD-only Triton build, and what it answers (compile options,"
+        " minimum dot sizes, passes) is NVIDIA's"
     )
     guard = (
         " Its guard `{guard[text]}` (line {guard[line]}) is true on ROCm builds of PyTorch as well: test the backend"
@@ -68,11 +77,29 @@ def _message(data: dict, needs_library: bool) -> str:
     return "`{name}` " + what + "." + guard
 
 
+def _lookalike_only(code: str) -> bool:
+    return bool(_CUDA_LOOKALIKE.search(code)) and not _VENDOR_TEST.search(code)
+
+
+def _vendor_guard(inv, node: cst.CSTNode) -> str | None:
+    """'amd' / 'nvidia' from the innermost vendor test around the node, like the inventory's guard_at, except
+    that a look-alike (`device.type == "cuda"`, true on ROCm) is not one (helion-pr2048's min_dot_size)."""
+    child = node
+    for ancestor in inv.ancestors(node):
+        if isinstance(ancestor, (cst.If, cst.IfExp)) and child in (ancestor.body, ancestor.orelse):
+            code = inv.code(ancestor.test)
+            guard = None if _lookalike_only(code) else guard_of_test(code, child is ancestor.body)
+            if guard:
+                return guard
+        child = ancestor
+    return None
+
+
 def _lookalike_guard(inv, node: cst.CSTNode) -> cst.If | None:
     """The innermost `if` whose body holds the node and whose test only looks like an NVIDIA check."""
     child = node
     for ancestor in inv.ancestors(node):
-        if isinstance(ancestor, cst.If) and child is ancestor.body and _CUDA_LOOKALIKE.search(inv.code(ancestor.test)):
+        if isinstance(ancestor, cst.If) and child is ancestor.body and _lookalike_only(inv.code(ancestor.test)):
             return ancestor
         child = ancestor
     return None
