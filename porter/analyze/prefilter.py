@@ -529,7 +529,17 @@ def _l2_cache_size(words: SourceWords) -> bool:  # pytorch.l2_cache_size_use: th
     return "L2_cache_size" in words.names
 
 
+def _triton_nvidia_backend(words: SourceWords) -> bool:  # triton_backends: triton._C.libtriton.nvidia & co.
+    return "triton" in words.names and ("nvidia" in words.names or "cublas" in words.names)
+
+
+def _xformers_ops(words: SourceWords) -> bool:  # xformers_ops: operators reached through an xformers import
+    return "xformers" in words.names
+
+
 VISITOR_TRIGGERS: dict[str, Trigger] = {
+    "triton_nvidia_backend": _triton_nvidia_backend,
+    "xformers_cuda_only_op": _xformers_ops,
     "capability_comparison": _capability_gate,
     "triton_fp8_dtypes": _triton_fp8_dtypes,
     "triton_atomic_default_sem": _reducing_atomics,
