@@ -35,6 +35,10 @@ class ModelConstants:
     overlap_power: float = math.inf  # how concurrent limits combine (p-norm; inf = the slowest alone)
     sync_mma_lds_overlap_power: float | None = None  # NVIDIA mma.sync: how ldmatrix reads and MMAs combine
     latency_exposed: float = 0.05  # share of the per-step latency left uncovered (jitter); deeper pipelines cut it
+    stage_burst_stall: float | None = None  # launches of many waves: share of a K step's copies past
+    # stage_burst_free_bytes per unit that the issuing warps wait out (None: off); see model._burst_stall
+    stage_burst_free_bytes: float = 24576.0
+    stage_burst_min_waves: float = 9.0  # waves from which the stall shows (measured: none under ~5)
     k_iter_cycles: float = 60.0  # fixed cost per K iteration (address math, waits, barriers)
     tile_cycles: float = 2000.0  # fixed cost per tile (prologue, epilogue, scheduling)
     epilogue_cycles_per_elem: float = 0.0  # per C element per thread (convert, store): fewer warps, longer
