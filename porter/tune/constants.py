@@ -35,6 +35,11 @@ class ModelConstants:
     overlap_power: float = math.inf  # how concurrent limits combine (p-norm; inf = the slowest alone)
     sync_mma_lds_overlap_power: float | None = None  # NVIDIA mma.sync: how ldmatrix reads and MMAs combine
     latency_exposed: float = 0.05  # share of the per-step latency left uncovered (jitter); deeper pipelines cut it
+    stage_burst_stall: float | None = None  # launches of many waves: share of a K step's copies past
+    # stage_burst_free_bytes per unit that the issuing warps wait out (None: off); see model._burst_stall
+    stage_burst_free_bytes: float = 24576.0
+    stage_burst_min_waves: float = 9.0
+    scalar_issue_cycles: float | None = 15.0  # EXPERIMENT  # waves from which the stall shows (measured: none under ~5)
     k_iter_cycles: float = 60.0  # fixed cost per K iteration (address math, waits, barriers)
     tile_cycles: float = 2000.0  # fixed cost per tile (prologue, epilogue, scheduling)
     epilogue_cycles_per_elem: float = 0.0  # per C element per thread (convert, store): fewer warps, longer
@@ -46,6 +51,8 @@ class ModelConstants:
     unaligned_bytes_per_unit_clk: float = 5.0  # element-wise loads along K (coalesced) per unit
     uncoalesced_bytes_per_unit_clk: float = 3.0  # element-wise loads along N (row-major B) per unit
     unaligned_store_elems_per_unit_clk: float = 2.0  # element-wise C stores per unit
+    unaligned_thread_cycles_per_elem: float | None = None  # the same loads per thread: cycles of each
+    # element's dependent chain (address, predicate, load, store to shared memory); None: off
     unbuffered_latency_hidden: float = 0.0  # share of the load latency hidden with no stage ahead (2 stages on wgmma)
     serial_unbuffered_latency: float = 0.0  # extra latency share when that loop's async B has no stage ahead
     unaligned_mma_eff: float = 1.0  # MMA rate in that serialised loop, relative to the pipelined rate

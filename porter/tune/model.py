@@ -502,11 +502,13 @@ class _StepContext:
         "copy_s",
         "splits",
         "out_bytes",
+        "waves",
     )
 
     def __init__(self, mc, m, n, k, cfg, tiles_m, tiles_n, waves, k_steps, rate, pad_m, pad_n, unaligned, splits=1):
         self.mc, self.m, self.n, self.cfg = mc, m, n, cfg
         self.splits = splits
+        self.waves = waves
         self.out_bytes = 4 if splits > 1 else mc.dtype.out_bytes  # split-K stores fp32 partials
         self.tiles_m, self.tiles_n, self.k_steps = tiles_m, tiles_n, k_steps
         self.step_flops = 2.0 * pad_m * pad_n * cfg.BLOCK_K
@@ -575,6 +577,7 @@ class _StepContext:
         memory = _overlap(const.overlap_power, l2, dram)
         step_of = self._serial_step if self.unaligned else self._pipelined_step
         step = step_of(per_unit, compute, memory, latency) + overhead
+        step += self._burst_stall(per_unit * tile_bytes)
         store = tiles * row_a * col_b * self.out_bytes / mc.hbm_bps
         if self.unaligned.store:  # element-wise C stores, per unit
             store += per_unit * bm * bn / (const.unaligned_store_elems_per_unit_clk * mc.clock_hz)
@@ -582,6 +585,20 @@ class _StepContext:
         epilogue = const.epilogue_cycles_per_elem * bm * bn / (cfg.num_warps * mc.wave)
         fixed = mc.latency_s + (const.tile_cycles + epilogue) / mc.clock_hz
         return self.k_steps * step + store + fixed
+
+    def _burst_stall(self, unit_step_bytes: float) -> float:
+        """Seconds a K step waits on issuing its own copies, in launches of many waves. Measured on
+        aligned 16-bit GEMMs: past ~9 waves 128x256 with BLOCK_K 32 runs 3-8% faster than with 64
+        (and 128 slower still), under ~5 waves the two are level. The warps that issue the MMAs also
+        issue the step's async copies; a burst larger than what the unit queues without stalling
+        (`stage_burst_free_bytes`) holds them until it drains, and in the steady state of many waves
+        (tiles out of step, L2 serving every K position at once) it drains slowest. Cause inferred
+        from the timings, not profiled: hence a threshold on waves, chosen leave-one-sweep-out."""
+        const = self.mc.const
+        if not const.stage_burst_stall or self.unaligned or self.waves < const.stage_burst_min_waves:
+            return 0.0
+        excess = max(0.0, unit_step_bytes - const.stage_burst_free_bytes)
+        return const.stage_burst_stall * excess / self.mc.l2_unit_bps
 
     def _serial_step(self, per_unit: int, compute: float, memory: float, latency: float) -> float:
         """One K step when an operand is loaded element-wise: each tile's warps load through
@@ -603,7 +620,18 @@ class _StepContext:
         const, clock = self.mc.const, self.mc.clock_hz
         along_k = self.unaligned.along_k * self.elem / (const.unaligned_bytes_per_unit_clk * clock)
         along_n = self.unaligned.along_n * self.elem / (const.uncoalesced_bytes_per_unit_clk * clock)
-        return max(along_k, along_n)
+        return max(along_k, along_n, self._per_thread_load_s())
+
+    def _per_thread_load_s(self) -> float:
+        """The same loads as each thread runs them: one element at a time, a dependent chain of
+        address, predicate, load and store to shared memory, in the serialised loop where few warps
+        per scheduler hide little of it. Spread over the tile's threads, so 8 warps halve what 4
+        take (measured on fp8 tiles off the 16-grid: 64x128x32 on 8 warps 10% faster than on 4)."""
+        cycles = self.mc.const.unaligned_thread_cycles_per_elem
+        if not cycles:
+            return 0.0
+        threads = self.cfg.num_warps * self.mc.wave
+        return (self.unaligned.along_k + self.unaligned.along_n) / threads * cycles / self.mc.clock_hz
 
     def _pipelined_step(self, per_unit: int, compute: float, memory: float, latency: float) -> float:
         """One K step of `per_unit` co-resident tiles. Loads run `depth` steps ahead: stages - 1,
