@@ -6,8 +6,8 @@ By default every row of the fourteen stored sweeps (532 rows of bf16, fp16, fp8 
 timed to test dev3-tune3's terms, and the M = 1 wrapped-row rate was chosen with it by loo.py): blind7 was
 scored once before bf16's spill cost was refit alone on all of them (fit.objective scanned at 1.76-4:
 best 2.0-2.25; `--only spill:bf16` steps the same way), blind8 once before dev3-tune3's mma.sync term
-and its three rates were chosen on all of them (by pick score, bench/tune/loo.py), so none is held out now; blind9 was
-the round's blind split, scored once at f9d620d, and is left out here until a round fits on it. --data with --split cal fits the cal rows of the
+and its three rates were chosen on all of them (by pick score, bench/tune/loo.py), so none is held out now; blind9 and
+blind10 were the day's blind splits, scored once (f9d620d, 83d49fe), and are left out here until a round fits on them. --data with --split cal fits the cal rows of the
 given sweeps only (how the earlier constants were fit).
 
 Coordinate descent over multiplicative steps of each constant, starting from the constants in

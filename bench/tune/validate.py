@@ -40,6 +40,7 @@ DATA = [
         "h200_blind8.json",
         "h200_cal5.json",
         "h200_blind9.json",
+        "h200_blind10.json",
     )
 ]
 
@@ -77,7 +78,7 @@ def main() -> int:
             "cal5",
             "blind9",
         ],
-        help="cal, val, fresh, blind, blind2, blind3, blind4, blind5, blind6, blind7, blind8, cal5, blind9",
+        help="cal, val, fresh, blind, blind2, blind3, blind4, blind5, blind6, blind7, blind8, cal5, blind9, blind10",
     )
     parser.add_argument("--rows", action="store_true", help="print the per-shape scores too")
     args = parser.parse_args()
