@@ -533,6 +533,10 @@ def _triton_nvidia_backend(words: SourceWords) -> bool:  # triton_backends: trit
     return "triton" in words.names and ("nvidia" in words.names or "cublas" in words.names)
 
 
+def _nccl_version_gate(words: SourceWords) -> bool:  # pytorch.nccl_version_gate: calls to torch.cuda.nccl.version
+    return words.has_all(("torch", "cuda", "nccl", "version"))
+
+
 def _xformers_ops(words: SourceWords) -> bool:  # xformers_ops: operators reached through an xformers import
     return "xformers" in words.names
 
@@ -551,4 +555,5 @@ VISITOR_TRIGGERS: dict[str, Trigger] = {
     "triton_tf32_dot": _tf32_dot,
     "triton_smem_optin": _smem_optin,
     "triton_nvidia_tuned_list": _autotune_list,
+    "nccl_version_gate": _nccl_version_gate,
 }

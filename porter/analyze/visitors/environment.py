@@ -38,6 +38,7 @@ _HIP_ALIASES = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")
 @register("visible_devices_mix")
 def visible_devices_mix(ctx: ModuleContext, rule: Any, target: Any) -> Iterable[Hit]:
     refs = [r for r in _env_refs(ctx) if r.sets and r.name in _VISIBLE and not _mirrors_alias(ctx, r)]
+    refs = [r for r in refs if not _agrees_with_alias(ctx, r, refs)]
     names = sorted({r.name for r in refs})
     if len(names) < 2:
         return
@@ -68,6 +69,17 @@ def _mirrors_alias(ctx: ModuleContext, ref: Any) -> bool:
             and ctx.index.scope_of.get(id(t.target), ()) == scope
         ]
     return bool(sources) and all(_reads_env(ctx, source, other) for source in sources)
+
+
+def _agrees_with_alias(ctx: ModuleContext, ref: Any, refs: list[Any]) -> bool:
+    """HIP_VISIBLE_DEVICES set to the same literal as CUDA_VISIBLE_DEVICES in the same scope, and neither set to
+    anything else there (trl's CPU-only child: both ""): the aliases agree, so only the CUDA one is kept (a
+    ROCR_VISIBLE_DEVICES beside them is still a mix)."""
+    if ref.name != "HIP_VISIBLE_DEVICES" or ref.value is None:
+        return False
+    scope = ctx.index.scope_of.get(id(ref.node), ())
+    same_scope = [r for r in refs if r.name in _HIP_ALIASES and ctx.index.scope_of.get(id(r.node), ()) == scope]
+    return any(r.name == "CUDA_VISIBLE_DEVICES" for r in same_scope) and all(r.value == ref.value for r in same_scope)
 
 
 def _subscripted_by(target: cst.BaseExpression, key: cst.CSTNode) -> bool:

@@ -846,3 +846,43 @@ def dtype_parameter_makes_data(function: cst.FunctionDef, name: str) -> bool:
             if arg.keyword is None and tail == "to":
                 return True
     return False
+
+
+# ---- PT315: torch.cuda.nccl.version() gates -------------------------------------------------------
+
+# RCCL reports NCCL's numbering and carries what NCCL added before 2.17 (bf16 reductions since 2.10, ...); 2.17
+# brought NVLink SHARP (NVLS), the first NCCL feature with no AMD hardware behind it. A gate below that answers
+# right on ROCm (torchtune's bf16 check passes on RCCL); one at or above it may switch on NVLink-only paths.
+_FIRST_NVLINK_ONLY_NCCL = (2, 17)
+_ORDERING = (cst.GreaterThan, cst.GreaterThanEqual, cst.LessThan, cst.LessThanEqual)
+
+
+@register("nccl_version_gate")
+def nccl_version_gate(ctx: ModuleContext, rule: Any, target: Any) -> Iterable[Hit]:
+    """torch.cuda.nccl.version() compared with NCCL 2.17 or later, or used in a way whose threshold is not a
+    literal (fail closed); not a getter that returns it as is (DeepSpeed's accelerator: RCCL's version on ROCm)."""
+    for call in ctx.nodes(cst.Call):
+        if "torch.cuda.nccl.version" not in ctx.qualified_names(call):
+            continue
+        if isinstance(ctx.parent(call), cst.Return):
+            continue
+        threshold = _compared_version(ctx, call)
+        if threshold is not None and threshold < _FIRST_NVLINK_ONLY_NCCL:
+            continue
+        yield Hit(call, {"what": "NCCL version gate"})
+
+
+def _compared_version(ctx: ModuleContext, call: cst.Call) -> tuple[int, ...] | None:
+    """The literal version tuple the call is ordered against (`version() >= (2, 10)`, `(2, 10) <= version()`)."""
+    parent = ctx.parent(call)
+    comparison = ctx.parent(parent) if isinstance(parent, cst.ComparisonTarget) else parent
+    if not isinstance(comparison, cst.Comparison) or len(comparison.comparisons) != 1:
+        return None
+    (ordering,) = comparison.comparisons
+    if not isinstance(ordering.operator, _ORDERING):
+        return None
+    other = ordering.comparator if comparison.left is call else comparison.left
+    value = literal_value(other)
+    if isinstance(value, (tuple, list)) and value and all(isinstance(v, int) for v in value):
+        return tuple(value)
+    return None

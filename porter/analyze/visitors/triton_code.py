@@ -471,11 +471,27 @@ def _table_entry_or_bitcast(inv, node: cst.CSTNode) -> bool:
     stored bytes decoded in the format that wrote them). Neither picks a format for the target."""
     parent = inv.parent(node)
     if isinstance(parent, cst.DictElement) and parent.value is node:
-        return any(q.startswith("torch.float8_") for q in inv.qnames(parent.key))
+        keyed_by_torch = any(q.startswith("torch.float8_") for q in inv.qnames(parent.key))
+        return keyed_by_torch or _holds_both_families(inv, inv.parent(parent))
     if isinstance(parent, cst.Arg) and isinstance(call := inv.parent(parent), cst.Call):
         bitcast = keyword_arg(call, "bitcast")
         return bitcast is not None and inv.fold(bitcast.value).single is True
     return False
+
+
+def _holds_both_families(inv, table: cst.CSTNode | None) -> bool:
+    """A dict whose values include OCP and FNUZ fp8 dtypes (tritonparse's name-to-dtype table, bench/real_code): a
+    lookup of every format by its name, not a choice of one format for the device."""
+    if not isinstance(table, cst.Dict):
+        return False
+    families = set()
+    for element in table.elements:
+        if isinstance(element, cst.DictElement):
+            for qualified in inv.qnames(element.value):
+                dtype = qualified.removeprefix("triton.language.")
+                if dtype in _FP8:
+                    families.add(_FP8[dtype][0])
+    return {"ocp", "fnuz"} <= families
 
 
 def _compared(inv, node: cst.CSTNode) -> bool:
