@@ -1099,3 +1099,62 @@ def test_a_hand_written_cache_returns_what_its_function_stores():
     assert reach(files, "pkg/ops.py", "e4nv_path")[0] == "target"
     assert reach(files, "pkg/ops.py", "runtime_path")[0] == "target"
     assert reach(files, "pkg/ops.py", "prefilled_path")[0] == "target"
+
+
+HIP_DEFAULT = """
+    import torch
+
+    def _tma_kernel(x):
+        tma_path = 1
+
+    def matmul(x, no_use_persistent=None, use_persistent=None, other=None, plain=None):
+        if use_persistent:
+            no_use_persistent = False
+        elif no_use_persistent is None:
+            # default True for AMD and False for NVIDIA
+            if torch.version.hip is not None:
+                no_use_persistent = True
+            else:
+                no_use_persistent = False
+        if other is None:
+            other = torch.version.hip is not None
+        if plain is None:
+            plain = x.numel() > 4  # not a platform value: nothing decided
+        if no_use_persistent:
+            non_persistent = 1
+        else:
+            _tma_kernel(x)
+        if other:
+            other_amd = 1
+        if plain:
+            plain_branch = 1
+"""
+
+
+def test_parameter_defaulted_from_the_platform_takes_that_value():
+    # seen on fbgemm-gpu-genai 1.9.0: matmul_fp8_row(..., no_use_persistent=None) picks the non-persistent kernel
+    # on HIP; the TMA persistent kernels run only on NVIDIA unless a caller asks for them
+    files = ops(HIP_DEFAULT)
+    verdict, why = reach(files, "pkg/ops.py", "tma_path")
+    assert verdict == "nvidia_only", why
+    assert reach(files, "pkg/ops.py", "non_persistent")[0] == "target"
+    assert reach(files, "pkg/ops.py", "other_amd")[0] == "target"
+    assert reach(files, "pkg/ops.py", "tma_path", target="h100")[0] == "target"
+    assert reach(files, "pkg/ops.py", "non_persistent", target="h100")[0] == "nvidia_only"  # AMD-only there
+    assert reach(files, "pkg/ops.py", "plain_branch")[0] == "target"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "matmul(x, no_use_persistent=False)",  # a project call asking for the persistent kernel
+        "matmul(x, use_persistent=True)",  # an earlier branch that sets it instead
+        "matmul(x, False)",  # passed positionally
+        "matmul(*args)",
+    ],
+)
+def test_parameter_defaulted_from_the_platform_yields_to_project_calls(call):
+    files = ops(HIP_DEFAULT + f"\n    def caller(x, args):\n        {call}\n")
+    assert reach(files, "pkg/ops.py", "tma_path")[0] == "target"
+    files = ops(HIP_DEFAULT + "\n    def caller(x):\n        matmul(x, no_use_persistent=True)\n")
+    assert reach(files, "pkg/ops.py", "tma_path")[0] == "nvidia_only"
