@@ -34,9 +34,10 @@ import ast
 import re
 import warnings
 from bisect import bisect_right
+from collections import Counter
 from typing import Any
 
-FACTS_FORMAT = 9
+FACTS_FORMAT = 10
 MAX_DEF_LINES = 60  # longer functions are not predicates: their value is not inferred
 MAX_SNIPPET = 400  # longer assignment values are not predicates either
 
@@ -176,6 +177,7 @@ class _Collector:
         self.package = self.facts["package"]
         self.top = self.module.split(".")
         self.flags: dict[str, set[str]] = {}  # def qualname -> its constexpr parameters
+        self.stores: dict[str, Counter[str]] = {}  # def qualname -> how often each name is stored in its body
 
     def collect(self, tree: ast.Module) -> dict[str, Any]:
         self._block(tree.body, "", module_level=True)
@@ -246,6 +248,9 @@ class _Collector:
         start = node.decorator_list[0].lineno if node.decorator_list else node.lineno
         self.facts["scopes"][qualname] = [start, node.end_lineno or node.lineno, "def", ""]
         self._params(node, qualname)
+        self.stores[qualname] = Counter(
+            n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        )
         if module_level:
             snippet = self._source(start, node.end_lineno or node.lineno)
             if snippet is not None and (
@@ -322,7 +327,12 @@ class _Collector:
         # in a function only platform-looking ones (`major, minor = torch.cuda.get_device_capability()`)
         if not module_level and len(self.facts["params"].get(scope, {}).get(name, ())) > 3:
             return  # a platform-defaulted parameter: its value is the param's (default and call sites)
-        if not (module_level or _PLATFORM_WORD.search(name) or is_platform_text(self._text(value))):
+        if not (
+            module_level
+            or _PLATFORM_WORD.search(name)
+            or is_platform_text(self._text(value))
+            or self._reads_platform_local(name, value, scope)
+        ):
             if module_level:
                 self.facts["defs"].setdefault(name, []).append("")  # bound to something not inferred
             return
@@ -333,6 +343,19 @@ class _Collector:
             self.facts["defs"].setdefault(name, []).append(f"{name} = {source}" if source else "")
         else:
             self.facts["locals"].setdefault(scope, {}).setdefault(name, []).append(source)
+
+    def _reads_platform_local(self, name: str, value: ast.expr, scope: str) -> bool:
+        """Does the value read a platform binding of the same function (litgpt's `gpu_name =
+        device_properties.name.lower()` after `device_properties = torch.cuda.get_device_properties(0)`)?
+        Only for a name bound once: locals merge every binding whatever the flow, and a second one that runs
+        only under the first (lmdeploy's `pdl_supported = nv_cap[0] >= 9` under `if pdl_supported:`) would
+        leave undecided what the first decides."""
+        bound = self.facts["locals"].get(scope)
+        return (
+            bool(bound)
+            and self.stores.get(scope, Counter()).get(name) == 1
+            and any(isinstance(n, ast.Name) and n.id in bound for n in ast.walk(value))
+        )
 
     def _keyword_value(self, keyword: ast.keyword) -> str:
         """A call's keyword value as source: every keyword is recorded (a flag passed by name is not left to its

@@ -206,12 +206,12 @@ def test_undecided_platform_test_is_unknown():
         "pkg/ops.py": textwrap.dedent("""
         import torch
         def f():
-            if torch.cuda.get_device_name().startswith("NVIDIA H100"):
-                by_name = 1
+            if torch.cuda.get_device_properties(0).total_memory > 100 * 2**30:
+                by_memory = 1
     """)
     }
-    verdict, why = reach(files, "pkg/ops.py", "by_name")
-    assert verdict == "unknown" and "get_device_name" in why
+    verdict, why = reach(files, "pkg/ops.py", "by_memory")
+    assert verdict == "unknown" and "total_memory" in why
 
 
 def test_constexpr_kernel_parameter_fed_from_a_flag():
@@ -1158,3 +1158,59 @@ def test_parameter_defaulted_from_the_platform_yields_to_project_calls(call):
     assert reach(files, "pkg/ops.py", "tma_path")[0] == "target"
     files = ops(HIP_DEFAULT + "\n    def caller(x):\n        matmul(x, no_use_persistent=True)\n")
     assert reach(files, "pkg/ops.py", "tma_path")[0] == "nvidia_only"
+
+
+def test_device_name_predicates_read_the_targets_product_name():
+    # seen on litgpt 0.5.13: check_nvlink_connectivity calls _check_nvidia_connectivity (nvidia-smi) only when the
+    # device name says NVIDIA
+    files = ops("""
+        import torch
+
+        def _nvidia():
+            nvidia_smi = 1
+
+        def _amd():
+            rocm_smi = 1
+
+        def check(model):
+            device_properties = torch.cuda.get_device_properties(0)
+            gpu_name = device_properties.name.lower()
+            if "nvidia" in gpu_name:
+                _nvidia()
+            elif "amd" in gpu_name:
+                _amd()
+            if torch.cuda.get_device_name().startswith("NVIDIA"):
+                nvidia_prefix = 1
+            if "MI300" in torch.cuda.get_device_name(0):
+                mi300_only = 1
+            model_name = model.name.lower()  # a name read from runtime data decides nothing
+            if "nvidia" in model_name:
+                runtime_name = 1
+    """)
+    verdict, why = reach(files, "pkg/ops.py", "nvidia_smi")
+    assert verdict == "nvidia_only", why
+    assert reach(files, "pkg/ops.py", "rocm_smi")[0] == "target"
+    assert reach(files, "pkg/ops.py", "nvidia_prefix")[0] == "nvidia_only"
+    assert reach(files, "pkg/ops.py", "mi300_only", "mi300x")[0] == "target"
+    assert reach(files, "pkg/ops.py", "mi300_only", "mi350x")[0] == "nvidia_only"  # MI350X is not an MI300
+    assert reach(files, "pkg/ops.py", "runtime_name")[0] == "target"
+    assert reach(files, "pkg/ops.py", "nvidia_smi", "h100")[0] == "target"
+    assert reach(files, "pkg/ops.py", "rocm_smi", "h100")[0] == "nvidia_only"
+
+
+def test_a_name_bound_twice_is_not_derived_from_a_platform_local():
+    # seen on lmdeploy 0.18.0: `pdl_supported = is_cuda()`, then under `if pdl_supported:` a second binding from
+    # the capability; locals merge every binding, so deriving the second would leave undecided what is_cuda decides
+    files = ops("""
+        from pkg.utils import IS_NVIDIA
+
+        def launch(x):
+            pdl_supported = IS_NVIDIA
+            if pdl_supported:
+                nv_cap = torch.cuda.get_device_capability()
+                pdl_supported = nv_cap[0] >= 9
+            use_pdl = pdl_supported and x.numel() > 4
+            if use_pdl:
+                pdl_branch = 1
+    """)
+    assert reach(files, "pkg/ops.py", "pdl_branch")[0] == "nvidia_only"
