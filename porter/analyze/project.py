@@ -417,6 +417,8 @@ class Project:
         its default is no evidence (flag_gems's `fused_experts(..., use_int4_w4a16=False)` is API), so only what
         every project call passes by name decides it (lmdeploy's `use_pdl=use_pdl`, computed from is_cuda())."""
         default, position, constexpr = (*param, False)[:3]
+        if len(param) > 3:
+            return self._platform_default(module, qualname, name, param)
         users = self.users(module, qualname) if "." not in qualname else []
         if not users:
             return OPAQUE
@@ -431,6 +433,24 @@ class Project:
                 values.append(default_value)  # the call leaves it to its default
             else:
                 values.append(OPAQUE)  # passed positionally, through *args, or not a call at all
+        return merge(values, False)
+
+    def _platform_default(self, module: str, qualname: str, name: str, param: list) -> Any:
+        """A `None` parameter the function replaces with a platform-decided value (fbgemm's `no_use_persistent`):
+        outside callers may pass anything, but the package's own default path is what runs on the target, so the
+        value is that replacement merged with what each project call passes by name. A call passing it
+        positionally, or passing a parameter whose earlier branch may set it instead, leaves it undecided."""
+        default, position, _constexpr, overrides = param
+        values = [self.evaluator.source(default, Scope(module, qualname))]
+        users = self.users(module, qualname) if "." not in qualname else []
+        for path, line, _column, keywords in users:
+            if any(override in keywords for override in overrides) or keywords.get(POSITIONAL, 0) == -1:
+                values.append(OPAQUE)
+            elif name in keywords:
+                user = self.module_facts_at(path)
+                values.append(self.evaluator.source(keywords[name], Scope(user["module"], self.scope_at(path, line))))
+            elif POSITIONAL in keywords and keywords[POSITIONAL] > position:
+                values.append(OPAQUE)  # passed positionally
         return merge(values, False)
 
     # ---- call sites -------------------------------------------------------------------------

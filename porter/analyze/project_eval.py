@@ -3,7 +3,7 @@
 Values are Python values when the target decides them (`torch.version.hip` is a version string on a ROCm
 build, `torch.version.cuda` is None, `torch.cuda.get_device_capability()` is the target's (9, 4),
 `get_current_target().backend` is "hip", `gcnArchName` is the target's arch), or one of two markers:
-PLATFORM (depends on the platform in a way the target's facts do not decide: a device name) and OPAQUE
+PLATFORM (depends on the platform in a way the target's facts do not decide: a device property the specs do not give) and OPAQUE
 (ordinary runtime data). Project predicates (`def is_hip(): return torch.version.hip is not None`,
 `IS_TF32_SUPPORTED = IS_NVIDIA and cap >= 8`, `DEVICE_TYPE = get_device_type()`) are evaluated from
 their definitions, through the project's imports, so a name means what its definition says, not what it
@@ -144,7 +144,9 @@ def known_values(target) -> dict[str, Any]:
     amd = target.vendor == "amd"
     capability = Capability(target.capability)
     # ROCm reports the gfx arch with its feature flags; CUDA builds report the device name there
-    arch_name = f"{target.arch}:sramecc+:xnack-" if amd else target.extra.get("product_name", PLATFORM)
+    # the marketing name both builds report as the device name (`"NVIDIA" in torch.cuda.get_device_name()`)
+    product_name = target.extra.get("product_name", PLATFORM)
+    arch_name = f"{target.arch}:sramecc+:xnack-" if amd else product_name
     properties = Obj(
         "props",
         (
@@ -153,7 +155,7 @@ def known_values(target) -> dict[str, Any]:
             ("minor", capability[1]),
             ("warp_size", target.wave_size),
             ("multi_processor_count", target.units),
-            ("name", PLATFORM),
+            ("name", product_name),
         ),
     )
     triton_arch = target.arch if amd else target.triton["arch"]
@@ -168,7 +170,7 @@ def known_values(target) -> dict[str, Any]:
         "torch.utils.cpp_extension.IS_HIP_EXTENSION": amd,
         "torch.cuda.get_device_capability": Native(capability),
         "torch.cuda.get_device_properties": Native(properties),
-        "torch.cuda.get_device_name": Native(PLATFORM),
+        "torch.cuda.get_device_name": Native(product_name),
         "torch.cuda.is_available": Native(True),
         "torch.cuda.is_bf16_supported": Native(True),
         "torch.cuda.current_device": Native(0),

@@ -5,8 +5,9 @@ A module's facts are plain JSON (cached beside the scan's findings, keyed by the
   imports  local name -> qualified name it is bound to (relative imports made absolute from the path)
   stars    modules imported with `from m import *` (absolute): names bound nowhere else are looked up there
   defs     module-level name -> source snippets that bind it (small functions, assignments)
-  params   scope -> {parameter: [default source | "", position, constexpr]} (kernel constexpr parameters,
-           platform flags)
+  params   scope -> {parameter: [default source | "", position, constexpr, overrides]} (kernel constexpr
+           parameters, platform flags; a `None` parameter the function replaces with a platform value has that
+           value as its default and, as overrides, the parameters whose earlier branches may set it instead)
   regions  [l1, c1, l2, c2, scope, test source, wanted]: code in that range runs only when `test` is `wanted`
            (a class whose `default_enable`/`ENABLED` attribute is a platform test: its whole body)
   scopes   qualname -> [l1, l2, kind, class platform] of every def/class (kind "def" | "class")
@@ -33,9 +34,10 @@ import ast
 import re
 import warnings
 from bisect import bisect_right
+from collections import Counter
 from typing import Any
 
-FACTS_FORMAT = 8
+FACTS_FORMAT = 10
 MAX_DEF_LINES = 60  # longer functions are not predicates: their value is not inferred
 MAX_SNIPPET = 400  # longer assignment values are not predicates either
 
@@ -175,6 +177,7 @@ class _Collector:
         self.package = self.facts["package"]
         self.top = self.module.split(".")
         self.flags: dict[str, set[str]] = {}  # def qualname -> its constexpr parameters
+        self.stores: dict[str, Counter[str]] = {}  # def qualname -> how often each name is stored in its body
 
     def collect(self, tree: ast.Module) -> dict[str, Any]:
         self._block(tree.body, "", module_level=True)
@@ -245,6 +248,9 @@ class _Collector:
         start = node.decorator_list[0].lineno if node.decorator_list else node.lineno
         self.facts["scopes"][qualname] = [start, node.end_lineno or node.lineno, "def", ""]
         self._params(node, qualname)
+        self.stores[qualname] = Counter(
+            n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        )
         if module_level:
             snippet = self._source(start, node.end_lineno or node.lineno)
             if snippet is not None and (
@@ -273,6 +279,10 @@ class _Collector:
                 # a launch that leaves a tuned kernel's flag out gets the config's value, not the default
                 known = default is not None and not (tuned and constexpr)
                 params[arg.arg] = [self._text(default) if default is not None and known else "", index, constexpr]
+        for name, (value, overrides) in _platform_defaults(node, self._text).items():
+            flags.add(name)  # `if no_use_persistent:` is decided like a kernel's flag
+            index = next((i for i, a in enumerate(positional) if a.arg == name), KEYWORD_ONLY)
+            params[name] = [value, index, False, overrides]
         if params:
             self.facts["params"][qualname] = params
 
@@ -315,7 +325,14 @@ class _Collector:
     def _bind(self, name: str, source: str | None, value: ast.expr, scope: str, module_level: bool) -> None:
         # module level: every binding (a re-export `tl = triton.language`, `DEVICE_TYPE = get_device_type()`);
         # in a function only platform-looking ones (`major, minor = torch.cuda.get_device_capability()`)
-        if not (module_level or _PLATFORM_WORD.search(name) or is_platform_text(self._text(value))):
+        if not module_level and len(self.facts["params"].get(scope, {}).get(name, ())) > 3:
+            return  # a platform-defaulted parameter: its value is the param's (default and call sites)
+        if not (
+            module_level
+            or _PLATFORM_WORD.search(name)
+            or is_platform_text(self._text(value))
+            or self._reads_platform_local(name, value, scope)
+        ):
             if module_level:
                 self.facts["defs"].setdefault(name, []).append("")  # bound to something not inferred
             return
@@ -326,6 +343,19 @@ class _Collector:
             self.facts["defs"].setdefault(name, []).append(f"{name} = {source}" if source else "")
         else:
             self.facts["locals"].setdefault(scope, {}).setdefault(name, []).append(source)
+
+    def _reads_platform_local(self, name: str, value: ast.expr, scope: str) -> bool:
+        """Does the value read a platform binding of the same function (litgpt's `gpu_name =
+        device_properties.name.lower()` after `device_properties = torch.cuda.get_device_properties(0)`)?
+        Only for a name bound once: locals merge every binding whatever the flow, and a second one that runs
+        only under the first (lmdeploy's `pdl_supported = nv_cap[0] >= 9` under `if pdl_supported:`) would
+        leave undecided what the first decides."""
+        bound = self.facts["locals"].get(scope)
+        return (
+            bool(bound)
+            and self.stores.get(scope, Counter()).get(name) == 1
+            and any(isinstance(n, ast.Name) and n.id in bound for n in ast.walk(value))
+        )
 
     def _keyword_value(self, keyword: ast.keyword) -> str:
         """A call's keyword value as source: every keyword is recorded (a flag passed by name is not left to its
@@ -573,3 +603,70 @@ def _absolute_imports(body: list[ast.stmt]) -> list[str]:
 
 def _ends_in_exit(body: list[ast.stmt]) -> bool:
     return bool(body) and isinstance(body[-1], _EXITS)
+
+
+def _platform_defaults(node: ast.FunctionDef | ast.AsyncFunctionDef, text) -> dict[str, tuple[str, list[str]]]:
+    """Parameters defaulting to None that the function replaces, when None, with a platform-decided value
+    (fbgemm's `elif no_use_persistent is None: if torch.version.hip is not None: no_use_persistent = True
+    else: no_use_persistent = False`): the package's own default path is that value. Earlier branches of the
+    same if/elif chain testing another parameter (`if use_persistent: no_use_persistent = False`) are kept as
+    overrides: a project call passing that parameter leaves the value undecided."""
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = dict(
+        zip([a.arg for a in positional[len(positional) - len(args.defaults) :]], args.defaults, strict=True)
+    )
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None})
+    nones = {name for name, default in defaults.items() if isinstance(default, ast.Constant) and default.value is None}
+    found: dict[str, tuple[str, list[str]]] = {}
+    for statement in node.body:
+        tests: list[ast.expr] = []
+        branch: ast.stmt | None = statement
+        while isinstance(branch, ast.If):
+            name = _is_none_test(branch.test)
+            if name in nones and name not in found:
+                value = _platform_choice(branch.body, name, text)
+                if value is not None:
+                    overrides = [t.id for t in tests if isinstance(t, ast.Name) and t.id in defaults]
+                    if len(overrides) == len(tests):  # an earlier test on anything else: not the default path
+                        found[name] = (value, overrides)
+            tests.append(branch.test)
+            branch = branch.orelse[0] if len(branch.orelse) == 1 else None
+    return found
+
+
+def _is_none_test(test: ast.expr) -> str | None:
+    """`x is None` -> "x"."""
+    if (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Is)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    ):
+        return test.left.id
+    return None
+
+
+def _platform_choice(body: list[ast.stmt], name: str, text) -> str | None:
+    """The source of what `body` sets `name` to, when a platform test picks it: `if T: name = A else: name = B`
+    -> `((A) if (T) else (B))`, or `name = <platform expression>`."""
+    if len(body) != 1:
+        return None
+    statement = body[0]
+    if isinstance(statement, ast.If) and is_platform_text(text(statement.test)):
+        chosen = _assigned(statement.body, name, text), _assigned(statement.orelse, name, text)
+        if chosen[0] and chosen[1]:
+            return f"(({chosen[0]}) if ({text(statement.test)}) else ({chosen[1]}))"
+        return None
+    value = _assigned(body, name, text)
+    return value if value and is_platform_text(value) else None
+
+
+def _assigned(body: list[ast.stmt], name: str, text) -> str | None:
+    if len(body) == 1 and isinstance(body[0], ast.Assign) and len(body[0].targets) == 1:
+        target = body[0].targets[0]
+        if isinstance(target, ast.Name) and target.id == name:
+            return text(body[0].value) or None
+    return None

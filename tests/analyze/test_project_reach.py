@@ -206,12 +206,12 @@ def test_undecided_platform_test_is_unknown():
         "pkg/ops.py": textwrap.dedent("""
         import torch
         def f():
-            if torch.cuda.get_device_name().startswith("NVIDIA H100"):
-                by_name = 1
+            if torch.cuda.get_device_properties(0).total_memory > 100 * 2**30:
+                by_memory = 1
     """)
     }
-    verdict, why = reach(files, "pkg/ops.py", "by_name")
-    assert verdict == "unknown" and "get_device_name" in why
+    verdict, why = reach(files, "pkg/ops.py", "by_memory")
+    assert verdict == "unknown" and "total_memory" in why
 
 
 def test_constexpr_kernel_parameter_fed_from_a_flag():
@@ -1099,3 +1099,118 @@ def test_a_hand_written_cache_returns_what_its_function_stores():
     assert reach(files, "pkg/ops.py", "e4nv_path")[0] == "target"
     assert reach(files, "pkg/ops.py", "runtime_path")[0] == "target"
     assert reach(files, "pkg/ops.py", "prefilled_path")[0] == "target"
+
+
+HIP_DEFAULT = """
+    import torch
+
+    def _tma_kernel(x):
+        tma_path = 1
+
+    def matmul(x, no_use_persistent=None, use_persistent=None, other=None, plain=None):
+        if use_persistent:
+            no_use_persistent = False
+        elif no_use_persistent is None:
+            # default True for AMD and False for NVIDIA
+            if torch.version.hip is not None:
+                no_use_persistent = True
+            else:
+                no_use_persistent = False
+        if other is None:
+            other = torch.version.hip is not None
+        if plain is None:
+            plain = x.numel() > 4  # not a platform value: nothing decided
+        if no_use_persistent:
+            non_persistent = 1
+        else:
+            _tma_kernel(x)
+        if other:
+            other_amd = 1
+        if plain:
+            plain_branch = 1
+"""
+
+
+def test_parameter_defaulted_from_the_platform_takes_that_value():
+    # seen on fbgemm-gpu-genai 1.9.0: matmul_fp8_row(..., no_use_persistent=None) picks the non-persistent kernel
+    # on HIP; the TMA persistent kernels run only on NVIDIA unless a caller asks for them
+    files = ops(HIP_DEFAULT)
+    verdict, why = reach(files, "pkg/ops.py", "tma_path")
+    assert verdict == "nvidia_only", why
+    assert reach(files, "pkg/ops.py", "non_persistent")[0] == "target"
+    assert reach(files, "pkg/ops.py", "other_amd")[0] == "target"
+    assert reach(files, "pkg/ops.py", "tma_path", target="h100")[0] == "target"
+    assert reach(files, "pkg/ops.py", "non_persistent", target="h100")[0] == "nvidia_only"  # AMD-only there
+    assert reach(files, "pkg/ops.py", "plain_branch")[0] == "target"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "matmul(x, no_use_persistent=False)",  # a project call asking for the persistent kernel
+        "matmul(x, use_persistent=True)",  # an earlier branch that sets it instead
+        "matmul(x, False)",  # passed positionally
+        "matmul(*args)",
+    ],
+)
+def test_parameter_defaulted_from_the_platform_yields_to_project_calls(call):
+    files = ops(HIP_DEFAULT + f"\n    def caller(x, args):\n        {call}\n")
+    assert reach(files, "pkg/ops.py", "tma_path")[0] == "target"
+    files = ops(HIP_DEFAULT + "\n    def caller(x):\n        matmul(x, no_use_persistent=True)\n")
+    assert reach(files, "pkg/ops.py", "tma_path")[0] == "nvidia_only"
+
+
+def test_device_name_predicates_read_the_targets_product_name():
+    # seen on litgpt 0.5.13: check_nvlink_connectivity calls _check_nvidia_connectivity (nvidia-smi) only when the
+    # device name says NVIDIA
+    files = ops("""
+        import torch
+
+        def _nvidia():
+            nvidia_smi = 1
+
+        def _amd():
+            rocm_smi = 1
+
+        def check(model):
+            device_properties = torch.cuda.get_device_properties(0)
+            gpu_name = device_properties.name.lower()
+            if "nvidia" in gpu_name:
+                _nvidia()
+            elif "amd" in gpu_name:
+                _amd()
+            if torch.cuda.get_device_name().startswith("NVIDIA"):
+                nvidia_prefix = 1
+            if "MI300" in torch.cuda.get_device_name(0):
+                mi300_only = 1
+            model_name = model.name.lower()  # a name read from runtime data decides nothing
+            if "nvidia" in model_name:
+                runtime_name = 1
+    """)
+    verdict, why = reach(files, "pkg/ops.py", "nvidia_smi")
+    assert verdict == "nvidia_only", why
+    assert reach(files, "pkg/ops.py", "rocm_smi")[0] == "target"
+    assert reach(files, "pkg/ops.py", "nvidia_prefix")[0] == "nvidia_only"
+    assert reach(files, "pkg/ops.py", "mi300_only", "mi300x")[0] == "target"
+    assert reach(files, "pkg/ops.py", "mi300_only", "mi350x")[0] == "nvidia_only"  # MI350X is not an MI300
+    assert reach(files, "pkg/ops.py", "runtime_name")[0] == "target"
+    assert reach(files, "pkg/ops.py", "nvidia_smi", "h100")[0] == "target"
+    assert reach(files, "pkg/ops.py", "rocm_smi", "h100")[0] == "nvidia_only"
+
+
+def test_a_name_bound_twice_is_not_derived_from_a_platform_local():
+    # seen on lmdeploy 0.18.0: `pdl_supported = is_cuda()`, then under `if pdl_supported:` a second binding from
+    # the capability; locals merge every binding, so deriving the second would leave undecided what is_cuda decides
+    files = ops("""
+        from pkg.utils import IS_NVIDIA
+
+        def launch(x):
+            pdl_supported = IS_NVIDIA
+            if pdl_supported:
+                nv_cap = torch.cuda.get_device_capability()
+                pdl_supported = nv_cap[0] >= 9
+            use_pdl = pdl_supported and x.numel() > 4
+            if use_pdl:
+                pdl_branch = 1
+    """)
+    assert reach(files, "pkg/ops.py", "pdl_branch")[0] == "nvidia_only"
