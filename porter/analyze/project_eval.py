@@ -143,9 +143,9 @@ def known_values(target) -> dict[str, Any]:
     a CUDA build and Triton's NVIDIA backend for an NVIDIA target)."""
     amd = target.vendor == "amd"
     capability = Capability(target.capability)
-    # ROCm reports the gfx arch with its feature flags; CUDA builds report the device name there
     # the marketing name both builds report as the device name (`"NVIDIA" in torch.cuda.get_device_name()`)
     product_name = target.extra.get("product_name", PLATFORM)
+    # ROCm reports the gfx arch with its feature flags as gcnArchName; CUDA builds report the device name there
     arch_name = f"{target.arch}:sramecc+:xnack-" if amd else product_name
     properties = Obj(
         "props",
