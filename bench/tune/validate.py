@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from porter.tune import default_space, rank_gemm  # noqa: E402
-from porter.tune.scoring import evaluate, format_table, load_rows  # noqa: E402
+from porter.tune.scoring import HELD_OUT_SPLITS, evaluate, format_table, load_rows  # noqa: E402
 
 DATA = [
     ROOT / "bench" / "tune" / "data" / name
@@ -64,20 +64,7 @@ def main() -> int:
     parser.add_argument(
         "--split",
         nargs="+",
-        default=[
-            "val",
-            "fresh",
-            "blind",
-            "blind2",
-            "blind3",
-            "blind4",
-            "blind5",
-            "blind6",
-            "blind7",
-            "blind8",
-            "cal5",
-            "blind9",
-        ],
+        default=[*HELD_OUT_SPLITS, "cal5"],
         help="cal, val, fresh, blind, blind2, blind3, blind4, blind5, blind6, blind7, blind8, cal5, blind9, blind10",
     )
     parser.add_argument("--rows", action="store_true", help="print the per-shape scores too")

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from porter.tune.scoring import evaluate, load_rows
+from porter.tune.scoring import HELD_OUT_SPLITS, evaluate, load_rows
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "bench" / "tune" / "data"
 SWEEPS = {
@@ -171,23 +171,7 @@ def test_model_keeps_its_measured_scores(result, split, group):
         assert table[selector]["min"] >= minimum - TOL, (split, group, selector, table[selector])
 
 
-@pytest.mark.parametrize(
-    "split",
-    [
-        "val",
-        "fresh",
-        "blind",
-        "blind2",
-        "blind3",
-        "blind4",
-        "blind5",
-        "blind6",
-        "blind7",
-        "blind8",
-        "blind9",
-        "blind10",
-    ],
-)
+@pytest.mark.parametrize("split", HELD_OUT_SPLITS)
 def test_model_beats_the_fixed_baselines_on_held_out_shapes(result, split):
     table = result[f"{split}/all"]
     for baseline in ("default", "best_fixed", "tutorial8"):
