@@ -177,7 +177,8 @@ class _Collector:
         self.package = self.facts["package"]
         self.top = self.module.split(".")
         self.flags: dict[str, set[str]] = {}  # def qualname -> its constexpr parameters
-        self.stores: dict[str, Counter[str]] = {}  # def qualname -> how often each name is stored in its body
+        self.defs: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}  # def qualname -> its node
+        self.stores: dict[str, Counter[str]] = {}  # def qualname -> how often each name is stored (when asked)
 
     def collect(self, tree: ast.Module) -> dict[str, Any]:
         self._block(tree.body, "", module_level=True)
@@ -248,9 +249,7 @@ class _Collector:
         start = node.decorator_list[0].lineno if node.decorator_list else node.lineno
         self.facts["scopes"][qualname] = [start, node.end_lineno or node.lineno, "def", ""]
         self._params(node, qualname)
-        self.stores[qualname] = Counter(
-            n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-        )
+        self.defs[qualname] = node
         if module_level:
             snippet = self._source(start, node.end_lineno or node.lineno)
             if snippet is not None and (
@@ -266,12 +265,15 @@ class _Collector:
         positional = [*args.posonlyargs, *args.args]
         defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
         params = {}
-        keyword_only = [(arg, default, KEYWORD_ONLY) for arg, default in zip(args.kwonlyargs, args.kw_defaults)]
+        every = [
+            *((arg, default, index) for index, (arg, default) in enumerate(zip(positional, defaults))),
+            *((arg, default, KEYWORD_ONLY) for arg, default in zip(args.kwonlyargs, args.kw_defaults)),
+        ]
         # a kernel's constexpr flag (`ptx_pack: tl.constexpr = False`) is kept whatever its name: `if ptx_pack:`
         # compiles its branch out unless a launch passes a true value; autotune/heuristics may supply it instead
         tuned = any(_TUNERS.search(self._text(d)) for d in node.decorator_list)
         flags = self.flags.setdefault(qualname, set())
-        for arg, default, index in [*((a, d, i) for i, (a, d) in enumerate(zip(positional, defaults))), *keyword_only]:
+        for arg, default, index in every:
             constexpr = arg.annotation is not None and _is_constexpr(arg.annotation)
             if constexpr:
                 flags.add(arg.arg)
@@ -279,10 +281,11 @@ class _Collector:
                 # a launch that leaves a tuned kernel's flag out gets the config's value, not the default
                 known = default is not None and not (tuned and constexpr)
                 params[arg.arg] = [self._text(default) if default is not None and known else "", index, constexpr]
-        for name, (value, overrides) in _platform_defaults(node, self._text).items():
+        index_of = {arg.arg: index for arg, _, index in every}
+        defaulted = {arg.arg: default for arg, default, _ in every if default is not None}
+        for name, (value, overrides) in _platform_defaults(node.body, defaulted, self._text).items():
             flags.add(name)  # `if no_use_persistent:` is decided like a kernel's flag
-            index = next((i for i, a in enumerate(positional) if a.arg == name), KEYWORD_ONLY)
-            params[name] = [value, index, False, overrides]
+            params[name] = [value, index_of[name], False, overrides]
         if params:
             self.facts["params"][qualname] = params
 
@@ -353,9 +356,21 @@ class _Collector:
         bound = self.facts["locals"].get(scope)
         return (
             bool(bound)
-            and self.stores.get(scope, Counter()).get(name) == 1
             and any(isinstance(n, ast.Name) and n.id in bound for n in ast.walk(value))
+            and self._store_count(scope, name) == 1
         )
+
+    def _store_count(self, scope: str, name: str) -> int:
+        """How often the function `scope` stores `name` (counted once per function, and only when asked: most
+        bindings never need it, and walking every function body would cost the facts pass a walk per def)."""
+        node = self.defs.get(scope)
+        if node is None:
+            return 0
+        if scope not in self.stores:
+            self.stores[scope] = Counter(
+                n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+            )
+        return self.stores[scope][name]
 
     def _keyword_value(self, keyword: ast.keyword) -> str:
         """A call's keyword value as source: every keyword is recorded (a flag passed by name is not left to its
@@ -605,21 +620,16 @@ def _ends_in_exit(body: list[ast.stmt]) -> bool:
     return bool(body) and isinstance(body[-1], _EXITS)
 
 
-def _platform_defaults(node: ast.FunctionDef | ast.AsyncFunctionDef, text) -> dict[str, tuple[str, list[str]]]:
+def _platform_defaults(body: list[ast.stmt], defaults: dict[str, ast.expr], text) -> dict[str, tuple[str, list[str]]]:
     """Parameters defaulting to None that the function replaces, when None, with a platform-decided value
     (fbgemm's `elif no_use_persistent is None: if torch.version.hip is not None: no_use_persistent = True
     else: no_use_persistent = False`): the package's own default path is that value. Earlier branches of the
     same if/elif chain testing another parameter (`if use_persistent: no_use_persistent = False`) are kept as
-    overrides: a project call passing that parameter leaves the value undecided."""
-    args = node.args
-    positional = [*args.posonlyargs, *args.args]
-    defaults = dict(
-        zip([a.arg for a in positional[len(positional) - len(args.defaults) :]], args.defaults, strict=True)
-    )
-    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None})
+    overrides: a project call passing that parameter leaves the value undecided. `defaults`: parameter -> its
+    default, for the parameters that have one."""
     nones = {name for name, default in defaults.items() if isinstance(default, ast.Constant) and default.value is None}
     found: dict[str, tuple[str, list[str]]] = {}
-    for statement in node.body:
+    for statement in body:
         tests: list[ast.expr] = []
         branch: ast.stmt | None = statement
         while isinstance(branch, ast.If):
