@@ -169,8 +169,7 @@ class Project:
         self._suffixes = _suffix_index(self.path_of)
         self.evaluator = Evaluator(self, target)
         self._values: dict[tuple, Any] = {}
-        self._regions: dict[tuple[str, int], Any] = {}
-        self._switches: dict[tuple[str, int], Any] = {}
+        self._spans: dict[tuple[str, str, int], Any] = {}  # (facts list, path, index) -> its source's value
         self._functions: dict[tuple[str, str], Reach] = {}
         self._users: dict[tuple[str, str], list] | None = None
         self._api: set[tuple[str, str]] | None = None
@@ -538,7 +537,7 @@ class Project:
             l1, c1, l2, c2, scope, test, wanted = region
             if not ((l1, c1) <= point <= (l2, c2)):
                 continue
-            value = self._region_value(path, index)
+            value = truth(self._span_value("regions", path, index))
             if value is PLATFORM:
                 unknown = unknown or Reach(
                     UNKNOWN, f"depends on `{test}`, which {self.target.name}'s facts do not decide"
@@ -548,7 +547,7 @@ class Project:
         for index, (l1, c1, l2, c2, _scope, value_text) in enumerate(facts.get("switches", ())):
             if not (l1, c1) <= point <= (l2, c2):
                 continue
-            value = self._switch_value(path, index)
+            value = self._span_value("switches", path, index)
             # only False: None may be the very value a rule reports (`cuda_home=CUDA_HOME`), 0 is a count
             if value is False:
                 return Reach(
@@ -633,23 +632,16 @@ class Project:
             return None
         return Reach(ROCM_ONLY, f"written for AMD, it does not run on {self._nvidia.target.name}: {verdict.reason}")
 
-    def _region_value(self, path: str, index: int) -> Any:
-        key = (path, index)
-        if key not in self._regions:
+    def _span_value(self, kind: str, path: str, index: int) -> Any:
+        """The value on the target of the source a span of the facts records, in its scope: a region's test
+        (`regions`: the code runs when it is `wanted`) or a keyword's value (`switches`: False turns the option
+        off). Both lists hold [l1, c1, l2, c2, scope, source, ...]."""
+        key = (kind, path, index)
+        if key not in self._spans:
             facts = self.facts[path]
-            test, scope = facts["regions"][index][5], facts["regions"][index][4]
-            value = truth(self.evaluator.source(test, Scope(facts["module"], scope)))
-            self._regions[key] = value
-        return self._regions[key]
-
-    def _switch_value(self, path: str, index: int) -> Any:
-        """A keyword's value on the target (False/None: the option it sets is off; anything else: on or unknown)."""
-        key = (path, index)
-        if key not in self._switches:
-            facts = self.facts[path]
-            switch = facts["switches"][index]
-            self._switches[key] = self.evaluator.source(switch[5], Scope(facts["module"], switch[4]))
-        return self._switches[key]
+            scope, source = facts[kind][index][4:6]
+            self._spans[key] = self.evaluator.source(source, Scope(facts["module"], scope))
+        return self._spans[key]
 
     def function_reach(self, path: str, function: str) -> Reach:
         """NVIDIA-only when every use of a module-level function in the project is (a package's API: unknown)."""
