@@ -433,9 +433,9 @@ def _triage(
         if isinstance(text, SkipNote):
             skipped.append(text)
             continue
-        rules = (
-            frozenset() if not may_match(text) else _rules_that_may_match(text, words.get(path), aliases, *rules_for)
-        )
+        rules = _rules_that_may_match(text, words.get(path), aliases, *rules_for)
+        if rules is None and not may_match(text):  # no ast words: the text tokens alone decide
+            rules = frozenset()
         if rules is not None and not rules:  # no rule can match: no parse, no findings
             stats.prefiltered += 1
             if cache is not None:
