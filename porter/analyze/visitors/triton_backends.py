@@ -17,7 +17,7 @@ import libcst as cst
 
 from porter.analyze.triton.names import guard_of_test
 from porter.analyze.visitors import Hit, ModuleContext, register
-from porter.analyze.visitors.triton_common import references, skip_for_target
+from porter.analyze.visitors.triton_common import in_try_handling, references, skip_for_target
 from porter.records import Severity
 
 _NVIDIA_BACKEND = ("triton._C.libtriton.nvidia", "triton.backends.nvidia", "triton.testing.cublas")
@@ -110,13 +110,7 @@ def _failure_handled(inv, node: cst.CSTNode, needs_library: bool) -> bool:
     A handler for other errors only (`except (ImportError, IOError, AttributeError)` around a CublasLt
     construction, tritonbench's fp8 GEMM) lets the RuntimeError through."""
     needed = "RuntimeError" if needs_library else "ImportError"
-    child = node
-    for ancestor in inv.ancestors(node):
-        if isinstance(ancestor, cst.Try) and child is ancestor.body:
-            if any(_catches(inv, handler, needed) for handler in ancestor.handlers):
-                return True
-        child = ancestor
-    return False
+    return in_try_handling(inv, node, lambda handler: _catches(inv, handler, needed))
 
 
 def _catches(inv, handler: cst.ExceptHandler, needed: str) -> bool:

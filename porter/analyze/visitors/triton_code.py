@@ -10,7 +10,14 @@ import libcst as cst
 
 from porter.analyze.triton.inventory import walk
 from porter.analyze.visitors import Hit, ModuleContext, register
-from porter.analyze.visitors.triton_common import calls, keyword_arg, references, skip_for_target, uses_triton
+from porter.analyze.visitors.triton_common import (
+    calls,
+    in_try_handling,
+    keyword_arg,
+    references,
+    skip_for_target,
+    uses_triton,
+)
 from porter.records import Severity
 
 _WARPISH = re.compile(r"warp|lane", re.IGNORECASE)
@@ -576,16 +583,7 @@ _NVSMI_FAILURES = re.compile(
 def _failure_handled(inv, node: cst.CSTNode) -> bool:
     """The call sits in the body of a `try` whose handler catches its failure on AMD (xformers' perf model:
     `try: nvsmi(...) except FileNotFoundError: <fallback>`): the fallback is what runs there."""
-    child = node
-    for ancestor in inv.ancestors(node):
-        if (
-            isinstance(ancestor, cst.Try)
-            and child is ancestor.body
-            and any(h.type is None or _NVSMI_FAILURES.search(inv.code(h.type)) for h in ancestor.handlers)
-        ):
-            return True
-        child = ancestor
-    return False
+    return in_try_handling(inv, node, lambda h: h.type is None or bool(_NVSMI_FAILURES.search(inv.code(h.type))))
 
 
 _REDUCING_ATOMICS = {f"triton.language.atomic_{op}" for op in ("add", "max", "min", "and", "or", "xor")}

@@ -3,7 +3,7 @@ guards, and outermost references to qualified names."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -208,6 +208,17 @@ def references(inv, prefixes: tuple[str, ...]) -> Iterator[tuple[cst.CSTNode, st
             if qualified.startswith(prefixes):
                 yield node, qualified
                 break
+
+
+def in_try_handling(inv, node: cst.CSTNode, handles: Callable[[cst.ExceptHandler], bool]) -> bool:
+    """The node sits in the body of a `try` one of whose handlers `handles` what it raises on AMD: the
+    fallback is what runs there (PT118's nvidia-smi probes, PT122's NVIDIA backend uses)."""
+    child = node
+    for ancestor in inv.ancestors(node):
+        if isinstance(ancestor, cst.Try) and child is ancestor.body and any(handles(h) for h in ancestor.handlers):
+            return True
+        child = ancestor
+    return False
 
 
 def keyword_arg(call: cst.Call, name: str) -> cst.Arg | None:
