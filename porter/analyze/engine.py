@@ -789,8 +789,8 @@ def analyze_source(
 
 def _active_rules(text: str, target: Target, ruleset: RuleSet, only: Collection[str] | None = None) -> list[Rule]:
     rules = _target_rules(target, ruleset)
-    if only is not None:
-        rules = tuple(rule for rule in rules if rule.id in only)
+    if only is not None:  # the scan's pre-filter kept these for their text tokens and ast triggers already
+        return [rule for rule in rules if rule.id in only]
     return [rule for rule in rules if any(token in text for token in rule.tokens)]
 
 
