@@ -19,7 +19,7 @@ memory over the limit, or a small-tile config on a large-M shape).
 dtypes: bf16, fp16, fp8 (e4m3, B column-major, C bf16) and fp32 (fp32 operands and C, tl.dot's default
 input_precision "tf32"; cuBLAS timed with TF32 allowed).
 
-Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10]
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11]
        [--dtypes bf16,fp8] [--budget-s 480] [--workers 16]
 """
 
@@ -624,6 +624,68 @@ BLIND10 = [  # taken mid-round on 2026-12-04, after dev3-tune4's model (f9d620d)
     ("b10_f32_odd_m", 2900, 4096, 2048, "blind10", "fp32"),
     ("b10_f32_odd_nk", 8192, 1900, 2500, "blind10", "fp32"),
 ]
+CAL6 = [  # calibration, taken 2026-12-04 (session 23) beside blind11: the classes of blind10's worst picks -- fp8 with
+    # every dim off-grid near 2-4k, fp32 tall-skinny recommendation shapes (N 64-128, K 256-768), fp16 large odd-M
+    # squares, fp16 recommendation N = 512-768 at small K, fp8 mid-size squares near 3k
+    ("c6_f8_odd_all_a", 3100, 2500, 1700, "cal6", "fp8"),
+    ("c6_f8_odd_all_b", 4500, 3300, 2300, "cal6", "fp8"),
+    ("c6_f8_sq3k", 12288, 3072, 3072, "cal6", "fp8"),
+    ("c6_f8_odd_sq", 20000, 2600, 2600, "cal6", "fp8"),
+    ("c6_f32_rec_n64", 131072, 64, 512, "cal6", "fp32"),
+    ("c6_f32_rec_n128", 65536, 128, 768, "cal6", "fp32"),
+    ("c6_f32_rec_n80", 98304, 80, 384, "cal6", "fp32"),
+    ("c6_h_odd_sq_a", 6000, 4096, 4096, "cal6", "fp16"),
+    ("c6_h_odd_sq_b", 9000, 5120, 5120, "cal6", "fp16"),
+    ("c6_h_rec_n512", 65536, 512, 256, "cal6", "fp16"),
+    ("c6_h_rec_n768", 49152, 768, 384, "cal6", "fp16"),
+    ("c6_bf_odd_sq", 7000, 4096, 4096, "cal6", "bf16"),
+]
+BLIND11 = [  # taken 2026-12-04 (session 23) before any model change of the session (split "blind11"): model dims not
+    # swept before (Qwen2.5-72B, Falcon-40B, DBRX, Qwen3 MoE experts, Gemma-3-12B/27B, OLMo-2-13B, Nemotron-4-340B,
+    # Llama-4-Scout), M = 1..131072, recommendation MLPs, a quarter off the 16-element grid
+    ("b11_bf_decode_up", 1, 29568, 8192, "blind11", "bf16"),
+    ("b11_bf_m6_qkv", 6, 10240, 8192, "blind11", "bf16"),
+    ("b11_bf_m48_down", 48, 5120, 13824, "blind11", "bf16"),
+    ("b11_bf_m256_moe", 256, 1536, 4096, "blind11", "bf16"),
+    ("b11_bf_m640_up", 640, 21504, 5376, "blind11", "bf16"),
+    ("b11_bf_m3072_o", 3072, 3840, 3840, "blind11", "bf16"),
+    ("b11_bf_m10240_down", 10240, 6144, 10752, "blind11", "bf16"),
+    ("b11_bf_m32768_up", 32768, 15360, 3840, "blind11", "bf16"),
+    ("b11_bf_rec_n256", 131072, 256, 1024, "blind11", "bf16"),
+    ("b11_bf_rec_n48", 65536, 48, 768, "blind11", "bf16"),
+    ("b11_bf_odd_m", 4321, 8192, 5120, "blind11", "bf16"),
+    ("b11_bf_odd_nk", 8192, 3700, 2500, "blind11", "bf16"),
+    ("b11_h_decode_qkv", 1, 10240, 8192, "blind11", "fp16"),
+    ("b11_h_m16_down", 16, 8192, 29568, "blind11", "fp16"),
+    ("b11_h_m96_moe", 96, 4096, 1536, "blind11", "fp16"),
+    ("b11_h_m384_up", 384, 13824, 5120, "blind11", "fp16"),
+    ("b11_h_m1536_o", 1536, 5376, 4096, "blind11", "fp16"),
+    ("b11_h_m6144_up", 6144, 32768, 8192, "blind11", "fp16"),
+    ("b11_h_m49152_down", 49152, 3840, 15360, "blind11", "fp16"),
+    ("b11_h_rec_n384", 98304, 384, 1024, "blind11", "fp16"),
+    ("b11_h_odd_n", 5120, 6000, 3072, "blind11", "fp16"),
+    ("b11_h_odd_mk", 3333, 4096, 3500, "blind11", "fp16"),
+    ("b11_f8_decode_down", 1, 8192, 29568, "blind11", "fp8"),
+    ("b11_f8_m8_up", 8, 73728, 18432, "blind11", "fp8"),
+    ("b11_f8_m40_o", 40, 5120, 5120, "blind11", "fp8"),
+    ("b11_f8_m192_qkv", 192, 10240, 8192, "blind11", "fp8"),
+    ("b11_f8_m1024_moe", 1024, 1536, 4096, "blind11", "fp8"),
+    ("b11_f8_m4096_up", 4096, 21504, 5376, "blind11", "fp8"),
+    ("b11_f8_m24576_o", 24576, 8192, 8192, "blind11", "fp8"),
+    ("b11_f8_rec_n768", 65536, 768, 1024, "blind11", "fp8"),
+    ("b11_f8_odd_m", 2750, 6144, 6144, "blind11", "fp8"),
+    ("b11_f8_odd_nk", 6144, 4500, 3100, "blind11", "fp8"),
+    ("b11_f32_decode_o", 1, 8192, 8192, "blind11", "fp32"),
+    ("b11_f32_m24_up", 24, 13824, 5120, "blind11", "fp32"),
+    ("b11_f32_m192_down", 192, 3840, 15360, "blind11", "fp32"),
+    ("b11_f32_m1024_qkv", 1024, 10240, 8192, "blind11", "fp32"),
+    ("b11_f32_m8192_o", 8192, 5376, 4096, "blind11", "fp32"),
+    ("b11_f32_m32768_up", 32768, 3072, 1024, "blind11", "fp32"),
+    ("b11_f32_rec_n192", 131072, 192, 256, "blind11", "fp32"),
+    ("b11_f32_rec_n48", 98304, 48, 1024, "blind11", "fp32"),
+    ("b11_f32_odd_m", 5555, 4096, 3072, "blind11", "fp32"),
+    ("b11_f32_odd_nk", 4096, 2300, 3900, "blind11", "fp32"),
+]
 SUITES = {
     "full": SHAPES,
     "fresh": FRESH,
@@ -641,6 +703,8 @@ SUITES = {
     "blind9": BLIND9,
     "cal5": CAL5,
     "blind10": BLIND10,
+    "cal6": CAL6,
+    "blind11": BLIND11,
 }
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")  # the default; cal4 and blind3 were run with --dtypes fp16,fp32
