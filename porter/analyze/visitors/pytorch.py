@@ -186,6 +186,8 @@ def capability_comparison(ctx: ModuleContext, rule: Any, target: Any) -> Iterabl
                 value = literal_value(other)
                 if part is None or side_op is None or value is None:
                     continue
+                if part == "capability" and _amd_capability(value):
+                    break  # (9, 4) / (9, 5) name gfx942 / gfx950: a gate written for ROCm's own tuples
                 hit = _capability_hit(comparison, part, side_op, value, target, floor, missing, nvidia)
                 if hit is not None and not _harmless_branch(ctx, comparison, hit.data["outcome"] == "true"):
                     exit_data = _platform_exit(ctx, comparison)
@@ -378,6 +380,19 @@ def _feature_floor(target: Any) -> tuple[tuple | None, list[str], list[Any]]:
     floor, first = min(lacking, key=lambda pair: pair[0])
     missing = sorted(name for name, on in first.features.items() if on and not target.features.get(name))
     return floor, missing, nvidia
+
+
+def _amd_capability(value: Any) -> bool:
+    """The literal is the capability tuple ROCm reports for an AMD target (gfx942's (9, 4), gfx950's (9, 5)), a
+    value no NVIDIA part reports: the gate tells AMD parts apart on purpose (fbgemm's fp8 dtype choice picks FNUZ
+    below (9, 5) under `if torch.version.hip:`, bench/real_code)."""
+    from porter.targets import all_targets, get_target
+
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        return False
+    amd = {tuple(t.capability) for t in map(get_target, all_targets()) if t.vendor == "amd" and t.capability}
+    nvidia = {tuple(t.capability) for t in map(get_target, all_targets()) if t.vendor == "nvidia" and t.capability}
+    return tuple(value) in amd - nvidia
 
 
 def _part_of(capability: tuple, part: str) -> Any:
