@@ -664,7 +664,8 @@ def _branch_names_backend(ctx: ModuleContext, call: cst.Call, backend: cst.CSTNo
     word = _BACKEND_WORDS.get(_tail(backend) or "")
     if word is None:
         return False
-    child, parent = call, ctx.parent(call)
+    child: cst.CSTNode = call
+    parent = ctx.parent(call)
     while parent is not None and not isinstance(parent, cst.FunctionDef):
         if isinstance(parent, cst.If) and child is parent.body and word in ctx.code_for(parent.test).lower():
             return True
