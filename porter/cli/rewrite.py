@@ -49,6 +49,9 @@ def rewrite_command(
     ),
     output_format: str = typer.Option("text", "--format", help="text | json | github (summary on stdout)."),
     select: list[str] = typer.Option(None, "--select", help="Rule ids/prefixes to run (comma list, repeatable)."),
+    extend_select: list[str] = typer.Option(
+        None, "--extend-select", help="Rule ids to add to the default set, e.g. opt-in rules (or opt-in for all)."
+    ),
     ignore: list[str] = typer.Option(None, "--ignore", help="Rule ids/prefixes to skip (comma list, repeatable)."),
     no_verify: bool = typer.Option(False, "--no-verify", help="Skip verification; patches are marked unverified."),
     tune: str = typer.Option(None, "--tune", help="topk=N: keep the N best model-ranked configs per shape bucket."),
@@ -77,6 +80,7 @@ def rewrite_command(
             exclusive=exclusive,
             output_format=output_format,
             select=_split(select),
+            extend_select=_split(extend_select),
             ignore=_split(ignore),
             verify=not no_verify,
             tune_topk=parse_tune(tune),
@@ -123,6 +127,7 @@ def run_rewrite(
     exclusive=False,
     output_format="text",
     select=None,
+    extend_select=None,
     ignore=None,
     verify=True,
     tune_topk=None,
@@ -149,7 +154,9 @@ def run_rewrite(
         typer.secho(line, err=True, fg="yellow")
     check_out_dir(out, path)
     progress = progress if progress is not None else Progress()
-    config = load_config(path, config_file).with_overrides(target=target, select=select, ignore=ignore)
+    config = load_config(path, config_file).with_overrides(
+        target=target, select=select, extend_select=extend_select, ignore=ignore
+    )
     resolved = get_target(config.target_name)
     if apply and not allow_dirty and git_dirty(path, exclude=out):
         raise UsageError(f"{path}: the git tree has uncommitted changes; commit them or pass --allow-dirty")

@@ -74,11 +74,14 @@ def test_feature_flag_variant():
 
 
 def test_capability_outcome_is_computed_for_the_target():
-    code = "import torch\nif torch.cuda.get_device_capability() >= (9, 5):\n    pass"
+    code = "import torch\nmajor, minor = torch.cuda.get_device_capability()\nif major * 10 + minor >= 95:\n    pass"
     # false on gfx942 (9, 4): it stays where pre-Hopper NVIDIA parts go, fine; true on gfx950 (9, 5): Blackwell's branch
     assert analyze_source(code, "m.py", MI300X, RULES) == []
     (on_350,) = analyze_source(code, "m.py", MI350X, RULES)
     assert on_350.data["outcome"] == "true" and "b200" in on_350.data["meant_for"]
+    # the tuple (9, 5) itself is gfx950's, which no NVIDIA part reports: a gate that tells AMD parts apart on purpose
+    tuple_gate = "import torch\nif torch.cuda.get_device_capability() >= (9, 5):\n    pass"
+    assert analyze_source(tuple_gate, "m.py", MI350X, RULES) == []
 
 
 def test_positions_are_one_based_with_end_and_snippet():

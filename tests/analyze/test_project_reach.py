@@ -655,7 +655,7 @@ def test_triton_rules_see_kernels_through_a_reexport(tmp_path):
             "pkg/ops.py": MM_KERNEL,
         },
     )
-    ruleset = load_rules()
+    ruleset = load_rules(extend_select=["PT103"])  # PT103 is opt-in (the NVIDIA-tuning group)
     found = scan_tree(tmp_path, "mi300x", ruleset, jobs=1, config=PorterConfig())
     assert {"PT109", "PT103"} <= {f.rule for f in found.findings if f.path == "pkg/ops.py"}  # inline asm, LDS
     # the re-export module changes: the cached findings of the importing file must not be reused
@@ -932,7 +932,8 @@ def test_nvidia_tuning_findings_are_dropped_in_code_written_for_amd(tmp_path):
             "pkg/either_gemm.py": either.replace("from pkg", "import torch\nfrom pkg"),
         },
     )
-    found = scan_tree(tmp_path, "mi300x", load_rules(), jobs=1, config=PorterConfig())
+    rules = load_rules(extend_select=["PT103"])  # PT103 is opt-in (the NVIDIA-tuning group)
+    found = scan_tree(tmp_path, "mi300x", rules, jobs=1, config=PorterConfig())
     reported = {(f.path, f.rule) for f in found.findings}
     dropped = [f for f in found.unreachable if f.reach == "rocm_only"]
     for path in ("pkg/rocm_gemm.py", "pkg/guarded_gemm.py"):

@@ -97,6 +97,8 @@ def ported(tmp_path_factory):
                     "--apply",
                     "--agent",
                     "openai",
+                    "--extend-select",  # re-tune the H100 autotune list too: PT103 is opt-in
+                    "PT103",
                     "--out",
                     str(root / "report"),
                 ]

@@ -186,6 +186,8 @@ def capability_comparison(ctx: ModuleContext, rule: Any, target: Any) -> Iterabl
                 value = literal_value(other)
                 if part is None or side_op is None or value is None:
                     continue
+                if part == "capability" and _amd_capability(value):
+                    break  # (9, 4) / (9, 5) name gfx942 / gfx950: a gate written for ROCm's own tuples
                 hit = _capability_hit(comparison, part, side_op, value, target, floor, missing, nvidia)
                 if hit is not None and not _harmless_branch(ctx, comparison, hit.data["outcome"] == "true"):
                     exit_data = _platform_exit(ctx, comparison)
@@ -380,6 +382,19 @@ def _feature_floor(target: Any) -> tuple[tuple | None, list[str], list[Any]]:
     return floor, missing, nvidia
 
 
+def _amd_capability(value: Any) -> bool:
+    """The literal is the capability tuple ROCm reports for an AMD target (gfx942's (9, 4), gfx950's (9, 5)), a
+    value no NVIDIA part reports: the gate tells AMD parts apart on purpose (fbgemm's fp8 dtype choice picks FNUZ
+    below (9, 5) under `if torch.version.hip:`, bench/real_code)."""
+    from porter.targets import all_targets, get_target
+
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        return False
+    amd = {tuple(t.capability) for t in map(get_target, all_targets()) if t.vendor == "amd" and t.capability}
+    nvidia = {tuple(t.capability) for t in map(get_target, all_targets()) if t.vendor == "nvidia" and t.capability}
+    return tuple(value) in amd - nvidia
+
+
 def _part_of(capability: tuple, part: str) -> Any:
     if part == "capability":
         return capability
@@ -572,7 +587,7 @@ def sdpa_single_backend(ctx: ModuleContext, rule: Any, target: Any) -> Iterable[
             first = call.args[0].value
             if _falls_through(first) or _names_priority_list(ctx, first):
                 continue  # a priority list (or MATH) lets ROCm fall through to a backend it has
-            if _registered_backend(ctx, call):
+            if _registered_backend(ctx, call) or _branch_names_backend(ctx, call, first):
                 continue
             yield Hit(call, {"api": "torch.nn.attention.sdpa_kernel", "backend": ctx.code_for(first)})
 
@@ -635,6 +650,27 @@ def _registered_backend(ctx: ModuleContext, call: cst.Call) -> bool:
     return parent is not None and any(
         isinstance(d.decorator, cst.Call) and _tail(d.decorator.func) == "register" for d in parent.decorators
     )
+
+
+_BACKEND_WORDS = {"CUDNN_ATTENTION": "cudnn", "FLASH_ATTENTION": "flash", "EFFICIENT_ATTENTION": "efficient"}
+
+
+def _branch_names_backend(ctx: ModuleContext, call: cst.Call, backend: cst.CSTNode) -> bool:
+    """The forcing sits in the body of an `if` whose test names that same backend (`elif op_type == "cudnn":`,
+    yunchang's attention dispatch): the caller picked the backend by name, as with a registered backend; on ROCm
+    the caller picks another (bench/real_code: held_out4)."""
+    if isinstance(backend, (cst.List, cst.Tuple)) and len(backend.elements) == 1:
+        backend = backend.elements[0].value
+    word = _BACKEND_WORDS.get(_tail(backend) or "")
+    if word is None:
+        return False
+    child: cst.CSTNode = call
+    parent = ctx.parent(call)
+    while parent is not None and not isinstance(parent, cst.FunctionDef):
+        if isinstance(parent, cst.If) and child is parent.body and word in ctx.code_for(parent.test).lower():
+            return True
+        child, parent = parent, ctx.parent(parent)
+    return False
 
 
 def _math_only_flags(call: cst.Call) -> bool:

@@ -413,12 +413,13 @@ _TORCH_TO_TRITON = {
 
 @register("triton_fp8_dtypes")
 def fp8_dtypes(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
-    """PT115: Triton fp8 dtypes of the other family than the target's native one (target.fp8_family)."""
+    """PT115: Triton fp8 dtypes of the other family than the target's native one (target.fp8_family). OCP on an
+    FNUZ target only where the value is a tl.dot operand (an MFMA input): an OCP conversion that is stored or
+    decoded back is correct there (NVFP4/MX block scales are OCP E4M3 by the format's definition)."""
     inv = ctx.triton
     if inv is None:
         return
     prefixes = tuple(f"triton.language.{name}" for name in _FP8)
-    block_scaled = _block_scaled_gemms(inv)
     for node, qualified in references(inv, prefixes):
         dtype = qualified.rsplit(".", 1)[1]
         if dtype not in _FP8 or skip_for_target(inv.guard_at(node), target) or _compared(inv, node):
@@ -428,8 +429,8 @@ def fp8_dtypes(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
             continue
         if _table_entry_or_bitcast(inv, node):
             continue
-        if family == "ocp" and id(inv.enclosing_function(node)) in block_scaled:
-            continue  # NVFP4/MX scales are OCP E4M3 by the format's definition, on every target
+        if family == "ocp" and not _dot_operand(inv, ctx.module, node):
+            continue  # a scale, a stored or round-tripped value: the OCP conversion is right on every target
         suggested = _TORCH_TO_TRITON.get(target.fp8_formats.get(fmt, ""), None)
         severity: Severity
         if family == "fnuz" and target.vendor == "amd":
@@ -448,28 +449,61 @@ def fp8_dtypes(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         )
 
 
-def _block_scaled_gemms(inv) -> set[int]:
-    """ids of @triton.jit functions whose every dot is tl.dot_scaled, or that pack 4-bit values (`lo | (hi << 4)`)
-    with no dot: their fp8 values are block scales (or MX elements), OCP E4M3 by the NVFP4/MX format definition
-    (gemlite's NVFP4 GEMMs and activation quantizers, bench/real_code)."""
-    plain = {"triton.language.dot"}
-    found = set()
-    for kernel in inv.kernels:
-        if kernel.dot_nodes:
-            if not any(inv.matches(d.func, plain) for d in kernel.dot_nodes):
-                found.add(id(kernel.node))
-        elif any(_nibble_shift(n) for n in walk(kernel.node.body)):
-            found.add(id(kernel.node))
-    return found
+def _dot_operand(inv, module: cst.Module, node: cst.CSTNode) -> bool:
+    """The fp8 dtype `node` makes a tl.dot operand in its scope: `tl.dot(a.to(FP8), b)`, or through names bound to
+    the dtype (`FP8 = tl.float8e4nv`, a parameter default) or to a value converted to it (`a8 = a.to(FP8)`).
+    Arithmetic, another `.to()` and a dot end the fp8 value (their results are wider types)."""
+    scope, aliases = _dtype_aliases(inv, module, node)
+    values: set[str] = set()
+    assignments = [n for n in walk(scope) if isinstance(n, (cst.Assign, cst.AnnAssign))]
+    for _ in range(3):  # a chain of renames: a8 = a.to(FP8); a8t = tl.trans(a8)
+        for assignment in assignments:
+            if assignment.value is not None and _fp8_value(inv, assignment.value, node, aliases, values):
+                values.update(_bound_names(assignment))
+    for call in walk(scope):
+        if isinstance(call, cst.Call) and inv.matches(call.func, {"triton.language.dot"}):
+            operands = [a.value for a in call.args[:2] if a.keyword is None]
+            operands += [a.value for a in call.args if a.keyword and a.keyword.value in ("input", "other")]
+            if any(_fp8_value(inv, operand, node, aliases, values) for operand in operands):
+                return True
+    return False
 
 
-def _nibble_shift(node: cst.CSTNode) -> bool:
-    return (
-        isinstance(node, cst.BinaryOperation)
-        and isinstance(node.operator, cst.LeftShift)
-        and isinstance(node.right, cst.Integer)
-        and node.right.value == "4"
-    )
+def _dtype_aliases(inv, module: cst.Module, node: cst.CSTNode) -> tuple[cst.CSTNode, set[str]]:
+    """The scope to search (the function around the reference, else the module) and the names bound to the dtype:
+    an assignment of it (or of a conditional choosing it), or a parameter whose default it is."""
+    parent = inv.parent(node)
+    while isinstance(parent, (cst.IfExp, cst.BooleanOperation)):
+        parent = inv.parent(parent)
+    if isinstance(parent, cst.Param):
+        function = inv.parent(inv.parent(parent))
+        while function is not None and not isinstance(function, cst.FunctionDef):
+            function = inv.parent(function)
+        return (function or module), {parent.name.value}
+    scope = inv.enclosing_function(node) or module
+    if isinstance(parent, (cst.Assign, cst.AnnAssign)):
+        return scope, set(_bound_names(parent))
+    return scope, set()
+
+
+def _bound_names(assignment: cst.Assign | cst.AnnAssign) -> list[str]:
+    targets = [t.target for t in assignment.targets] if isinstance(assignment, cst.Assign) else [assignment.target]
+    return [t.value for t in targets if isinstance(t, cst.Name)]
+
+
+def _fp8_value(inv, expr: cst.CSTNode, dtype: cst.CSTNode, aliases: set[str], values: set[str]) -> bool:
+    """`expr` evaluates to an fp8 value of `dtype` (a conversion to it, or a name holding one)."""
+    if isinstance(expr, cst.Name):
+        return expr.value in values
+    if isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison)):
+        return False  # arithmetic on fp8 promotes to a wider type
+    if isinstance(expr, cst.Call):
+        if inv.matches(expr.func, {"triton.language.dot"}):
+            return False
+        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "to" and expr.args:
+            first = expr.args[0].value
+            return first is dtype or (isinstance(first, cst.Name) and first.value in aliases)
+    return any(_fp8_value(inv, child, dtype, aliases, values) for child in expr.children)
 
 
 def _table_entry_or_bitcast(inv, node: cst.CSTNode) -> bool:
