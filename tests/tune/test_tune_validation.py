@@ -13,7 +13,8 @@ not by bf16 (0.940 / 0.747). h200_blind9.json (44 shapes, model dims not swept b
 of the next round (d0aa778), before its model changes, and scored once with its final model (f9d620d): the
 goal is met by fp32 alone (bench/tune/data/blind9_scored_once.txt). h200_blind10.json (40 shapes) was timed after
 that scoring, before dev3-tune5's changes, and scored once with its model (83d49fe): the goal is met by no dtype
-(bf16 0.965 / 0.922 is closest; bench/tune/data/blind10_scored_once.txt). The floors
+(bf16 0.965 / 0.922 is closest; bench/tune/data/blind10_scored_once.txt). h200_cal6.json (12 shapes in the
+classes of blind10's worst picks) is calibration from the start. The floors
 are the values measured (bench/tune/validate.py prints the full table), less a small tolerance
 for float noise: what the model achieves.
 """
