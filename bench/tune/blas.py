@@ -27,6 +27,9 @@ from porter.targets import get_target  # noqa: E402
 from porter.tune.library import FASTER_MARGIN, blas_seconds, library_advice  # noqa: E402
 from porter.tune.scoring import SWEEP_DTYPES, load_rows, model_predictions  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from validate import DATA  # noqa: E402  (the calibration sweeps: never a sealed blind split beside them)
+
 EFFS = [round(0.30 + 0.02 * i, 2) for i in range(36)]  # 0.30 .. 1.00
 LAUNCH_US = [2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0]
 UNALIGNED = [round(0.1 + 0.02 * i, 2) for i in range(46)]  # 0.10 .. 1.00
@@ -45,9 +48,7 @@ def errors(rows, target, dtype, ceiling) -> list[float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--data", type=Path, nargs="+", default=sorted((ROOT / "bench" / "tune" / "data").glob("h200_*.json"))
-    )
+    parser.add_argument("--data", type=Path, nargs="+", default=[p for p in DATA if p.exists()])
     args = parser.parse_args()
     target = get_target("h200")
     rows = [r for path in args.data for r in load_rows(path) if r.cublas_ms]

@@ -21,9 +21,12 @@ HERE = Path(__file__).resolve().parent
 
 def make_pairs(out: Path, split: str) -> None:
     sys.path.insert(0, str(HERE.parents[1]))
+    sys.path.insert(0, str(HERE))
+    from validate import DATA  # noqa: E402  (the calibration sweeps: never a sealed blind split beside them)
+
     from porter.tune.scoring import evaluate, load_rows  # noqa: E402
 
-    rows = [row for path in sorted((HERE / "data").glob("h200_*.json")) for row in load_rows(path)]
+    rows = [row for path in DATA if path.exists() for row in load_rows(path)]
     result = evaluate(rows, "h200")
     by_key = {(r.dtype, r.name): r for r in rows}
     pairs = []

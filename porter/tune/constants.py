@@ -38,8 +38,7 @@ class ModelConstants:
     stage_burst_stall: float | None = None  # launches of many waves: share of a K step's copies past
     # stage_burst_free_bytes per unit that the issuing warps wait out (None: off); see model._burst_stall
     stage_burst_free_bytes: float = 24576.0
-    stage_burst_min_waves: float = 9.0
-    scalar_issue_cycles: float | None = 15.0  # EXPERIMENT  # waves from which the stall shows (measured: none under ~5)
+    stage_burst_min_waves: float = 9.0  # waves from which the stall shows (measured: none under ~5)
     k_iter_cycles: float = 60.0  # fixed cost per K iteration (address math, waits, barriers)
     tile_cycles: float = 2000.0  # fixed cost per tile (prologue, epilogue, scheduling)
     epilogue_cycles_per_elem: float = 0.0  # per C element per thread (convert, store): fewer warps, longer
@@ -65,6 +64,9 @@ class ModelConstants:
     mma_fallback_eff_by_dtype: dict[str, float] = field(default_factory=dict)  # per rate key, where it differs
     unaligned_regs_per_elem: float = 3.0  # registers per staged element (value + 64-bit address)
     unaligned_reg_overhead: int = 16  # registers per lane beside accumulators and staged elements
+    # element-wise C stores with M off the grid too: the kernel's registers per accumulator (the value,
+    # its address, row and column predicates); 0: not priced (see model._store_registers)
+    store_row_regs_per_acc: float = 0.0
     spill_cost: float = 4.0  # slowdown per register-file's worth of spilled registers
     spill_cost_by_dtype: dict[str, float] = field(default_factory=dict)  # per rate key, where it differs
     async_mma_buffers: int | None = None  # stage buffers an in-flight async MMA (wgmma) holds; None: 1 where wgmma

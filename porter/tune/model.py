@@ -305,6 +305,24 @@ def registers_needed(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | N
     """Registers per lane the kernel asks for: accumulators plus a fixed overhead (addresses,
     MMA fragments, async-copy bookkeeping); with element-wise loads a smaller fixed part plus the
     staged values and their addresses. Past the target's limit the excess spills."""
+    return max(_loop_registers(machine, cfg, unaligned), _store_registers(machine, cfg, unaligned))
+
+
+def _store_registers(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | None) -> float:
+    """Registers per lane of an epilogue that stores C element by element with M off the grid as
+    well as N: each element carries its own address and row and column predicates (a row predicate
+    is constant over 16 rows when M is on the grid). In the sweeps' compile records that class alone
+    adds registers, and only with element-wise stores (fp8 256x128x32 on 8 warps: 255 + 46 spilled
+    with N off the grid, 255 + 156 with M too; bf16 and fp16 alike), and its rows alone are measured
+    slower for it (1.3-1.5x the prediction at every K, so the spills sit in the K loop); the epilogue
+    of N off the grid alone spills once per tile, unmeasurable in the timings, and is not priced."""
+    if unaligned is None or not unaligned.store_rows:  # (an Unaligned with stores only is falsy)
+        return 0.0
+    return acc_regs(machine, cfg) * machine.const.store_row_regs_per_acc
+
+
+def _loop_registers(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | None) -> float:
+    """Registers per lane of the K loop (see registers_needed)."""
     const = machine.const
     threads = cfg.num_warps * machine.wave
     if not unaligned:
@@ -378,7 +396,7 @@ def _xcd_footprint(tiles: int, rows: int, cols: int, tiles_m: int, group: int, x
 
 def predict_seconds(machine: Machine, m: int, n: int, k: int, cfg: GemmConfig) -> float:
     """Predicted kernel time in seconds (math.inf when infeasible)."""
-    unaligned = unaligned_loads(machine, n, k, cfg)
+    unaligned = unaligned_loads(machine, n, k, cfg, m)
     if infeasibility(machine, cfg, unaligned) is not None:
         return INFEASIBLE
     return time_seconds(machine, m, n, k, cfg, unaligned)
@@ -395,7 +413,7 @@ def time_seconds(
     splits, k_steps = _k_slices(k, cfg)
     tiles = tiles_m * tiles_n * splits
     if unaligned is None:
-        unaligned = unaligned_loads(machine, n, k, cfg)
+        unaligned = unaligned_loads(machine, n, k, cfg, m)
     slots = machine.units * blocks_per_unit(machine, cfg, unaligned)
     full, rest = divmod(tiles, slots)
     waves = full + (1 if rest else 0)
@@ -433,7 +451,8 @@ class Unaligned:
     contiguous extent (and row stride) it cannot prove divisible by 16 gets no vector loads and
     no async copies. Loads along K (A; B when column-major) and along N (row-major B) run at
     separate rates: on the H200 the ones along N measured about half as fast per byte.
-    `store` is set when C's rows are unaligned: the epilogue stores element by element."""
+    `store` is set when C's rows are unaligned: the epilogue stores element by element;
+    `store_rows` when M is off the grid too: each stored element has its own row predicate."""
 
     along_k: int = 0
     along_n: int = 0
@@ -442,6 +461,7 @@ class Unaligned:
     b: bool = False  # B is loaded element-wise
     narrow_a: bool = False  # A goes by 4-byte async copies (32-bit elements, rows off 16 bytes)
     narrow_b: bool = False  # likewise B
+    store_rows: bool = False  # element-wise C stores with M off the grid: a predicate per element
 
     @property
     def elements(self) -> int:
@@ -451,16 +471,20 @@ class Unaligned:
         return self.along_k > 0 or self.along_n > 0
 
 
-def unaligned_loads(machine: Machine, n: int, k: int, cfg: GemmConfig) -> Unaligned:
+def unaligned_loads(machine: Machine, n: int, k: int, cfg: GemmConfig, m: int | None = None) -> Unaligned:
+    """The shape's element-wise operands and stores (`m`: None when only N and K are known; M = 1
+    is compiled as a constant, its row predicate too)."""
     div = machine.const.specialize_divisor
     a = bool(k % div)  # A is row-major: contiguous along K
     b = bool(k % div) if machine.dtype.b_k_contiguous else bool(n % div)
+    store = bool(n % div)
+    rows = store and m is not None and m != 1 and bool(m % div)
     if machine.dtype.in_bytes >= 4:  # a 4-byte async copy needs no more alignment than one element:
-        return Unaligned(store=bool(n % div), narrow_a=a, narrow_b=b)  # pipelined, narrower copies
+        return Unaligned(store=store, narrow_a=a, narrow_b=b, store_rows=rows)  # pipelined, narrower copies
     a_elems, b_elems = cfg.BLOCK_M * cfg.BLOCK_K * a, cfg.BLOCK_N * cfg.BLOCK_K * b
     if machine.dtype.b_k_contiguous:
-        return Unaligned(a_elems + b_elems, 0, bool(n % div), a, b)
-    return Unaligned(a_elems, b_elems, bool(n % div), a, b)
+        return Unaligned(a_elems + b_elems, 0, store, a, b, store_rows=rows)
+    return Unaligned(a_elems, b_elems, store, a, b, store_rows=rows)
 
 
 def _register_limit(target: Target) -> int:

@@ -62,7 +62,7 @@ def rank_gemm(
         configs = [parse_config(raw, f"candidate {i}") for i, raw in enumerate(candidates)]
     ranked, rejected = [], []
     for cfg in configs:
-        unaligned = unaligned_loads(machine, n, k, cfg)
+        unaligned = unaligned_loads(machine, n, k, cfg, m)
         reason = infeasibility(machine, cfg, unaligned)
         if reason is None:
             seconds = time_seconds(machine, m, n, k, cfg, unaligned)

@@ -202,6 +202,30 @@ def test_unaligned_sizes_load_and_store_element_wise():
     assert predict_gemm_ms("h200", "bf16", 4096, 4100, 4096, cfg.to_dict()) > 1.5 * aligned
 
 
+def test_element_wise_stores_with_m_off_the_grid_raise_the_register_need():
+    # the sweeps' compile records (fp8, 256x128x32 on 8 warps, K off the grid): 255 registers + 46
+    # spilled with N off the grid, 255 + 156 with M too, where each stored element has its own row
+    # predicate; with M on the grid (or M = 1, a constant) the K loop's estimate stands
+    from porter.tune.model import registers_needed, unaligned_loads
+
+    target = get_target("h200")
+    fp8 = Machine.build(target, resolve_dtype("fp8e4m3", target))
+    wide, small = GemmConfig(256, 128, 32, 8, 3), GemmConfig(64, 128, 32, 8, 3)
+    odd_m = unaligned_loads(fp8, 2500, 1700, wide, 3100)
+    assert odd_m.store_rows and not unaligned_loads(fp8, 2500, 1700, wide, 3072).store_rows
+    assert not unaligned_loads(fp8, 2500, 1700, wide, 1).store_rows
+    assert not unaligned_loads(fp8, 2560, 1700, wide, 3100).store_rows  # C's rows aligned: vector stores
+    loop = registers_needed(fp8, wide, unaligned_loads(fp8, 2500, 1700, wide, 3072))
+    assert registers_needed(fp8, wide, odd_m) > loop + 40 > 255 + 40
+    # a tile of few accumulators per thread keeps its loop estimate (64x128: 128 registers, none spilled)
+    assert registers_needed(fp8, small, unaligned_loads(fp8, 2500, 1700, small, 3100)) == registers_needed(
+        fp8, small, unaligned_loads(fp8, 2500, 1700, small, 3072)
+    )
+    # and the pick on that shape (cal6's c6_f8_odd_all_a) is no longer the spilling 256x128x32
+    t_wide = predict_gemm_ms("h200", "fp8e4m3", 3100, 2500, 1700, wide.to_dict())
+    assert t_wide > predict_gemm_ms("h200", "fp8e4m3", 3100, 2500, 1700, small.to_dict())
+
+
 def test_shared_memory_matches_the_compiled_kernels():
     # the sweeps store ptxas's shared-memory figure for every compiled (dtype, alignment class,
     # config): async-copied operands get one buffer per stage on warpgroup MMA configs and one
