@@ -28,9 +28,10 @@ HELD_OUT_LABELS_FILE = HERE / "labels_held_out.jsonl"  # held-out split, written
 HELD_OUT2_LABELS_FILE = HERE / "labels_held_out2.jsonl"  # second held-out split (the first is spent)
 HELD_OUT3_LABELS_FILE = HERE / "labels_held_out3.jsonl"  # third held-out split (the first two are spent)
 HELD_OUT4_LABELS_FILE = HERE / "labels_held_out4.jsonl"  # fourth held-out split (the first three are spent)
+HELD_OUT5_LABELS_FILE = HERE / "labels_held_out5.jsonl"  # fifth held-out split (the first four are spent)
 VERDICTS = ("true", "false", "debatable")
-SPLITS = ("dev", "held_out", "held_out2", "held_out3", "held_out4")
-HELD_OUT_SPLITS = ("held_out", "held_out2", "held_out3", "held_out4")  # never listed by --unlabelled
+SPLITS = ("dev", "held_out", "held_out2", "held_out3", "held_out4", "held_out5")
+HELD_OUT_SPLITS = ("held_out", "held_out2", "held_out3", "held_out4", "held_out5")  # never listed by --unlabelled
 ANY_TARGET = "*"
 
 
