@@ -17,16 +17,37 @@ def quant(x_ptr, y_ptr, MAX: tl.constexpr):
 """
 
 
-def test_torch_fp8_dtype_portable_and_exclusive():
+def test_torch_fp8_dtype_portable_and_exclusive_carries_the_module_along():
+    """The kernel that writes the re-typed tensors and the maximum it clamps to change with the dtype."""
     check(
         "PT206",
         FP8_SOURCE,
         [5],
         expected=FP8_SOURCE.replace(
             "import triton.language as tl\n", "import triton.language as tl\nimport porter_shim\n"
-        ).replace("torch.float8_e4m3fn", "porter_shim.FP8_E4M3"),
+        )
+        .replace("torch.float8_e4m3fn", "porter_shim.FP8_E4M3")
+        .replace("448.0", "porter_shim.FP8_E4M3_MAX")
+        .replace("tl.float8e4nv", "porter_shim.TL_FP8_E4M3"),
     )
-    check("PT206", FP8_SOURCE, [5], exclusive=True, expected=FP8_SOURCE.replace("float8_e4m3fn", "float8_e4m3fnuz"))
+    check(
+        "PT206",
+        FP8_SOURCE,
+        [5],
+        exclusive=True,
+        expected=FP8_SOURCE.replace("float8_e4m3fn", "float8_e4m3fnuz")
+        .replace("448.0", "240.0")
+        .replace("float8e4nv", "float8e4b8"),
+    )
+
+
+def test_torch_fp8_dtype_leaves_sizes_and_block_scaled_formats_alone():
+    sized = FP8_SOURCE.replace("FP8_MAX = 448.0", "FP8_MAX = 448.0\nIMAGE_SIZE = 448")
+    result = run("PT206", sized, [5], exclusive=True)
+    assert result is not None and "IMAGE_SIZE = 448\n" in result.text and "FP8_MAX = 240.0" in result.text
+    nvfp4 = "# NVFP4 block scales are OCP e4m3 by definition\n" + FP8_SOURCE
+    result = run("PT206", nvfp4, [6], exclusive=True)
+    assert result is not None and "tl.float8e4nv" in result.text and "FP8_MAX = 448.0" in result.text
 
 
 def test_torch_fp8_dtype_is_already_right_on_gfx950_exclusive():

@@ -6,6 +6,8 @@ device; --exclusive writes the target's format directly.
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from porter.remedy.codemods import codemod
@@ -22,6 +24,9 @@ _TL_E4M3_OCP = "float8e4nv"
 _TL_E5M2_OCP = "float8e5"
 _TORCH_SHIM = {"float8_e4m3fn": "FP8_E4M3", "float8_e5m2": "FP8_E5M2"}
 _OCP_E4M3_MAX = 448.0  # the OCP e4m3 maximum that NVIDIA-first code hard-codes (pattern, not a target fact)
+_FP8_MAX_NAME = re.compile(r"(fp8|f8|e4m3).*max|max.*(fp8|f8|e4m3)", re.IGNORECASE)
+# Block-scaled formats whose e4m3 scales are OCP by definition: their Triton dtype must not follow the device.
+_OCP_BY_DEFINITION = re.compile(r"nvfp4|mxfp|e8m0", re.IGNORECASE)
 
 
 class _TritonFp8(LineScoped):
@@ -79,10 +84,23 @@ def torch_fp8_dtype(source, findings, target, ctx):
         f"{target.name} ({target.arch}) computes fp8 in {target.fp8_family.upper()} format "
         f"({target.fp8_formats['e4m3']}, {target.fp8_formats['e5m2']}); the dtype is chosen per device."
     )
+    if new != source and not _OCP_BY_DEFINITION.search(source):
+        new = _follow_in_module(new, transformer, findings, ctx, target)
     result = finish(source, new, transformer, ctx, rationale, target.facts("fp8_family", "fp8_formats", "fp8_e4m3_max"))
     if result is not None:
         result.notes.append("Checkpoints stored in OCP e4m3fn must be converted (and scales doubled) to load as FNUZ.")
     return result
+
+
+def _follow_in_module(source, transformer, findings, ctx, target) -> str:
+    """The module's Triton fp8 dtype and named e4m3 maximum describe the tensors PT206 re-typed: they change
+    with them, or its kernels would write OCP values (clamped at 448) into FNUZ buffers."""
+    for follower in (_FollowTritonFp8(findings, ctx, target), _FollowFp8Max(findings, ctx, target)):
+        source = transform(source, follower)
+        transformer.changes += follower.changes
+        transformer.notes += follower.notes
+        transformer.uses_shim |= follower.uses_shim
+    return source
 
 
 class _Fp8Max(LineScoped):
@@ -103,6 +121,47 @@ class _Fp8Max(LineScoped):
             new = self.shim("FP8_E4M3_MAX")
         self.changes.append(f"line {self.line_of(original)}: {code(updated)} -> {code(new)}")
         return new
+
+
+class _WholeModule(LineScoped):
+    """Edits the whole module (outside porter's NVIDIA branches): it follows a dtype PT206 changed."""
+
+    def in_scope(self, node: cst.CSTNode) -> bool:
+        return not self.in_nvidia_branch
+
+
+class _FollowTritonFp8(_WholeModule, _TritonFp8):
+    pass
+
+
+class _FollowFp8Max(_WholeModule, _Fp8Max):
+    """Only a maximum bound to an fp8-named variable or parameter (`FP8_MAX = 448.0`): a bare 448 may be a size."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._bindings: list[bool] = []  # per enclosing assignment or parameter: is its name an fp8 maximum's?
+
+    def visit_Assign(self, node: cst.Assign) -> bool:
+        self._bindings.append(any(_FP8_MAX_NAME.search(code(t.target)) for t in node.targets))
+        return True
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> bool:
+        self._bindings.append(bool(_FP8_MAX_NAME.search(code(node.target))))
+        return True
+
+    def visit_Param(self, node: cst.Param) -> bool:
+        self._bindings.append(bool(_FP8_MAX_NAME.search(node.name.value)))
+        return True
+
+    def leave_Assign(self, original, updated):
+        self._bindings.pop()
+        return updated
+
+    leave_AnnAssign = leave_Assign
+    leave_Param = leave_Assign
+
+    def _replace(self, original, updated):
+        return super()._replace(original, updated) if self._bindings and self._bindings[-1] else updated
 
 
 @codemod("PT207")
