@@ -415,6 +415,9 @@ class Project:
         A public function's callers outside the project may leave a parameter to its default or pass anything:
         its default is no evidence (flag_gems's `fused_experts(..., use_int4_w4a16=False)` is API), so only what
         every project call passes by name decides it (lmdeploy's `use_pdl=use_pdl`, computed from is_cuda())."""
+        tuned = self.module_facts[module].get("tuned", {}).get(qualname, {})
+        if name in tuned:  # every config of the kernel's autotune list sets it to this value
+            return self.evaluator.source(tuned[name], Scope(module, ""))
         default, position, constexpr = (*param, False)[:3]
         if len(param) > 3:
             return self._platform_default(module, qualname, name, param)
@@ -425,14 +428,24 @@ class Project:
         default_value = self.evaluator.source(default, Scope(module, "")) if default and closed else OPAQUE
         values = []
         for path, line, _column, keywords in users:
-            if name in keywords:
+            passed = self._passed(keywords, name, position)
+            if passed is not None:
                 user = self.module_facts_at(path)
-                values.append(self.evaluator.source(keywords[name], Scope(user["module"], self.scope_at(path, line))))
+                values.append(self.evaluator.source(passed, Scope(user["module"], self.scope_at(path, line))))
             elif POSITIONAL in keywords and 0 <= keywords[POSITIONAL] <= position:
                 values.append(default_value)  # the call leaves it to its default
             else:
-                values.append(OPAQUE)  # passed positionally, through *args, or not a call at all
+                values.append(OPAQUE)  # passed positionally as runtime data, through *args, or not a call at all
         return merge(values, False)
+
+    @staticmethod
+    def _passed(keywords: dict, name: str, position: int) -> str | None:
+        """The source a call passes for a parameter: by name, or positionally where the facts kept it (a name, a
+        constant, a platform test); None when the call leaves it to its default or passes runtime data."""
+        if name in keywords:
+            return keywords[name]
+        count = keywords.get(POSITIONAL, 0)
+        return keywords.get(f"{POSITIONAL}{position}") if 0 <= position < count else None
 
     def _platform_default(self, module: str, qualname: str, name: str, param: list) -> Any:
         """A `None` parameter the function replaces with a platform-decided value (fbgemm's `no_use_persistent`):
@@ -445,11 +458,12 @@ class Project:
         for path, line, _column, keywords in users:
             if any(override in keywords for override in overrides) or keywords.get(POSITIONAL, 0) == -1:
                 values.append(OPAQUE)
-            elif name in keywords:
+            elif self._passed(keywords, name, position) is not None:
                 user = self.module_facts_at(path)
-                values.append(self.evaluator.source(keywords[name], Scope(user["module"], self.scope_at(path, line))))
+                passed = self._passed(keywords, name, position) or ""
+                values.append(self.evaluator.source(passed, Scope(user["module"], self.scope_at(path, line))))
             elif POSITIONAL in keywords and keywords[POSITIONAL] > position:
-                values.append(OPAQUE)  # passed positionally
+                values.append(OPAQUE)  # passed positionally as runtime data
         return merge(values, False)
 
     # ---- call sites -------------------------------------------------------------------------
@@ -654,10 +668,25 @@ class Project:
         self._functions[key] = verdict
         return verdict
 
+    def _unused_reach(self, facts: dict, function: str) -> Reach:
+        """A Triton kernel or device function that nothing in the project launches, calls or names runs nowhere
+        (verl's unlaunched backward kernels, gemlite's PTX variant whose public name is bound to another one). A
+        package's API (re-exported by an `__init__`) may be launched by its users; a single file is no project."""
+        if (
+            function in facts.get("kernels", ())
+            and len(self.facts) > 1
+            and not facts["package"]
+            and (facts["module"], function) not in self._package_api()
+        ):
+            return Reach(NVIDIA_ONLY, f"nothing in the project launches or calls the kernel `{function}`")
+        return ON_TARGET
+
     def _function_reach(self, facts: dict, function: str) -> Reach:
         users = self.users(facts["module"], function)
-        if not users or function in (facts["exports"] or ()):
+        if function in (facts["exports"] or ()):
             return ON_TARGET
+        if not users:
+            return self._unused_reach(facts, function)
         verdicts = [self.reach(path, line, column + 1) for path, line, column, _ in users]
         if all(v.reach == NVIDIA_ONLY for v in verdicts):
             first = users[0]
