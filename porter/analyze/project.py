@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -557,7 +558,8 @@ class Project:
                     UNKNOWN, f"depends on `{test}`, which {self.target.name}'s facts do not decide"
                 )
             elif value is not OPAQUE and value is not wanted:
-                return Reach(NVIDIA_ONLY, f"runs only when `{test}` is {wanted}; on {self.target.name} it is {value}")
+                why = f"runs only when `{test}` is {wanted}; on {self.target.name} it is {value}"
+                return Reach(NVIDIA_ONLY, why + _configured_note(facts, scope, test))
         for index, (l1, c1, l2, c2, _scope, value_text) in enumerate(facts.get("switches", ())):
             if not (l1, c1) <= point <= (l2, c2):
                 continue
@@ -697,6 +699,13 @@ class Project:
         if all(v.reach != TARGET for v in verdicts):
             return Reach(UNKNOWN, f"every use of `{function}` is {self._off_target} or undecided")
         return ON_TARGET
+
+
+def _configured_note(facts: dict, scope: str, test: str) -> str:
+    """` (every config of the kernel's autotune list sets SPLIT_K = 1)` when the test reads such a parameter."""
+    tuned = facts.get("tuned", {}).get(scope, {})
+    named = [f"{name} = {value}" for name, value in tuned.items() if re.search(rf"\b{re.escape(name)}\b", test)]
+    return f" (every config of the kernel's autotune list sets {', '.join(named)})" if named else ""
 
 
 def _class_reach(qualname: str, enum: str) -> Reach | None:

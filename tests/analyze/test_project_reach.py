@@ -1272,7 +1272,7 @@ def test_a_constexpr_every_autotune_config_sets_alike_decides_its_branches():
     # built by nested loops (the split-K loop iterates `[]`) and comprehensions over tuples: SPLIT_K is always 1
     files = ops(SPLIT_K_KERNELS)
     verdict, why = reach(files, "pkg/ops.py", "split_atomic")
-    assert verdict == "nvidia_only" and "SPLIT_K == 1" in why
+    assert verdict == "nvidia_only" and "SPLIT_K == 1" in why and "autotune list sets SPLIT_K = 1" in why
     assert reach(files, "pkg/ops.py", "stored")[0] == "target"
     assert reach(files, "pkg/ops.py", "really_split")[0] == "target"  # configs set SPLIT_K to 1 and 4
     assert reach(files, "pkg/ops.py", "heuristic_split")[0] == "target"  # a heuristic computes it
