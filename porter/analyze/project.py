@@ -666,29 +666,30 @@ class Project:
         if key in self._functions:
             return self._functions[key]
         self._functions[key] = ON_TARGET  # recursion through call sites: assume it runs
-        verdict = self._function_reach(facts, function)
+        verdict = self._function_reach(path, facts, function)
         self._functions[key] = verdict
         return verdict
 
-    def _unused_reach(self, facts: dict, function: str) -> Reach:
+    def _unused_reach(self, path: str, facts: dict, function: str) -> Reach:
         """A Triton kernel or device function that nothing in the project launches, calls or names runs nowhere
-        (verl's unlaunched backward kernels, gemlite's PTX variant whose public name is bound to another one). A
-        package's API (re-exported by an `__init__`) may be launched by its users; a single file is no project."""
+        (verl's unlaunched backward kernels, gemlite's PTX variant whose public name is bound to another one), when
+        its module is one the project imports: a module nothing imports is for callers outside (triton's gsan
+        testing helpers, a library of device functions), and so is a package's API (re-exported by an `__init__`)."""
         if (
             function in facts.get("kernels", ())
-            and len(self.facts) > 1
             and not facts["package"]
+            and self._import_graph()[1].get(path)
             and (facts["module"], function) not in self._package_api()
         ):
             return Reach(NVIDIA_ONLY, f"nothing in the project launches or calls the kernel `{function}`")
         return ON_TARGET
 
-    def _function_reach(self, facts: dict, function: str) -> Reach:
+    def _function_reach(self, path: str, facts: dict, function: str) -> Reach:
         users = self.users(facts["module"], function)
         if function in (facts["exports"] or ()):
             return ON_TARGET
         if not users:
-            return self._unused_reach(facts, function)
+            return self._unused_reach(path, facts, function)
         verdicts = [self.reach(path, line, column + 1) for path, line, column, _ in users]
         if all(v.reach == NVIDIA_ONLY for v in verdicts):
             first = users[0]

@@ -286,9 +286,10 @@ def test_constexpr_flag_off_at_every_launch_compiles_its_branch_out():
     assert reach(files, "pkg/ops.py", "passed_at_runtime")[0] == "target"  # runtime values decide nothing
     assert reach(files, "pkg/ops.py", "tuned_path")[0] == "target"  # the autotuner's configs may set it
     assert reach(files, "pkg/ops.py", "passed_off")[0] == "nvidia_only"  # but not one every launch passes
+    files["pkg/model.py"] = "from pkg.ops import launch\n"
     verdict, why = reach(files, "pkg/ops.py", "no_launch")  # no launch in the project: the kernel runs nowhere
     assert verdict == "nvidia_only" and "nothing in the project launches" in why
-    exported = ops(files["pkg/ops.py"] + '\n        __all__ = ["never_launched"]\n')
+    exported = {**files, **ops(files["pkg/ops.py"] + '\n        __all__ = ["never_launched"]\n')}
     assert reach(exported, "pkg/ops.py", "no_launch")[0] == "target"  # the package's API: callers unknown
 
 
@@ -1348,12 +1349,15 @@ def test_a_kernel_nothing_launches_runs_nowhere_unless_it_is_api():
         def run(x):
             kernel[(1,)](x)
     """)
+    files["pkg/model.py"] = "from pkg.ops import run\n"  # the project uses the module
     verdict, why = reach(files, "pkg/ops.py", "ptx_body")
     assert verdict == "nvidia_only" and "`ptx_variant`" in why
     assert reach(files, "pkg/ops.py", "bitwise_body")[0] == "target"  # named by the alias
     assert reach(files, "pkg/ops.py", "launched_body")[0] == "target"
     assert reach(files, "pkg/ops.py", "plain_python")[0] == "target"  # not a kernel: a Python API
-    alone = {"ops.py": textwrap.dedent(files["pkg/ops.py"])}
-    assert reach(alone, "ops.py", "ptx_body")[0] == "target"  # one file scanned: its users are elsewhere
     exported = {**files, "pkg/__init__.py": "from pkg.ops import ptx_variant\n"}
     assert reach(exported, "pkg/ops.py", "ptx_body")[0] == "target"  # re-exported: the package's API
+    unimported = {path: text for path, text in files.items() if path != "pkg/model.py"}
+    assert reach(unimported, "pkg/ops.py", "ptx_body")[0] == "target"  # nothing imports it: for outside callers
+    alone = {"ops.py": textwrap.dedent(files["pkg/ops.py"])}
+    assert reach(alone, "ops.py", "ptx_body")[0] == "target"  # one file scanned: its users are elsewhere
