@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -415,6 +416,9 @@ class Project:
         A public function's callers outside the project may leave a parameter to its default or pass anything:
         its default is no evidence (flag_gems's `fused_experts(..., use_int4_w4a16=False)` is API), so only what
         every project call passes by name decides it (lmdeploy's `use_pdl=use_pdl`, computed from is_cuda())."""
+        tuned = self.module_facts[module].get("tuned", {}).get(qualname, {})
+        if name in tuned:  # every config of the kernel's autotune list sets it to this value
+            return self.evaluator.source(tuned[name], Scope(module, ""))
         default, position, constexpr = (*param, False)[:3]
         if len(param) > 3:
             return self._platform_default(module, qualname, name, param)
@@ -425,14 +429,24 @@ class Project:
         default_value = self.evaluator.source(default, Scope(module, "")) if default and closed else OPAQUE
         values = []
         for path, line, _column, keywords in users:
-            if name in keywords:
+            passed = self._passed(keywords, name, position)
+            if passed is not None:
                 user = self.module_facts_at(path)
-                values.append(self.evaluator.source(keywords[name], Scope(user["module"], self.scope_at(path, line))))
+                values.append(self.evaluator.source(passed, Scope(user["module"], self.scope_at(path, line))))
             elif POSITIONAL in keywords and 0 <= keywords[POSITIONAL] <= position:
                 values.append(default_value)  # the call leaves it to its default
             else:
-                values.append(OPAQUE)  # passed positionally, through *args, or not a call at all
+                values.append(OPAQUE)  # passed positionally as runtime data, through *args, or not a call at all
         return merge(values, False)
+
+    @staticmethod
+    def _passed(keywords: dict, name: str, position: int) -> str | None:
+        """The source a call passes for a parameter: by name, or positionally where the facts kept it (a name, a
+        constant, a platform test); None when the call leaves it to its default or passes runtime data."""
+        if name in keywords:
+            return keywords[name]
+        count = keywords.get(POSITIONAL, 0)
+        return keywords.get(f"{POSITIONAL}{position}") if 0 <= position < count else None
 
     def _platform_default(self, module: str, qualname: str, name: str, param: list) -> Any:
         """A `None` parameter the function replaces with a platform-decided value (fbgemm's `no_use_persistent`):
@@ -445,11 +459,12 @@ class Project:
         for path, line, _column, keywords in users:
             if any(override in keywords for override in overrides) or keywords.get(POSITIONAL, 0) == -1:
                 values.append(OPAQUE)
-            elif name in keywords:
+            elif self._passed(keywords, name, position) is not None:
                 user = self.module_facts_at(path)
-                values.append(self.evaluator.source(keywords[name], Scope(user["module"], self.scope_at(path, line))))
+                passed = self._passed(keywords, name, position) or ""
+                values.append(self.evaluator.source(passed, Scope(user["module"], self.scope_at(path, line))))
             elif POSITIONAL in keywords and keywords[POSITIONAL] > position:
-                values.append(OPAQUE)  # passed positionally
+                values.append(OPAQUE)  # passed positionally as runtime data
         return merge(values, False)
 
     # ---- call sites -------------------------------------------------------------------------
@@ -543,7 +558,8 @@ class Project:
                     UNKNOWN, f"depends on `{test}`, which {self.target.name}'s facts do not decide"
                 )
             elif value is not OPAQUE and value is not wanted:
-                return Reach(NVIDIA_ONLY, f"runs only when `{test}` is {wanted}; on {self.target.name} it is {value}")
+                why = f"runs only when `{test}` is {wanted}; on {self.target.name} it is {value}"
+                return Reach(NVIDIA_ONLY, why + _configured_note(facts, scope, test))
         for index, (l1, c1, l2, c2, _scope, value_text) in enumerate(facts.get("switches", ())):
             if not (l1, c1) <= point <= (l2, c2):
                 continue
@@ -650,14 +666,30 @@ class Project:
         if key in self._functions:
             return self._functions[key]
         self._functions[key] = ON_TARGET  # recursion through call sites: assume it runs
-        verdict = self._function_reach(facts, function)
+        verdict = self._function_reach(path, facts, function)
         self._functions[key] = verdict
         return verdict
 
-    def _function_reach(self, facts: dict, function: str) -> Reach:
+    def _unused_reach(self, path: str, facts: dict, function: str) -> Reach:
+        """A Triton kernel or device function that nothing in the project launches, calls or names runs nowhere
+        (verl's unlaunched backward kernels, gemlite's PTX variant whose public name is bound to another one), when
+        its module is one the project imports: a module nothing imports is for callers outside (triton's gsan
+        testing helpers, a library of device functions), and so is a package's API (re-exported by an `__init__`)."""
+        if (
+            function in facts.get("kernels", ())
+            and not facts["package"]
+            and self._import_graph()[1].get(path)
+            and (facts["module"], function) not in self._package_api()
+        ):
+            return Reach(NVIDIA_ONLY, f"nothing in the project launches or calls the kernel `{function}`")
+        return ON_TARGET
+
+    def _function_reach(self, path: str, facts: dict, function: str) -> Reach:
         users = self.users(facts["module"], function)
-        if not users or function in (facts["exports"] or ()):
+        if function in (facts["exports"] or ()):
             return ON_TARGET
+        if not users:
+            return self._unused_reach(path, facts, function)
         verdicts = [self.reach(path, line, column + 1) for path, line, column, _ in users]
         if all(v.reach == NVIDIA_ONLY for v in verdicts):
             first = users[0]
@@ -668,6 +700,13 @@ class Project:
         if all(v.reach != TARGET for v in verdicts):
             return Reach(UNKNOWN, f"every use of `{function}` is {self._off_target} or undecided")
         return ON_TARGET
+
+
+def _configured_note(facts: dict, scope: str, test: str) -> str:
+    """` (every config of the kernel's autotune list sets SPLIT_K = 1)` when the test reads such a parameter."""
+    tuned = facts.get("tuned", {}).get(scope, {})
+    named = [f"{name} = {value}" for name, value in tuned.items() if re.search(rf"\b{re.escape(name)}\b", test)]
+    return f" (every config of the kernel's autotune list sets {', '.join(named)})" if named else ""
 
 
 def _class_reach(qualname: str, enum: str) -> Reach | None:

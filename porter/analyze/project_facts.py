@@ -5,6 +5,8 @@ A module's facts are plain JSON (cached beside the scan's findings, keyed by the
   imports  local name -> qualified name it is bound to (relative imports made absolute from the path)
   stars    modules imported with `from m import *` (absolute): names bound nowhere else are looked up there
   defs     module-level name -> source snippets that bind it (small functions, assignments)
+  kernels  module-level functions decorated as Triton kernels (`@triton.jit`, `@triton.autotune`...)
+  tuned    kernel -> {constexpr parameter: value source} that every config of its autotune list sets alike
   params   scope -> {parameter: [default source | "", position, constexpr, overrides]} (kernel constexpr
            parameters, platform flags; a `None` parameter the function replaces with a platform value has that
            value as its default and, as overrides, the parameters whose earlier branches may set it instead)
@@ -12,8 +14,8 @@ A module's facts are plain JSON (cached beside the scan's findings, keyed by the
            (a class whose `default_enable`/`ENABLED` attribute is a platform test: its whole body)
   scopes   qualname -> [l1, l2, kind, class platform] of every def/class (kind "def" | "class")
   locals   scope -> {name: [value sources]}: per-function bindings (a capability is bound per function)
-  refs     name -> [[line, col, {keyword: source, "*": positional count}]]: uses of module-level functions
-           and project imports
+  refs     name -> [[line, col, {keyword: source, "*": positional count, "*<i>": positional source}]]: uses
+           of module-level functions and project imports (positional sources: names, constants, platform tests)
   exports  names in `__all__` (public API: called from outside the project), or null
   requires [module, line] of every absolute import made unconditionally at module level (not under if/try):
            the module cannot load where one of them cannot
@@ -37,7 +39,7 @@ from bisect import bisect_right
 from collections import Counter
 from typing import Any
 
-FACTS_FORMAT = 10
+FACTS_FORMAT = 11
 MAX_DEF_LINES = 60  # longer functions are not predicates: their value is not inferred
 MAX_SNIPPET = 400  # longer assignment values are not predicates either
 
@@ -108,6 +110,8 @@ def empty_facts(path: str) -> dict[str, Any]:
         "branches": [],
         "needs": [],
         "switches": [],
+        "tuned": {},
+        "kernels": [],
     }
 
 
@@ -179,8 +183,11 @@ class _Collector:
         self.flags: dict[str, set[str]] = {}  # def qualname -> its constexpr parameters
         self.defs: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}  # def qualname -> its node
         self.stores: dict[str, Counter[str]] = {}  # def qualname -> how often each name is stored (when asked)
+        self.tree: ast.Module | None = None
+        self.bindings: dict[str, ast.AST] | None = None  # module-level names bound once (when asked)
 
     def collect(self, tree: ast.Module) -> dict[str, Any]:
+        self.tree = tree
         self._block(tree.body, "", module_level=True)
         self._walk(tree)
         self.facts["requires"] = _unconditional_imports(tree.body)
@@ -250,6 +257,8 @@ class _Collector:
         self.facts["scopes"][qualname] = [start, node.end_lineno or node.lineno, "def", ""]
         self._params(node, qualname)
         self.defs[qualname] = node
+        if module_level and any(_last_name(_called(d)) in _KERNEL_DECORATORS for d in node.decorator_list):
+            self.facts["kernels"].append(node.name)
         if module_level:
             snippet = self._source(start, node.end_lineno or node.lineno)
             if snippet is not None and (
@@ -272,6 +281,7 @@ class _Collector:
         # a kernel's constexpr flag (`ptx_pack: tl.constexpr = False`) is kept whatever its name: `if ptx_pack:`
         # compiles its branch out unless a launch passes a true value; autotune/heuristics may supply it instead
         tuned = any(_TUNERS.search(self._text(d)) for d in node.decorator_list)
+        configured = self._configured(node) if tuned else {}
         flags = self.flags.setdefault(qualname, set())
         for arg, default, index in every:
             constexpr = arg.annotation is not None and _is_constexpr(arg.annotation)
@@ -281,6 +291,8 @@ class _Collector:
                 # a launch that leaves a tuned kernel's flag out gets the config's value, not the default
                 known = default is not None and not (tuned and constexpr)
                 params[arg.arg] = [self._text(default) if default is not None and known else "", index, constexpr]
+                if constexpr and arg.arg in configured:
+                    self.facts["tuned"].setdefault(qualname, {})[arg.arg] = configured[arg.arg]
         index_of = {arg.arg: index for arg, _, index in every}
         defaulted = {arg.arg: default for arg, default, _ in every if default is not None}
         for name, (value, overrides) in _platform_defaults(node.body, defaulted, self._text).items():
@@ -288,6 +300,52 @@ class _Collector:
             params[name] = [value, index_of[name], False, overrides]
         if params:
             self.facts["params"][qualname] = params
+
+    def _configured(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
+        """Constexpr parameters every config of the kernel's autotune list sets to one value (fbgemm's SPLIT_K = 1
+        in every config its nested loops build): parameter -> that value's source. A heuristics decorator may set
+        a parameter itself, so what it names is left out."""
+        configs: list[dict[str, Any] | None] | None = None
+        computed: set[str] = set()
+        for decorator in node.decorator_list:
+            if not isinstance(decorator, ast.Call):
+                continue
+            called = _last_name(decorator.func)
+            if called == "autotune":
+                argument = decorator.args[0] if decorator.args else _keyword(decorator, "configs")
+                configs = _ConfigList(self._module_bindings()).values(argument) if argument is not None else None
+            elif called == "heuristics":
+                heuristics = decorator.args[0] if decorator.args else _keyword(decorator, "values")
+                if not isinstance(heuristics, ast.Dict):
+                    return {}
+                computed.update(str(k.value) for k in heuristics.keys if isinstance(k, ast.Constant))
+        read = [config for config in configs or () if config is not None]
+        if not read or len(read) != len(configs or ()):
+            return {}
+        out = {}
+        for name in set(read[0]) - computed:
+            values = [config.get(name, _UNKNOWN) for config in read]
+            if all(v is not _UNKNOWN and len(v) == 1 for v in values) and len({repr(v[0]) for v in values}) == 1:
+                out[name] = repr(values[0][0])
+        return out
+
+    def _module_bindings(self) -> dict[str, ast.AST]:
+        """Module-level names bound once (to a value or a function): where a config list may be built."""
+        if self.bindings is None:
+            counts: Counter[str] = Counter()
+            found: dict[str, ast.AST] = {}
+            for statement in self.tree.body if self.tree is not None else ():
+                if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    counts[statement.name] += 1
+                    found[statement.name] = statement
+                elif isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
+                    targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                    for target in targets:
+                        if isinstance(target, ast.Name):
+                            counts[target.id] += 1
+                            found[target.id] = statement.value
+            self.bindings = {name: value for name, value in found.items() if counts[name] == 1}
+        return self.bindings
 
     def _class(self, node: ast.ClassDef, scope: str, module_level: bool) -> None:
         qualname = f"{scope}.{node.name}" if scope else node.name
@@ -372,6 +430,21 @@ class _Collector:
             )
         return self.stores[scope][name]
 
+    def _positional_values(self, args: list[ast.expr]) -> dict[str, str]:
+        """Positional arguments that may decide a flag, as source, keyed `*<index>`: names, constants and short
+        platform expressions (conch's launch passes `cxpr_is_rocm` positionally); runtime data is left out."""
+        out = {}
+        for index, arg in enumerate(args):
+            if isinstance(arg, ast.Name):
+                out[f"{POSITIONAL}{index}"] = arg.id
+            elif isinstance(arg, ast.Constant) and isinstance(arg.value, (bool, int, type(None))):
+                out[f"{POSITIONAL}{index}"] = repr(arg.value)
+            elif isinstance(arg, (ast.Attribute, ast.Call, ast.UnaryOp, ast.Compare, ast.BoolOp)):
+                text = self._text(arg)
+                if len(text) <= MAX_KEYWORD and is_platform_text(text):
+                    out[f"{POSITIONAL}{index}"] = text
+        return out
+
     def _keyword_value(self, keyword: ast.keyword) -> str:
         """A call's keyword value as source: every keyword is recorded (a flag passed by name is not left to its
         default), long values of keywords that name nothing about the platform as '' (runtime data)."""
@@ -437,8 +510,11 @@ class _Collector:
         )
 
     def _flag_test(self, test: ast.expr, scope: str) -> bool:
-        """Does the test read a constexpr flag of the kernel it lies in (`if ptx_pack:`, `if not USE_TMA:`)?"""
+        """Does the test read a constexpr flag of the kernel it lies in (`if ptx_pack:`, `if not USE_TMA:`), or
+        compare one with a constant (`if SPLIT_K == 1:`)?"""
         node = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.comparators[0], ast.Constant):
+            node = node.left
         return isinstance(node, ast.Name) and node.id in self.flags.get(scope, ())
 
     def _calls_predicate(self, test: ast.expr) -> bool:
@@ -530,7 +606,7 @@ class _Collector:
                 if not isinstance(node.value, ast.Name):  # never: only attributes of a plain name are collected
                     continue
                 base = node.value.id
-                if base not in project or id(node) not in calls:  # `mod.helper(...)`; `config.flag` is no use
+                if base not in project or not isinstance(node.ctx, ast.Load):  # `mod.helper(...)`, `mod.kernel`
                     continue
                 key = f"{base}.{node.attr}"
             else:
@@ -547,6 +623,8 @@ class _Collector:
                     k.arg is None for k in call.keywords
                 )
                 keywords[POSITIONAL] = -1 if starred else len(call.args)  # which parameters the call may fill
+                if not starred:
+                    keywords.update(self._positional_values(call.args))
             refs.setdefault(key, []).append([node.lineno, node.col_offset, keywords])
 
 
@@ -680,3 +758,198 @@ def _assigned(body: list[ast.stmt], name: str, text) -> str | None:
         if isinstance(target, ast.Name) and target.id == name:
             return text(body[0].value) or None
     return None
+
+
+_UNKNOWN: Any = object()  # a config value the list's source does not decide
+MAX_CONFIG_DEPTH = 6
+
+
+_KERNEL_DECORATORS = ("jit", "autotune", "heuristics")  # a Triton kernel or device function: launched or called
+# from other kernels, never run on its own
+
+
+def _called(decorator: ast.expr) -> ast.expr:
+    """`@triton.jit(do_not_specialize=...)` -> `triton.jit`."""
+    return decorator.func if isinstance(decorator, ast.Call) else decorator
+
+
+def _last_name(node: ast.expr) -> str:
+    """`triton.autotune` -> "autotune"; `Config` -> "Config"."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _keyword(call: ast.Call, name: str) -> ast.expr | None:
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def _literal_values(node: ast.expr) -> list[Any] | None:
+    """The constants a literal list or tuple holds (tuples of constants too), else None."""
+    if not isinstance(node, (ast.List, ast.Tuple)):
+        return None
+    values: list[Any] = []
+    for element in node.elts:
+        if isinstance(element, ast.Constant):
+            values.append(element.value)
+        elif isinstance(element, ast.Tuple) and all(isinstance(e, ast.Constant) for e in element.elts):
+            values.append(tuple(e.value for e in element.elts if isinstance(e, ast.Constant)))
+        else:
+            return None
+    return values
+
+
+class _ConfigList:
+    """The configs an autotune list holds, read from its source: each config as {key: possible values} (None for
+    a config whose keys are not written out), or None for a list built some other way. Literal lists, `+`, module
+    names, comprehensions and functions that append configs in loops over literal lists (`for split_k in []:`
+    appends nothing) are read; loop variables take the literal's values, anything else is _UNKNOWN."""
+
+    def __init__(self, bindings: dict[str, ast.AST]) -> None:
+        self.bindings = bindings
+        self.depth = 0
+
+    def values(self, node: ast.AST, env: dict[str, Any] | None = None) -> list[dict[str, Any] | None] | None:
+        if self.depth > MAX_CONFIG_DEPTH:
+            return None
+        self.depth += 1
+        try:
+            return self._values(node, env or {})
+        finally:
+            self.depth -= 1
+
+    def _values(self, node: ast.AST, env: dict[str, Any]) -> list[dict[str, Any] | None] | None:
+        if isinstance(node, (ast.List, ast.Tuple)):
+            out: list[dict[str, Any] | None] = []
+            for element in node.elts:
+                found = self.values(element.value if isinstance(element, ast.Starred) else element, env)
+                if found is None:
+                    return None
+                out.extend(found)
+            return out
+        if isinstance(node, ast.Call) and _last_name(node.func) == "Config":
+            return [self._config(node, env)]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = self.values(node.left, env), self.values(node.right, env)
+            return None if left is None or right is None else left + right
+        if isinstance(node, ast.IfExp):
+            body, orelse = self.values(node.body, env), self.values(node.orelse, env)
+            return None if body is None or orelse is None else body + orelse
+        if isinstance(node, ast.Name) and node.id in self.bindings:
+            bound = self.bindings[node.id]
+            return None if isinstance(bound, (ast.FunctionDef, ast.AsyncFunctionDef)) else self.values(bound)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            function = self.bindings.get(node.func.id)
+            return self._function(function) if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+            return self._comprehension(node, env)
+        return None
+
+    def _config(self, call: ast.Call, env: dict[str, Any]) -> dict[str, Any] | None:
+        kwargs = call.args[0] if call.args else _keyword(call, "kwargs")
+        if not isinstance(kwargs, ast.Dict):
+            return None
+        config: dict[str, Any] = {}
+        for key, value in zip(kwargs.keys, kwargs.values):
+            if not isinstance(key, ast.Constant) or not isinstance(key.value, str):
+                return None  # `**base`: keys not written out
+            if isinstance(value, ast.Constant):
+                config[key.value] = (value.value,)
+            elif isinstance(value, ast.Name) and isinstance(env.get(value.id), tuple):
+                config[key.value] = env[value.id]
+            else:
+                config[key.value] = _UNKNOWN
+        return config
+
+    def _comprehension(self, node: ast.ListComp | ast.GeneratorExp, env: dict[str, Any]):
+        inner = dict(env)
+        for generator in node.generators:
+            if not self._bind_loop(generator.target, generator.iter, inner):
+                return []  # a loop over an empty literal: nothing
+        return self.values(node.elt, inner)
+
+    def _bind_loop(self, target: ast.expr, iterable: ast.expr, env: dict[str, Any]) -> bool:
+        """Bind a loop's variables to the values of a literal it iterates, written there or bound to a name in the
+        function or the module (`split_k_range = [1]`); False when the literal is empty."""
+        if isinstance(iterable, ast.Name):
+            bound = env.get(_LITERAL + iterable.id, self.bindings.get(iterable.id))
+            iterable = bound if isinstance(bound, ast.expr) else iterable
+        values = _literal_values(iterable)
+        if values is not None and not values:
+            return False
+        names = [target] if isinstance(target, ast.Name) else list(getattr(target, "elts", ()))
+        for index, name in enumerate(names):
+            if not isinstance(name, ast.Name):
+                continue
+            if values is None:
+                env[name.id] = _UNKNOWN
+            elif isinstance(target, ast.Name):
+                env[name.id] = tuple(dict.fromkeys(values))
+            elif all(isinstance(v, tuple) and len(v) == len(names) for v in values):
+                env[name.id] = tuple(dict.fromkeys(v[index] for v in values))
+            else:
+                env[name.id] = _UNKNOWN
+        return True
+
+    def _function(self, definition: ast.FunctionDef | ast.AsyncFunctionDef) -> list[dict[str, Any] | None] | None:
+        """Every config a function builds (appended, extended, assigned or returned); None when one may come
+        another way. Configs under a loop over an empty literal are never built (`for split_k in []:`)."""
+        found: list[dict[str, Any] | None] = []
+        return found if self._statements(definition.body, {}, found) else None
+
+    def _statements(self, body: list[ast.stmt], env: dict[str, Any], found: list) -> bool:
+        for statement in body:
+            if isinstance(statement, ast.For):
+                inner = dict(env)
+                if self._bind_loop(statement.target, statement.iter, inner) and not self._statements(
+                    statement.body, inner, found
+                ):
+                    return False
+            elif isinstance(statement, (ast.If, ast.While, ast.With, ast.Try)):
+                blocks = [getattr(statement, name, []) for name in _BLOCK_FIELDS]
+                blocks += [h.body for h in getattr(statement, "handlers", ())]
+                if not all(self._statements(block, env, found) for block in blocks):
+                    return False
+            elif _literal_binding(statement):
+                env[_LITERAL + statement.targets[0].id] = statement.value  # type: ignore[attr-defined]
+            else:
+                added = self._added(statement, env)
+                if added is None:
+                    return False
+                found.extend(added)
+        return True
+
+    def _added(self, statement: ast.stmt, env: dict[str, Any]) -> list[dict[str, Any] | None] | None:
+        """The configs one statement adds ([] for a statement that builds none), or None when it cannot tell."""
+        value: ast.expr | None = None
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+            call, method = statement.value, _last_name(statement.value.func)
+            if method in ("append", "extend") and len(call.args) == 1:
+                value = ast.List(elts=[call.args[0]], ctx=ast.Load()) if method == "append" else call.args[0]
+        elif isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add):
+            value = statement.value
+        elif isinstance(statement, (ast.Assign, ast.Return)) and statement.value is not None:
+            builds = isinstance(statement.value, (ast.List, ast.ListComp)) or _builds_config(statement.value)
+            if isinstance(statement.value, ast.Name) or not builds:
+                return []  # `return configs` (the list built above), or an ordinary local (`num_warps = 2`)
+            value = statement.value
+        if value is None:
+            return None if _builds_config(statement) else []
+        return self.values(value, env)
+
+
+_LITERAL = "[]"  # env key prefix: a function-local name bound to a literal list (what loops iterate)
+
+
+def _literal_binding(statement: ast.stmt) -> bool:
+    """`name = [1, 2]`: a local bound to a literal list or tuple of constants."""
+    return (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+        and _literal_values(statement.value) is not None
+    )
+
+
+def _builds_config(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Call) and _last_name(n.func) == "Config" for n in ast.walk(node))

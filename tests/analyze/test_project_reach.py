@@ -286,7 +286,11 @@ def test_constexpr_flag_off_at_every_launch_compiles_its_branch_out():
     assert reach(files, "pkg/ops.py", "passed_at_runtime")[0] == "target"  # runtime values decide nothing
     assert reach(files, "pkg/ops.py", "tuned_path")[0] == "target"  # the autotuner's configs may set it
     assert reach(files, "pkg/ops.py", "passed_off")[0] == "nvidia_only"  # but not one every launch passes
-    assert reach(files, "pkg/ops.py", "no_launch")[0] == "target"  # no launch in the project: callers unknown
+    files["pkg/model.py"] = "from pkg.ops import launch\n"
+    verdict, why = reach(files, "pkg/ops.py", "no_launch")  # no launch in the project: the kernel runs nowhere
+    assert verdict == "nvidia_only" and "nothing in the project launches" in why
+    exported = {**files, **ops(files["pkg/ops.py"] + '\n        __all__ = ["never_launched"]\n')}
+    assert reach(exported, "pkg/ops.py", "no_launch")[0] == "target"  # the package's API: callers unknown
 
 
 def test_backend_class_enabled_by_a_platform_flag():
@@ -1215,3 +1219,146 @@ def test_a_name_bound_twice_is_not_derived_from_a_platform_local():
                 pdl_branch = 1
     """)
     assert reach(files, "pkg/ops.py", "pdl_branch")[0] == "nvidia_only"
+
+
+SPLIT_K_KERNELS = """
+    import triton
+    import triton.language as tl
+    from triton import Config
+
+    def io_bound_configs():
+        configs = []
+        split_k_range = [1]
+        for block_m in [16, 32]:
+            for split_k in split_k_range:
+                configs.append(Config({"BLOCK_M": block_m, "SPLIT_K": split_k}, num_stages=2))
+            for split_k in []:  # disabled
+                configs.append(Config({"BLOCK_M": block_m, "SPLIT_K": split_k}))
+        return configs
+
+    _TUPLES = [(64, 1), (128, 1)]
+    COMPUTE = [Config({"BLOCK_M": 128, "SPLIT_K": 1})]
+    CONFIGS = COMPUTE + io_bound_configs() + [Config({"BLOCK_M": m, "SPLIT_K": s}) for m, s in _TUPLES]
+    SPLIT_CONFIGS = [Config({"BLOCK_M": 64, "SPLIT_K": s}) for s in (1, 4)]
+
+    @triton.autotune(configs=CONFIGS, key=["M"])
+    @triton.jit
+    def gemm(C, acc, M, BLOCK_M: tl.constexpr, SPLIT_K: tl.constexpr):
+        if SPLIT_K == 1:
+            stored = 1
+        else:
+            split_atomic = 1
+
+    @triton.autotune(configs=SPLIT_CONFIGS, key=["M"])
+    @triton.jit
+    def split_gemm(C, acc, M, BLOCK_M: tl.constexpr, SPLIT_K: tl.constexpr):
+        if SPLIT_K > 1:
+            really_split = 1
+
+    @triton.autotune(configs=CONFIGS, key=["M"])
+    @triton.heuristics({"SPLIT_K": lambda args: 2})
+    @triton.jit
+    def heuristic_gemm(C, acc, M, BLOCK_M: tl.constexpr, SPLIT_K: tl.constexpr):
+        if SPLIT_K > 1:
+            heuristic_split = 1
+
+    def run(c, acc, m):
+        gemm[(1,)](c, acc, m)
+        split_gemm[(1,)](c, acc, m)
+        heuristic_gemm[(1,)](c, acc, m)
+"""
+
+
+def test_a_constexpr_every_autotune_config_sets_alike_decides_its_branches():
+    # seen on fbgemm-gpu-genai 1.9.0: `if SPLIT_K == 1: tl.store(...) else: tl.atomic_add(...)` under config lists
+    # built by nested loops (the split-K loop iterates `[]`) and comprehensions over tuples: SPLIT_K is always 1
+    files = ops(SPLIT_K_KERNELS)
+    verdict, why = reach(files, "pkg/ops.py", "split_atomic")
+    assert verdict == "nvidia_only" and "SPLIT_K == 1" in why and "autotune list sets SPLIT_K = 1" in why
+    assert reach(files, "pkg/ops.py", "stored")[0] == "target"
+    assert reach(files, "pkg/ops.py", "really_split")[0] == "target"  # configs set SPLIT_K to 1 and 4
+    assert reach(files, "pkg/ops.py", "heuristic_split")[0] == "target"  # a heuristic computes it
+
+
+@pytest.mark.parametrize(
+    "configs",
+    [
+        "CONFIGS + extra_configs",  # a list from elsewhere
+        "[Config(base)]",  # keys not written out
+        "[Config({'SPLIT_K': k}) for k in ks]",  # a loop over runtime data
+    ],
+)
+def test_config_lists_porter_cannot_read_decide_nothing(configs):
+    files = ops(
+        SPLIT_K_KERNELS.replace(
+            '@triton.autotune(configs=CONFIGS, key=["M"])\n    @triton.jit\n    def gemm',
+            (f'@triton.autotune(configs={configs}, key=["M"])\n    @triton.jit\n    def gemm'),
+        )
+    )
+    assert f"configs={configs}" in textwrap.dedent(files["pkg/ops.py"])
+    assert reach(files, "pkg/ops.py", "split_atomic")[0] == "target"
+
+
+def test_a_flag_passed_positionally_at_every_launch_decides_the_kernels_branches():
+    # seen on conch-triton-kernels 1.3: `fp8_dtype = tl.float8e4b8 if cxpr_is_rocm else tl.float8e4nv`, with the
+    # launch passing `cxpr_is_rocm` (bound to current_platform.is_amd()) as its 4th positional argument
+    files = ops("""
+        import triton
+        import triton.language as tl
+        from pkg.utils import is_hip
+
+        @triton.jit
+        def kernel(X, N, scale, IS_ROCM: tl.constexpr, OTHER: tl.constexpr):
+            dtype = tl.float8e4b8 if IS_ROCM else tl.float8e4nv
+            if OTHER:
+                runtime_branch = 1
+
+        def launch(x, n, s, other):
+            cxpr_is_rocm: tl.constexpr = is_hip()
+            kernel[(1,)](x, n, s, cxpr_is_rocm, other)
+    """)
+    assert reach(files, "pkg/ops.py", "tl.float8e4nv")[0] == "nvidia_only"
+    assert reach(files, "pkg/ops.py", "tl.float8e4b8")[0] == "target"
+    assert reach(files, "pkg/ops.py", "tl.float8e4nv", target="h100")[0] == "target"
+    assert reach(files, "pkg/ops.py", "runtime_branch")[0] == "target"  # a runtime value decides nothing
+
+
+def test_a_kernel_nothing_launches_runs_nowhere_unless_it_is_api():
+    # seen on verl 0.9.1 (backward kernels no call site launches) and gemlite 0.6.0 (next_power_of_2_ptx_triton,
+    # never called: the public name next_power_of_2_triton is bound to the bitwise variant)
+    files = ops("""
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def ptx_variant(x):
+            ptx_body = tl.inline_asm_elementwise("lg2.approx.f32 $0, $1;", "=f,f", [x], dtype=tl.float32)
+
+        @triton.jit
+        def bitwise_variant(x):
+            bitwise_body = x
+
+        next_pow2 = bitwise_variant
+
+        @triton.jit
+        def kernel(x):
+            launched_body = next_pow2(x)
+
+        def helper(x):
+            plain_python = 1
+
+        def run(x):
+            kernel[(1,)](x)
+    """)
+    files["pkg/model.py"] = "from pkg.ops import run\n"  # the project uses the module
+    verdict, why = reach(files, "pkg/ops.py", "ptx_body")
+    assert verdict == "nvidia_only" and "`ptx_variant`" in why
+    assert reach(files, "pkg/ops.py", "bitwise_body")[0] == "target"  # named by the alias
+    assert reach(files, "pkg/ops.py", "launched_body")[0] == "target"
+    assert reach(files, "pkg/ops.py", "plain_python")[0] == "target"  # not a kernel: a Python API
+    exported = {**files, "pkg/__init__.py": "from pkg.ops import ptx_variant\n"}
+    assert reach(exported, "pkg/ops.py", "ptx_body")[0] == "target"  # re-exported: the package's API
+    unimported = {path: text for path, text in files.items() if path != "pkg/model.py"}
+    assert reach(unimported, "pkg/ops.py", "ptx_body")[0] == "target"  # nothing imports it: for outside callers
+    alone = {"ops.py": textwrap.dedent(files["pkg/ops.py"])}
+    assert reach(alone, "ops.py", "ptx_body")[0] == "target"  # one file scanned: its users are elsewhere
