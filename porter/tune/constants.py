@@ -64,6 +64,8 @@ class ModelConstants:
     mma_fallback_eff_by_dtype: dict[str, float] = field(default_factory=dict)  # per rate key, where it differs
     unaligned_regs_per_elem: float = 3.0  # registers per staged element (value + 64-bit address)
     unaligned_reg_overhead: int = 16  # registers per lane beside accumulators and staged elements
+    # the same per element when every element-wise load runs along K (none wraps along N): None = as above
+    k_only_regs_per_elem: float | None = None
     # element-wise C stores with M off the grid too: the kernel's registers per accumulator (the value,
     # its address, row and column predicates); 0: not priced (see model._store_registers)
     store_row_regs_per_acc: float = 0.0

@@ -338,7 +338,13 @@ def _loop_registers(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | No
             + per_tile_dword * tile_dwords
             + const.copy_regs_per_elem * copies
         )
-    staged = const.unaligned_regs_per_elem * unaligned.elements / threads
+    per_elem = const.unaligned_regs_per_elem
+    if not unaligned.along_n and const.k_only_regs_per_elem is not None:
+        # loads along K only: within a row the addresses differ by constants, so ptxas recomputes
+        # them instead of holding each (no offs % N wraps); the compile records fit fp8 128x128x64
+        # on 8 warps in 255 registers with none spilled, 16-bit 64x256x64 in 128
+        per_elem = const.k_only_regs_per_elem
+    staged = per_elem * unaligned.elements / threads
     return acc_regs(machine, cfg) + const.unaligned_reg_overhead + staged
 
 
