@@ -51,6 +51,7 @@ class ModelConstants:
     uncoalesced_bytes_per_unit_clk: float = 3.0  # element-wise loads along N (row-major B) per unit
     unaligned_store_elems_per_unit_clk: float = 2.0  # element-wise C stores per unit
     unaligned_thread_cycles_per_elem: float | None = None  # the same loads per thread: cycles of each
+    unaligned_thread_cycles_by_dtype: dict[str, float] = field(default_factory=dict)  # per rate key, where it differs
     # element's dependent chain (address, predicate, load, store to shared memory); None: off
     unbuffered_latency_hidden: float = 0.0  # share of the load latency hidden with no stage ahead (2 stages on wgmma)
     serial_unbuffered_latency: float = 0.0  # extra latency share when that loop's async B has no stage ahead

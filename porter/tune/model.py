@@ -657,7 +657,10 @@ class _StepContext:
         address, predicate, load and store to shared memory, in the serialised loop where few warps
         per scheduler hide little of it. Spread over the tile's threads, so 8 warps halve what 4
         take (measured on fp8 tiles off the 16-grid: 64x128x32 on 8 warps 10% faster than on 4)."""
-        cycles = self.mc.const.unaligned_thread_cycles_per_elem
+        const = self.mc.const
+        cycles = const.unaligned_thread_cycles_by_dtype.get(
+            self.mc.dtype.rate_key, const.unaligned_thread_cycles_per_elem
+        )
         if not cycles:
             return 0.0
         threads = self.cfg.num_warps * self.mc.wave
