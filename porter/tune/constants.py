@@ -51,6 +51,7 @@ class ModelConstants:
     uncoalesced_bytes_per_unit_clk: float = 3.0  # element-wise loads along N (row-major B) per unit
     unaligned_store_elems_per_unit_clk: float = 2.0  # element-wise C stores per unit
     unaligned_thread_cycles_per_elem: float | None = None  # the same loads per thread: cycles of each
+    unaligned_thread_cycles_by_dtype: dict[str, float] = field(default_factory=dict)  # per rate key, where it differs
     # element's dependent chain (address, predicate, load, store to shared memory); None: off
     unbuffered_latency_hidden: float = 0.0  # share of the load latency hidden with no stage ahead (2 stages on wgmma)
     serial_unbuffered_latency: float = 0.0  # extra latency share when that loop's async B has no stage ahead
@@ -64,6 +65,8 @@ class ModelConstants:
     mma_fallback_eff_by_dtype: dict[str, float] = field(default_factory=dict)  # per rate key, where it differs
     unaligned_regs_per_elem: float = 3.0  # registers per staged element (value + 64-bit address)
     unaligned_reg_overhead: int = 16  # registers per lane beside accumulators and staged elements
+    # the same per element when every element-wise load runs along K (none wraps along N): None = as above
+    k_only_regs_per_elem: float | None = None
     # element-wise C stores with M off the grid too: the kernel's registers per accumulator (the value,
     # its address, row and column predicates); 0: not priced (see model._store_registers)
     store_row_regs_per_acc: float = 0.0

@@ -338,7 +338,13 @@ def _loop_registers(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | No
             + per_tile_dword * tile_dwords
             + const.copy_regs_per_elem * copies
         )
-    staged = const.unaligned_regs_per_elem * unaligned.elements / threads
+    per_elem = const.unaligned_regs_per_elem
+    if not unaligned.along_n and const.k_only_regs_per_elem is not None:
+        # loads along K only: within a row the addresses differ by constants, so ptxas recomputes
+        # them instead of holding each (no offs % N wraps); the compile records fit fp8 128x128x64
+        # on 8 warps in 255 registers with none spilled, 16-bit 64x256x64 in 128
+        per_elem = const.k_only_regs_per_elem
+    staged = per_elem * unaligned.elements / threads
     return acc_regs(machine, cfg) + const.unaligned_reg_overhead + staged
 
 
@@ -651,7 +657,10 @@ class _StepContext:
         address, predicate, load and store to shared memory, in the serialised loop where few warps
         per scheduler hide little of it. Spread over the tile's threads, so 8 warps halve what 4
         take (measured on fp8 tiles off the 16-grid: 64x128x32 on 8 warps 10% faster than on 4)."""
-        cycles = self.mc.const.unaligned_thread_cycles_per_elem
+        const = self.mc.const
+        cycles = const.unaligned_thread_cycles_by_dtype.get(
+            self.mc.dtype.rate_key, const.unaligned_thread_cycles_per_elem
+        )
         if not cycles:
             return 0.0
         threads = self.cfg.num_warps * self.mc.wave

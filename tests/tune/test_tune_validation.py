@@ -55,9 +55,12 @@ MEASURED = {
         # tile, 32x128 on 32 SMs, fell to 14th (0.952 with the 32x64 tile in the top 8)
         # 0.970 / 0.967 (bf16) before the many-wave burst stall (dev3-tune5): m16384_up8b 0.948 -> 0.930 picks
         # 128x256x32 on 5 stages where 4 stages measured 7% faster (the stage count is in the noise elsewhere)
-        "all": {"model": (0.973, 0.906), "model_top4": (0.990, 0.906), "model_top8": (0.998, 0.972)},
+        # before dev4-tune7 (K-only registers, 16-bit load cycles): model=0.973/0.906, model_top4=0.99/0.906, model_top8=0.998/0.972
+        "all": {"model": (0.973, 0.906), "model_top4": (0.990, 0.906), "model_top8": (0.995, 0.906)},
         "bf16": {"model": (0.965, 0.906)},
-        "fp8": {"model": (0.982, 0.956)},  # 0.961 / 0.862 before the single-row wrapped rate (dev3-tune4)
+        # 0.961 / 0.862 before the single-row wrapped rate (dev3-tune4); 0.982 / 0.956 before the K-only element-wise registers (dev4-tune7):
+        # rec_odd_2048 (1 wave of 128x128 tiles) picks 128x128x64 over 64x128x32, 0.979 -> 0.948, a near tie
+        "fp8": {"model": (0.979, 0.948)},
     },
     "fresh": {
         "all": {"model": (0.974, 0.870), "model_top4": (0.985, 0.877), "model_top8": (0.991, 0.877)},
@@ -70,16 +73,20 @@ MEASURED = {
     "blind": {
         # fp8 0.958 / 0.725 before the store-row registers (dev4-tune6): b_odd_all (every dim off the grid) no
         # longer picks 256x128x32, whose kernel spills 156 registers (0.725 -> 0.974)
-        "all": {"model": (0.970, 0.846), "model_top4": (0.984, 0.885), "model_top8": (0.994, 0.939)},
-        "bf16": {"model": (0.968, 0.915)},
+        # before dev4-tune7 (K-only registers, 16-bit load cycles): model=0.97/0.846, model_top4=0.984/0.885, model_top8=0.994/0.939
+        "all": {"model": (0.972, 0.846), "model_top4": (0.986, 0.885), "model_top8": (0.996, 0.954)},
+        # before dev4-tune7 (K-only registers, 16-bit load cycles): model=0.968/0.915
+        "bf16": {"model": (0.971, 0.915)},
         # 0.961 before the many-wave burst stall (dev3-tune5): b_rec_98304 0.993 -> 0.936, 128x128x128 on two
         # blocks per SM is charged for both blocks' bursts (K = 768: a short K loop, where the stall has not shown)
         "fp8": {"model": (0.972, 0.846)},
     },
     "blind2": {
-        "all": {"model": (0.970, 0.844), "model_top4": (0.981, 0.844), "model_top8": (0.988, 0.844)},
-        "bf16": {"model": (0.980, 0.891)},
-        "fp8": {"model": (0.961, 0.844)},
+        # before dev4-tune7 (K-only registers, 16-bit load cycles): model=0.97/0.844, model_top4=0.981/0.844, model_top8=0.988/0.844
+        "all": {"model": (0.973, 0.844), "model_top4": (0.983, 0.844), "model_top8": (0.988, 0.844)},
+        # before dev4-tune7 (K-only registers, 16-bit load cycles): model=0.98/0.891
+        "bf16": {"model": (0.983, 0.891)},
+        "fp8": {"model": (0.963, 0.844)},  # 0.961 before the K-only element-wise registers (dev4-tune7)
     },
     "blind3": {
         "fp16": {"model": (0.980, 0.839), "model_top4": (0.983, 0.839)},
@@ -90,8 +97,10 @@ MEASURED = {
     },
     # scored once by the previous model (0.956 / 0.786), calibration data since
     "blind5": {
-        "all": {"model": (0.967, 0.786), "model_top4": (0.978, 0.842), "model_top8": (0.985, 0.842)},
-        "bf16": {"model": (0.971, 0.899), "model_top4": (0.979, 0.899)},
+        # before dev4-tune7 (K-only registers, 16-bit load cycles): model=0.967/0.786, model_top4=0.978/0.842, model_top8=0.985/0.842
+        "all": {"model": (0.969, 0.786), "model_top4": (0.981, 0.842), "model_top8": (0.987, 0.842)},
+        # before dev4-tune7 (K-only registers, 16-bit load cycles): model=0.971/0.899, model_top4=0.979/0.899
+        "bf16": {"model": (0.981, 0.918), "model_top4": (0.988, 0.918)},
         "fp16": {"model": (0.961, 0.786), "model_top4": (0.980, 0.922)},
         "fp8": {"model": (0.959, 0.839), "model_top4": (0.968, 0.842)},
         "fp32": {"model": (0.976, 0.889), "model_top4": (0.988, 0.912)},
@@ -99,12 +108,15 @@ MEASURED = {
     # timed before that round's model changes (bfc97ad), scored once after them (bf16 0.953 / 0.879
     # then; the goal, 0.97 / 0.85 per dtype, was met by fp16 and fp32); calibration since
     "blind6": {
-        "all": {"model": (0.973, 0.834), "model_top4": (0.987, 0.880), "model_top8": (0.991, 0.892)},
-        "bf16": {"model": (0.968, 0.883), "model_top4": (0.983, 0.917)},
+        # before dev4-tune7 (K-only registers, 16-bit load cycles): model=0.973/0.834, model_top4=0.987/0.88, model_top8=0.991/0.892
+        "all": {"model": (0.978, 0.834), "model_top4": (0.992, 0.924), "model_top8": (0.996, 0.924)},
+        # before dev4-tune7 (K-only registers, 16-bit load cycles): model=0.968/0.883, model_top4=0.983/0.917
+        "bf16": {"model": (0.975, 0.883), "model_top4": (0.991, 0.928)},
         # top-4 0.997 / 0.986 before the many-wave burst stall (dev3-tune5): b6_h_rec_bot (K = 256) loses its best
         # config from the top 4 (pick 0.945 -> 0.961)
         "fp16": {"model": (0.988, 0.961), "model_top4": (0.995, 0.968)},
-        "fp8": {"model": (0.949, 0.834), "model_top4": (0.970, 0.880)},
+        # 0.949 / 0.834 (top-4 0.970 / 0.880) before the K-only element-wise registers (dev4-tune7): b6_f8_odd_all 0.878 -> 0.999
+        "fp8": {"model": (0.960, 0.834), "model_top4": (0.982, 0.924)},
         "fp32": {"model": (0.989, 0.960), "model_top4": (0.999, 0.990)},
     },
     # 28 shapes weighted to the weak classes (sizes off the 16-grid, small M, tall-skinny), timed at
@@ -113,17 +125,23 @@ MEASURED = {
     # bf16 spill cost was refit on every row afterwards, blind7 included, which these floors follow
     "blind7": {
         # fp8 0.916 / 0.790 before the store-row registers (dev4-tune6): b7_f8_odd_all 0.829 -> 0.987, _all2 0.790 -> 0.905
-        "all": {"model": (0.950, 0.744), "model_top4": (0.965, 0.841), "model_top8": (0.982, 0.919)},
-        "bf16": {"model": (0.940, 0.744), "model_top4": (0.967, 0.937)},
-        "fp16": {"model": (0.980, 0.929), "model_top4": (0.981, 0.929)},
-        "fp8": {"model": (0.945, 0.837), "model_top4": (0.955, 0.841)},
+        # before dev4-tune7 (K-only registers, 16-bit load cycles): model=0.95/0.744, model_top4=0.965/0.841, model_top8=0.982/0.919
+        "all": {"model": (0.957, 0.744), "model_top4": (0.973, 0.841), "model_top8": (0.988, 0.919)},
+        # before dev4-tune7 (K-only registers, 16-bit load cycles): model=0.94/0.744, model_top4=0.967/0.937
+        "bf16": {"model": (0.944, 0.744), "model_top4": (0.971, 0.937)},
+        # before dev4-tune7 (K-only registers, 16-bit load cycles): model=0.98/0.929, model_top4=0.981/0.929
+        "fp16": {"model": (0.998, 0.995), "model_top4": (0.999, 0.996)},
+        # 0.945 (top-4 0.955) before the K-only element-wise registers (dev4-tune7): b7_f8_odd_all2 0.905 -> 0.999
+        "fp8": {"model": (0.955, 0.837), "model_top4": (0.966, 0.841)},
         "fp32": {"model": (0.956, 0.915), "model_top4": (0.969, 0.919)},
     },
     # 40 shapes timed after the final model (829f285; 3eba1f4) and scored once with it (all 0.965 / 0.747,
     # bf16 0.940 / 0.747, fp32 0.978 / 0.918); calibration since (dev3-tune3), these floors follow
     "blind8": {
-        "all": {"model": (0.975, 0.894), "model_top4": (0.987, 0.897), "model_top8": (0.993, 0.923)},
-        "bf16": {"model": (0.972, 0.923), "model_top4": (0.976, 0.923)},
+        # before dev4-tune7 (K-only registers, 16-bit load cycles): model=0.975/0.894, model_top4=0.987/0.897, model_top8=0.993/0.923
+        "all": {"model": (0.977, 0.894), "model_top4": (0.989, 0.897), "model_top8": (0.995, 0.923)},
+        # before dev4-tune7 (K-only registers, 16-bit load cycles): model=0.972/0.923, model_top4=0.976/0.923
+        "bf16": {"model": (0.979, 0.923), "model_top4": (0.983, 0.923)},
         "fp16": {"model": (0.976, 0.939), "model_top4": (0.991, 0.951)},
         # 0.973 before the many-wave burst stall (dev3-tune5): b8_f8_rec_mid 0.992 -> 0.944 (256x128x128 over
         # 128x128x128 on two blocks per SM, K = 1024), as blind's b_rec_98304; every fp8 sweep left out: 0.9565 -> 0.9572
@@ -134,24 +152,33 @@ MEASURED = {
     # 0.959 / 0.814, bf16 0.957 / 0.856, fp16 0.951 / 0.894 (the honest held-out figures of that round); the
     # floors follow the many-wave burst stall (dev3-tune5), which moves its large-M rows to BK 32
     "blind9": {
-        "all": {"model": (0.968, 0.856), "model_top4": (0.984, 0.893), "model_top8": (0.987, 0.893)},
-        "bf16": {"model": (0.969, 0.856), "model_top4": (0.982, 0.893)},
-        "fp16": {"model": (0.961, 0.894), "model_top4": (0.981, 0.899)},
-        "fp8": {"model": (0.960, 0.899), "model_top4": (0.975, 0.905)},
+        # before dev4-tune7 (K-only registers, 16-bit load cycles): model=0.968/0.856, model_top4=0.984/0.893, model_top8=0.987/0.893
+        "all": {"model": (0.975, 0.856), "model_top4": (0.992, 0.924), "model_top8": (0.994, 0.932)},
+        # before dev4-tune7 (K-only registers, 16-bit load cycles): model=0.969/0.856, model_top4=0.982/0.893
+        "bf16": {"model": (0.977, 0.856), "model_top4": (0.990, 0.933)},
+        # before dev4-tune7 (K-only registers, 16-bit load cycles): model=0.961/0.894, model_top4=0.981/0.899
+        "fp16": {"model": (0.972, 0.894), "model_top4": (0.991, 0.924)},
+        # 0.960 / 0.899 (top-4 0.975 / 0.905) before the K-only element-wise registers (dev4-tune7): b9_f8_odd_nk 0.899 -> 0.999
+        "fp8": {"model": (0.970, 0.932), "model_top4": (0.985, 0.932)},
         "fp32": {"model": (0.980, 0.903), "model_top4": (1.000, 1.000)},
     },
     # 40 shapes timed before dev3-tune5's changes and scored once with its model (83d49fe)
     "blind10": {
-        "all": {"model": (0.958, 0.847), "model_top4": (0.982, 0.847), "model_top8": (0.988, 0.847)},
-        "bf16": {"model": (0.965, 0.922), "model_top4": (0.983, 0.922)},
-        "fp16": {"model": (0.948, 0.859), "model_top4": (0.982, 0.903)},
-        "fp8": {"model": (0.951, 0.847), "model_top4": (0.965, 0.847)},
+        # before dev4-tune7 (K-only registers, 16-bit load cycles): model=0.958/0.847, model_top4=0.982/0.847, model_top8=0.988/0.847
+        "all": {"model": (0.966, 0.849), "model_top4": (0.990, 0.903), "model_top8": (0.997, 0.974)},
+        # before dev4-tune7 (K-only registers, 16-bit load cycles): model=0.965/0.922, model_top4=0.983/0.922
+        "bf16": {"model": (0.972, 0.934), "model_top4": (0.990, 0.938)},
+        # before dev4-tune7 (K-only registers, 16-bit load cycles): model=0.948/0.859, model_top4=0.982/0.903
+        "fp16": {"model": (0.958, 0.859), "model_top4": (0.992, 0.974)},
+        # 0.951 / 0.847 (top-4 0.965 / 0.847) before the K-only element-wise registers (dev4-tune7): b10_f8_odd_all 0.847 -> 0.997
+        "fp8": {"model": (0.967, 0.900), "model_top4": (0.981, 0.903)},
         "fp32": {"model": (0.969, 0.849), "model_top4": (1.000, 1.000)},
     },
     # 14 calibration shapes timed after dev3-tune3 to test its mma.sync term and the M = 1 rows (scored
     # before dev3-tune4's change: bf16 0.965 / 0.935, fp16 0.998, fp8 0.907 / 0.840)
     "cal5": {
-        "bf16": {"model": (0.970, 0.935), "model_top4": (0.988, 0.935)},
+        # before dev4-tune7 (K-only registers, 16-bit load cycles): model=0.97/0.935, model_top4=0.988/0.935
+        "bf16": {"model": (0.981, 0.937), "model_top4": (1.000, 1.000)},
         "fp16": {"model": (0.998, 0.998)},
         "fp8": {"model": (1.000, 1.000)},
     },
@@ -161,7 +188,8 @@ MEASURED = {
         "bf16": {"model": (1.000, 1.000)},
         "fp16": {"model": (0.972, 0.943), "model_top4": (0.995, 0.988)},
         # 0.893 / 0.712 (top-4 0.898) at HEAD before the store-row registers (dev4-tune6): c6_f8_odd_all_a 0.712 -> 0.905
-        "fp8": {"model": (0.949, 0.905), "model_top4": (0.954, 0.906)},
+        # 0.949 / 0.905 (top-4 0.954 / 0.906) before the K-only element-wise registers (dev4-tune7): c6_f8_odd_all_a 0.905 -> 0.998
+        "fp8": {"model": (0.972, 0.916), "model_top4": (0.978, 0.917)},
         "fp32": {"model": (0.956, 0.931), "model_top4": (0.991, 0.973)},
     },
 }
