@@ -49,6 +49,7 @@ HELD_OUT_SPLITS = (
     "blind8",
     "blind9",
     "blind10",
+    "blind11",
 )
 SELECTORS = ("model", "model_top4", "model_top8", "default", "best_fixed", "tutorial8")
 
