@@ -1,5 +1,5 @@
 """The later held-out splits (held_out2 .. held_out5): their packages, their label files, and the guards
-that keep them unseen. The port pairs and hunk classes of held_out3 are checked in test_held_out3_split.py.
+that keep them unseen. The port pairs and hunk classes of held_out3 and held_out5 are checked in test_held_out_port_splits.py.
 
 Offline: nothing is downloaded or scanned; the scoring path is driven with a stored finding written here.
 A split's own figures are not asserted: each is scored once, at the end, by the lead.

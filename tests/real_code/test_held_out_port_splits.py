@@ -1,5 +1,5 @@
-"""The third held-out split (held_out3): its port pairs and hunk classes (its packages and labels are checked with
-held_out2's in test_held_out_splits.py).
+"""The held-out port splits classified from the diff alone (held_out3, held_out5): their pairs and hunk classes (the
+packages and labels of the held-out splits are checked in test_held_out_splits.py).
 
 Offline: nothing is downloaded or scanned, and the port trees are not needed (only pairs.yaml, lines.json and the
 hunk-class files are read).
@@ -18,23 +18,30 @@ sys.path.insert(0, str(BENCH))
 
 import ports  # noqa: E402
 
+# split -> (the fewest pairs it was built with, its hunk-class file)
+CLASSIFIED_SPLITS = {
+    "held_out3": (4, ports.HELD_OUT3_CLASSES_FILE),
+    "held_out5": (6, ports.HELD_OUT5_CLASSES_FILE),
+}
 
-def test_held_out3_port_pairs_are_new_and_every_hunk_is_classified():
-    pairs = ports.load_pairs(split="held_out3")
-    assert len(pairs) >= 4
-    earlier = {(p.repo, p.after) for p in ports.load_pairs(split="all") if p.split != "held_out3"}
+
+@pytest.mark.parametrize("split", sorted(CLASSIFIED_SPLITS))
+def test_held_out_port_pairs_are_new_and_every_hunk_is_classified(split):
+    fewest, class_file = CLASSIFIED_SPLITS[split]
+    pairs = ports.load_pairs(split=split)
+    assert len(pairs) >= fewest
+    earlier = {(p.repo, p.after) for p in ports.load_pairs(split="all") if p.split != split}
     assert not earlier & {(p.repo, p.after) for p in pairs}
     lines, classes = ports.load_lines(), ports.load_classes()
     for pair in pairs:
         kinds = ports.hunk_classes(pair.id, lines[pair.id], classes)
         assert kinds and set(kinds) <= {"a", "b", "c"}, pair.id
         assert all(row["why"] and row["idiom"] for row in classes[pair.id].values())
-    assert {p.id for p in pairs} == set(_rows(ports.HELD_OUT3_CLASSES_FILE)), (
-        "the held_out3 class file names its pairs only"
-    )
+    assert {p.id for p in pairs} == set(_rows(class_file)), f"the {split} class file names its pairs only"
 
 
-def test_ports_command_line_takes_the_held_out3_split(monkeypatch, tmp_path):
+@pytest.mark.parametrize("split", sorted(CLASSIFIED_SPLITS))
+def test_ports_command_line_takes_the_held_out_split(monkeypatch, tmp_path, split):
     seen = {}
 
     def fake_score(targets, split, cache, only):
@@ -42,8 +49,8 @@ def test_ports_command_line_takes_the_held_out3_split(monkeypatch, tmp_path):
         return {"split": split, "cache": str(cache), "missing": ["x"], "how_to_get": "clone x"}
 
     monkeypatch.setattr(ports, "score_ports", fake_score)
-    assert ports.main(["--split", "held_out3", "--cache", str(tmp_path)]) == 2  # missing trees fail closed
-    assert seen["split"] == "held_out3"
+    assert ports.main(["--split", split, "--cache", str(tmp_path)]) == 2  # missing trees fail closed
+    assert seen["split"] == split
 
 
 def test_extract_takes_only_the_split_asked_for_and_all_by_default(tmp_path, capsys):
