@@ -180,7 +180,10 @@ def inline_ptx(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
 
 
 _LIBDEVICE_CUDA = "triton.language.extra.cuda"
-CUDA_ONLY_MEMBERS = ("globaltimer", "smid", "num_threads", "num_warps", "convert_custom_float8")
+CUDA_ONLY_MEMBERS = ("globaltimer", "smid", "convert_custom_float8")
+# @core.builtin constexprs read from the compile options (extra/cuda/utils.py): no libdevice, no PTX, fine on HIP.
+# num_threads() is num_warps * 32, half a wave64's lanes, a sizing matter rather than a compile error.
+BACKEND_NEUTRAL_MEMBERS = frozenset({"num_warps", "num_threads"})
 _GDC = ("gdc_wait", "gdc_launch_dependents")
 
 
@@ -197,6 +200,8 @@ def libdevice_cuda(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
             if module.startswith(_LIBDEVICE_CUDA) or (module == "triton.language.extra" and _imports(node, "cuda")):
                 imported = [] if isinstance(node.names, cst.ImportStar) else [inv.code(a.name) for a in node.names]
                 if skip_for_target(inv.guard_at(node), target) or inv.in_import_fallback(node):
+                    continue
+                if imported and BACKEND_NEUTRAL_MEMBERS.issuperset(imported):
                     continue
                 yield Hit(
                     node,
@@ -226,7 +231,7 @@ def libdevice_cuda(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     for node, qualified in references(inv, (_LIBDEVICE_CUDA + ".",)):
         member = qualified[len(_LIBDEVICE_CUDA) + 1 :].split(".")[0]
         explicit = inv.code(node).startswith(("tl.", "triton."))
-        if member in _GDC or skip_for_target(inv.guard_at(node), target):
+        if member in _GDC or member in BACKEND_NEUTRAL_MEMBERS or skip_for_target(inv.guard_at(node), target):
             continue  # gdc_*: PT113
         if explicit or member.startswith(CUDA_ONLY_MEMBERS):
             yield Hit(
@@ -372,9 +377,11 @@ def _off_by_default(inv, call: cst.Call, value: cst.BaseExpression) -> bool:
 
 @register("triton_tf32_dot")
 def tf32_dot(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
-    """PT114: tl.dot precisions the target does not accept (allow_tf32=True, input_precision="tf32"
-    on gfx950, "tf32x3" on AMD). A default fp32 dot is not reported: it runs as ieee on gfx950, the precise
-    result fp32 operands ask for (bench/real_code: 0 true of 3 labelled, the info form was dropped)."""
+    """PT114: tl.dot input_precision values the target does not accept ("tf32" on gfx950, "tf32x3" on AMD).
+    A default fp32 dot is not reported: it runs as ieee on gfx950, the precise result fp32 operands ask for
+    (bench/real_code: 0 true of 3 labelled, the info form was dropped). Nor is the deprecated allow_tf32=True:
+    tl.dot turns it into "tf32" only where the backend lists tf32, else "ieee" (triton/language/core.py dot()),
+    so it never fails to compile (held_out5: 0 true of 6 labelled on mi350x)."""
     inv = ctx.triton
     if inv is None:
         return
@@ -383,16 +390,12 @@ def tf32_dot(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         if skip_for_target(inv.guard_at(call), target):
             continue
         precision = keyword_arg(call, "input_precision")
-        allow_tf32 = keyword_arg(call, "allow_tf32")
+        if precision is None:
+            continue
         base = {"allowed": ", ".join(allowed), "suggested": target.best_fp32_dot_precision}
-        if precision is not None:
-            val = inv.fold(precision.value)
-            for p in val.possibles or ():
-                if isinstance(p.value, str) and p.value not in allowed:
-                    yield Hit(p.node, {**base, "precision": p.value, "keyword": "input_precision", "form": "explicit"})
-        elif allow_tf32 is not None:
-            if inv.fold(allow_tf32.value).single is True and "tf32" not in allowed:
-                yield Hit(allow_tf32, {**base, "precision": "tf32", "keyword": "allow_tf32", "form": "explicit"})
+        for p in inv.fold(precision.value).possibles or ():
+            if isinstance(p.value, str) and p.value not in allowed:
+                yield Hit(p.node, {**base, "precision": p.value, "keyword": "input_precision", "form": "explicit"})
 
 
 # Triton fp8 dtypes: family and the same format's twin in the other family.
@@ -511,9 +514,14 @@ def _table_entry_or_bitcast(inv, node: cst.CSTNode) -> bool:
     each tensor gets its own format's type), or the target of a bitcast (`x.to(tl.float8e4nv, bitcast=True)`:
     stored bytes decoded in the format that wrote them). Neither picks a format for the target."""
     parent = inv.parent(node)
+    if isinstance(parent, cst.DictElement) and parent.key is node:
+        return True  # a dtype -> format-name/torch table (kt-kernel's dot_scaled formats): a lookup, no fp8 value
+    if isinstance(parent, cst.Index):
+        return True  # `mapping[tl.float8e4b8] = e4m3_dtype`: a table key (tritonblas' tl -> torch map)
     if isinstance(parent, cst.DictElement) and parent.value is node:
         keyed_by_torch = any(q.startswith("torch.float8_") for q in inv.qnames(parent.key))
-        return keyed_by_torch or _holds_both_families(inv, inv.parent(parent))
+        table = inv.parent(parent)
+        return keyed_by_torch or _holds_both_families(inv, table) or _dtype_name_table(inv, table)
     if isinstance(parent, cst.Arg) and isinstance(call := inv.parent(parent), cst.Call):
         bitcast = keyword_arg(call, "bitcast")
         return bitcast is not None and inv.fold(bitcast.value).single is True
@@ -535,15 +543,42 @@ def _holds_both_families(inv, table: cst.CSTNode | None) -> bool:
     return {"ocp", "fnuz"} <= families
 
 
+def _dtype_name_table(inv, table: cst.CSTNode | None) -> bool:
+    """A dict from string names to Triton dtypes only (`{'fp16': tl.float16, 'fp8': tl.float8e4b8}`): a lookup of
+    shorthand names (tritonblas, bench/real_code held_out5), not a choice of one format for the device."""
+    if not isinstance(table, cst.Dict) or not table.elements:
+        return False
+    for element in table.elements:
+        if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
+            return False
+        if not any(q.startswith("triton.language.") for q in inv.qnames(element.value)):
+            return False
+    return True
+
+
 def _compared(inv, node: cst.CSTNode) -> bool:
     """The dtype is an operand of a comparison (`if dtype == tl.float8e4nv:`, `dtype in (tl.float8e5, ...)`):
-    a dispatch test, not a value made on the target (flashinfer's clamp bounds, bench/real_code)."""
+    a dispatch test, not a value made on the target (flashinfer's clamp bounds, bench/real_code), also when wrapped
+    in `tl.constexpr(...)` (kt-kernel flexpoint's max_finite table)."""
     for ancestor in inv.ancestors(node):
         if isinstance(ancestor, cst.Comparison):
             return True
+        if isinstance(ancestor, (cst.Arg, cst.Call)) and _constexpr_wrapper(inv, ancestor, node):
+            continue
         if not isinstance(ancestor, (cst.ComparisonTarget, cst.Tuple, cst.List, cst.Set, cst.Element, cst.BaseCompOp)):
             return False
     return False
+
+
+def _constexpr_wrapper(inv, ancestor: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """`ancestor` is part of `tl.constexpr(node)`: the dtype wrapped as a constexpr, the same dtype."""
+    call = inv.parent(ancestor) if isinstance(ancestor, cst.Arg) else ancestor
+    return (
+        isinstance(call, cst.Call)
+        and inv.matches(call.func, {"triton.language.constexpr"})
+        and len(call.args) == 1
+        and call.args[0].value is node
+    )
 
 
 _GROUP = re.compile(r"^GROUP(_SIZE)?_?[MN]$", re.IGNORECASE)

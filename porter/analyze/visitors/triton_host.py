@@ -171,11 +171,15 @@ def sm_count(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
 
 def _fallback_for(inv, node: cst.CSTNode, name: str) -> bool:
     """The literal is assigned only when the queried value is missing (`if sm_count is None: sm_count = 108`,
-    flag_gems' device_info): ROCm's PyTorch reports multi_processor_count, so the fallback never runs there."""
+    flag_gems' device_info), or only when the query raises (`try: ... get_device_properties(d).multi_processor_count`
+    `except ...: sm_count = 64`, chalk): ROCm's PyTorch reports multi_processor_count, so the fallback never runs there."""
     for ancestor in inv.ancestors(node):
         if isinstance(ancestor, cst.If):
             test = inv.code(ancestor.test).replace(" ", "")
             return test in (f"{name}isNone", f"not{name}")
+        if isinstance(ancestor, cst.ExceptHandler):
+            guarded = inv.parent(ancestor)
+            return isinstance(guarded, cst.Try) and "multi_processor_count" in inv.code(guarded.body)
         if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
             return False
     return False
