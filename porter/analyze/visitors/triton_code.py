@@ -423,6 +423,7 @@ def fp8_dtypes(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     if inv is None:
         return
     prefixes = tuple(f"triton.language.{name}" for name in _FP8)
+    scopes: dict[int, tuple[list, list]] = {}  # one walk per scope, however many fp8 references it holds
     for node, qualified in references(inv, prefixes):
         dtype = qualified.rsplit(".", 1)[1]
         if dtype not in _FP8 or skip_for_target(inv.guard_at(node), target) or _compared(inv, node):
@@ -432,7 +433,7 @@ def fp8_dtypes(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
             continue
         if _table_entry_or_bitcast(inv, node):
             continue
-        if family == "ocp" and not _dot_operand(inv, ctx.module, node):
+        if family == "ocp" and not _dot_operand(inv, ctx.module, node, scopes):
             continue  # a scale, a stored or round-tripped value: the OCP conversion is right on every target
         suggested = _TORCH_TO_TRITON.get(target.fp8_formats.get(fmt, ""), None)
         severity: Severity
@@ -452,24 +453,35 @@ def fp8_dtypes(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         )
 
 
-def _dot_operand(inv, module: cst.Module, node: cst.CSTNode) -> bool:
+def _dot_operand(inv, module: cst.Module, node: cst.CSTNode, scopes: dict[int, tuple[list, list]]) -> bool:
     """The fp8 dtype `node` makes a tl.dot operand in its scope: `tl.dot(a.to(FP8), b)`, or through names bound to
     the dtype (`FP8 = tl.float8e4nv`, a parameter default) or to a value converted to it (`a8 = a.to(FP8)`).
     Arithmetic, another `.to()` and a dot end the fp8 value (their results are wider types)."""
     scope, aliases = _dtype_aliases(inv, module, node)
+    assignments, dots = _assignments_and_dots(inv, scope, scopes)
+    if not dots:
+        return False  # most scopes: no tl.dot, nothing to trace
     values: set[str] = set()
-    assignments = [n for n in walk(scope) if isinstance(n, (cst.Assign, cst.AnnAssign))]
     for _ in range(3):  # a chain of renames: a8 = a.to(FP8); a8t = tl.trans(a8)
         for assignment in assignments:
             if assignment.value is not None and _fp8_value(inv, assignment.value, node, aliases, values):
                 values.update(_bound_names(assignment))
-    for call in walk(scope):
-        if isinstance(call, cst.Call) and inv.matches(call.func, {"triton.language.dot"}):
-            operands = [a.value for a in call.args[:2] if a.keyword is None]
-            operands += [a.value for a in call.args if a.keyword and a.keyword.value in ("input", "other")]
-            if any(_fp8_value(inv, operand, node, aliases, values) for operand in operands):
-                return True
+    for call in dots:
+        operands = [a.value for a in call.args[:2] if a.keyword is None]
+        operands += [a.value for a in call.args if a.keyword and a.keyword.value in ("input", "other")]
+        if any(_fp8_value(inv, operand, node, aliases, values) for operand in operands):
+            return True
     return False
+
+
+def _assignments_and_dots(inv, scope: cst.CSTNode, scopes: dict[int, tuple[list, list]]) -> tuple[list, list]:
+    """The assignments and tl.dot calls of a scope, walked once per visitor run."""
+    if id(scope) not in scopes:
+        nodes = list(walk(scope))
+        assignments = [n for n in nodes if isinstance(n, (cst.Assign, cst.AnnAssign))]
+        dots = [n for n in nodes if isinstance(n, cst.Call) and inv.matches(n.func, {"triton.language.dot"})]
+        scopes[id(scope)] = (assignments, dots)
+    return scopes[id(scope)]
 
 
 def _dtype_aliases(inv, module: cst.Module, node: cst.CSTNode) -> tuple[cst.CSTNode, set[str]]:
