@@ -5,6 +5,7 @@ from __future__ import annotations
 import operator
 import re
 from collections.abc import Callable, Iterable, Iterator
+from functools import lru_cache
 from typing import Any
 
 import libcst as cst
@@ -386,13 +387,20 @@ def _amd_capability(value: Any) -> bool:
     """The literal is the capability tuple ROCm reports for an AMD target (gfx942's (9, 4), gfx950's (9, 5)), a
     value no NVIDIA part reports: the gate tells AMD parts apart on purpose (fbgemm's fp8 dtype choice picks FNUZ
     below (9, 5) under `if torch.version.hip:`, bench/real_code)."""
-    from porter.targets import all_targets, get_target
-
     if not isinstance(value, (tuple, list)) or len(value) != 2:
         return False
-    amd = {tuple(t.capability) for t in map(get_target, all_targets()) if t.vendor == "amd" and t.capability}
-    nvidia = {tuple(t.capability) for t in map(get_target, all_targets()) if t.vendor == "nvidia" and t.capability}
-    return tuple(value) in amd - nvidia
+    return tuple(value) in _amd_only_capabilities()
+
+
+@lru_cache(maxsize=1)
+def _amd_only_capabilities() -> frozenset[tuple[int, ...]]:
+    """The capabilities of the AMD targets that no NVIDIA target shares (read once from the target specs)."""
+    from porter.targets import all_targets, get_target
+
+    targets = [get_target(name) for name in all_targets()]
+    amd = {tuple(t.capability) for t in targets if t.vendor == "amd" and t.capability}
+    nvidia = {tuple(t.capability) for t in targets if t.vendor == "nvidia" and t.capability}
+    return frozenset(amd - nvidia)
 
 
 def _part_of(capability: tuple, part: str) -> Any:
