@@ -50,6 +50,7 @@ HELD_OUT_SPLITS = (
     "blind9",
     "blind10",
     "blind11",
+    "blind12",
 )
 SELECTORS = ("model", "model_top4", "model_top8", "default", "best_fixed", "tutorial8")
 

@@ -16,7 +16,9 @@ that scoring, before dev3-tune5's changes, and scored once with its model (83d49
 (bf16 0.965 / 0.922 is closest; bench/tune/data/blind10_scored_once.txt). h200_cal6.json (12 shapes in the
 classes of blind10's worst picks) is calibration from the start. h200_blind11.json (42 shapes) was timed at the
 start of session 23 (6942659), before dev4-tune6/7's changes, and scored once with their model (6dcde42): the goal
-is met by fp16, fp8 and fp32, not by bf16 (0.966 / 0.842; bench/tune/data/blind11_scored_once.txt). The floors
+is met by fp16, fp8 and fp32, not by bf16 (0.966 / 0.842; bench/tune/data/blind11_scored_once.txt).
+h200_blind12.json (42 shapes) was timed at the start of session 24 and scored once with the unchanged model of
+session 23 (196bae2): the goal is met by every dtype (bench/tune/data/blind12_scored_once.txt). The floors
 are the values measured (bench/tune/validate.py prints the full table), less a small tolerance
 for float noise: what the model achieves.
 """
@@ -48,6 +50,7 @@ SWEEPS = {
     "h200_blind9.json": ({"blind9"}, 44),
     "h200_blind10.json": ({"blind10"}, 40),
     "h200_blind11.json": ({"blind11"}, 42),
+    "h200_blind12.json": ({"blind12"}, 42),
     "h200_cal6.json": ({"cal6"}, 12),
 }
 TOL = 0.005
@@ -193,6 +196,14 @@ MEASURED = {
         "fp16": {"model": (0.976, 0.858), "model_top4": (0.997, 0.966)},
         "fp8": {"model": (0.971, 0.931), "model_top4": (0.982, 0.933)},
         "fp32": {"model": (0.973, 0.946), "model_top4": (0.996, 0.976)},
+    },
+    # 42 shapes timed at the start of session 24 and scored once with session 23's unchanged model (196bae2)
+    "blind12": {
+        "all": {"model": (0.977, 0.857), "model_top4": (0.993, 0.934), "model_top8": (0.996, 0.945)},
+        "bf16": {"model": (0.971, 0.857), "model_top4": (0.999, 0.991)},
+        "fp16": {"model": (0.983, 0.933), "model_top4": (0.993, 0.945)},
+        "fp8": {"model": (0.972, 0.929), "model_top4": (0.983, 0.934)},
+        "fp32": {"model": (0.984, 0.955), "model_top4": (0.998, 0.983)},
     },
     # 12 calibration shapes (session 23) in the classes of blind10's worst picks: fp8 with every dim off
     # the 16-grid near 2-4k, fp32 tall-skinny N = 64-128, fp16 large odd-M squares and N = 512-768 at small K
