@@ -51,6 +51,7 @@ HELD_OUT_SPLITS = (
     "blind10",
     "blind11",
     "blind12",
+    "blind13",
 )
 SELECTORS = ("model", "model_top4", "model_top8", "default", "best_fixed", "tutorial8")
 
