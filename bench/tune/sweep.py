@@ -19,7 +19,7 @@ memory over the limit, or a small-tile config on a large-M shape).
 dtypes: bf16, fp16, fp8 (e4m3, B column-major, C bf16) and fp32 (fp32 operands and C, tl.dot's default
 input_precision "tf32"; cuBLAS timed with TF32 allowed).
 
-Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13]
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14]
        [--dtypes bf16,fp8] [--budget-s 480] [--workers 16]
 """
 
@@ -778,6 +778,52 @@ BLIND13 = [  # taken 2026-12-04 (session 24) with blind12, kept unopened until t
     ("b13_f32_odd_m", 7100, 3072, 4096, "blind13", "fp32"),
     ("b13_f32_odd_nk", 6144, 3300, 2600, "blind13", "fp32"),
 ]
+BLIND14 = [  # taken 2026-12-04 (session 24) before any model change of the session, kept unopened until the session's
+    # model is final (split "blind14"): Qwen2.5-32B, Qwen1.5-110B, Gemma-2-2B/9B, Mistral-7B, Phi-3.5-MoE and OLMoE experts,
+    # Hunyuan-Large, DeepSeek-V2-Lite, StableLM-2, Llama-3.2-1B dims; M = 1..131072, recommendation MLPs, off-grid sizes
+    ("b14_bf_decode_down", 1, 5120, 27648, "blind14", "bf16"),
+    ("b14_bf_m10_up", 10, 49152, 8192, "blind14", "bf16"),
+    ("b14_bf_m56_moe", 56, 6400, 4096, "blind14", "bf16"),
+    ("b14_bf_m448_o", 448, 3584, 3584, "blind14", "bf16"),
+    ("b14_bf_m2304_up", 2304, 14336, 4096, "blind14", "bf16"),
+    ("b14_bf_m8192_down", 8192, 6400, 18304, "blind14", "bf16"),
+    ("b14_bf_m24576_up", 24576, 9216, 2304, "blind14", "bf16"),
+    ("b14_bf_m98304_o", 98304, 2048, 2048, "blind14", "bf16"),
+    ("b14_bf_rec_n768", 131072, 768, 256, "blind14", "bf16"),
+    ("b14_bf_rec_n160", 65536, 160, 512, "blind14", "bf16"),
+    ("b14_bf_odd_m", 5050, 5120, 5120, "blind14", "bf16"),
+    ("b14_bf_odd_nk", 6144, 4700, 2900, "blind14", "bf16"),
+    ("b14_h_decode_o", 1, 8192, 8192, "blind14", "fp16"),
+    ("b14_h_m20_down", 20, 3584, 14336, "blind14", "fp16"),
+    ("b14_h_m200_moe", 200, 1408, 2048, "blind14", "fp16"),
+    ("b14_h_m1280_qkv", 1280, 6144, 4096, "blind14", "fp16"),
+    ("b14_h_m4608_up", 4608, 27648, 5120, "blind14", "fp16"),
+    ("b14_h_m20480_down", 20480, 2304, 9216, "blind14", "fp16"),
+    ("b14_h_m81920_o", 81920, 3584, 3584, "blind14", "fp16"),
+    ("b14_h_rec_n512", 98304, 512, 512, "blind14", "fp16"),
+    ("b14_h_odd_m", 4567, 8192, 3072, "blind14", "fp16"),
+    ("b14_h_odd_nk", 10240, 2100, 3700, "blind14", "fp16"),
+    ("b14_f8_decode_up", 1, 14336, 4096, "blind14", "fp8"),
+    ("b14_f8_m24_qkv", 24, 10240, 8192, "blind14", "fp8"),
+    ("b14_f8_m128_moe", 128, 1024, 2048, "blind14", "fp8"),
+    ("b14_f8_m512_down", 512, 8192, 49152, "blind14", "fp8"),
+    ("b14_f8_m1536_o", 1536, 5120, 5120, "blind14", "fp8"),
+    ("b14_f8_m6144_up", 6144, 18304, 6400, "blind14", "fp8"),
+    ("b14_f8_m65536_down", 65536, 2048, 5632, "blind14", "fp8"),
+    ("b14_f8_rec_n384", 131072, 384, 512, "blind14", "fp8"),
+    ("b14_f8_odd_m", 7300, 4096, 4096, "blind14", "fp8"),
+    ("b14_f8_odd_nk", 8192, 2700, 3900, "blind14", "fp8"),
+    ("b14_f32_decode_qkv", 1, 6144, 4096, "blind14", "fp32"),
+    ("b14_f32_m40_down", 40, 4096, 14336, "blind14", "fp32"),
+    ("b14_f32_m256_up", 256, 9216, 2304, "blind14", "fp32"),
+    ("b14_f32_m1536_moe", 1536, 6400, 4096, "blind14", "fp32"),
+    ("b14_f32_m6144_o", 6144, 5120, 5120, "blind14", "fp32"),
+    ("b14_f32_m49152_down", 49152, 2048, 2048, "blind14", "fp32"),
+    ("b14_f32_rec_n96", 131072, 96, 768, "blind14", "fp32"),
+    ("b14_f32_rec_n320", 65536, 320, 256, "blind14", "fp32"),
+    ("b14_f32_odd_m", 3900, 5120, 3072, "blind14", "fp32"),
+    ("b14_f32_odd_nk", 5120, 3100, 2300, "blind14", "fp32"),
+]
 SUITES = {
     "full": SHAPES,
     "fresh": FRESH,
@@ -799,6 +845,7 @@ SUITES = {
     "blind11": BLIND11,
     "blind12": BLIND12,
     "blind13": BLIND13,
+    "blind14": BLIND14,
 }
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")  # the default; cal4 and blind3 were run with --dtypes fp16,fp32
