@@ -3,6 +3,8 @@
 A sweep's best is the minimum over ~150 noisy timings, so best / pick is biased low. This times
 only the two configs of each (dtype, shape), interleaved over several rounds (median of CUDA
 events per round, L2 flushed before each launch, as in sweep.py), and reports best / pick again.
+With --idle-s the GPU idles that long before each timing, so the SM clock is back at its top bin
+(under back-to-back load a long 16-bit GEMM pulls it from 1980 to ~1450 MHz: data/h200_clock_drift.txt).
 
     /work/venv/bin/python bench/tune/confirm.py --make bench/tune/data/confirm_blind2_pairs.json   # here
     python3 bench/tune/confirm.py --pairs bench/tune/data/confirm_blind2_pairs.json --out OUT   # on the GPU
@@ -14,6 +16,7 @@ import argparse
 import json
 import math
 import sys
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -51,8 +54,9 @@ def make_pairs(out: Path, split: str) -> None:
     print(f"{len(pairs)} pairs -> {out}")
 
 
-def confirm(pairs_path: Path, out_dir: Path, rounds: int) -> None:
+def confirm(pairs_path: Path, out_dir: Path, rounds: int, idle_s: float) -> None:
     sys.path.insert(0, str(HERE))
+    import torch  # noqa: E402 (on the GPU machine only)
     from sweep import launch, make_operands, time_launch  # noqa: E402 (needs torch and triton)
 
     results = []
@@ -62,6 +66,9 @@ def confirm(pairs_path: Path, out_dir: Path, rounds: int) -> None:
         for _ in range(rounds):
             for which in ("pick", "best"):
                 cfg = tuple(pair[which])
+                if idle_s:
+                    torch.cuda.synchronize()
+                    time.sleep(idle_s)
                 times[which].append(time_launch(lambda: launch(a, b, c, cfg), budget_ms=8.0))
         pick, best = min(times["pick"]), min(times["best"])
         score = min(1.0, best / pick) if pair["pick"] != pair["best"] else 1.0
@@ -83,11 +90,12 @@ def main() -> int:
     parser.add_argument("--pairs", type=Path)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--idle-s", type=float, default=0.0, help="GPU idle before each timing (clock held)")
     args = parser.parse_args()
     if args.make:
         make_pairs(args.make, args.split)
     elif args.pairs and args.out:
-        confirm(args.pairs, args.out, args.rounds)
+        confirm(args.pairs, args.out, args.rounds, args.idle_s)
     else:
         parser.error("give --make FILE, or --pairs FILE --out DIR")
     return 0
