@@ -32,7 +32,8 @@ HELD_OUT5_LABELS_FILE = HERE / "labels_held_out5.jsonl"  # fifth held-out split 
 HELD_OUT6_LABELS_FILE = HERE / "labels_held_out6.jsonl"  # sixth held-out split (the first five are spent)
 VERDICTS = ("true", "false", "debatable")
 SPLITS = ("dev", "held_out", "held_out2", "held_out3", "held_out4", "held_out5", "held_out6")
-HELD_OUT_SPLITS = ("held_out", "held_out2", "held_out3", "held_out4", "held_out5", "held_out6")  # never listed by --unlabelled
+# never listed by --unlabelled
+HELD_OUT_SPLITS = ("held_out", "held_out2", "held_out3", "held_out4", "held_out5", "held_out6")
 ANY_TARGET = "*"
 
 
