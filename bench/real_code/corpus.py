@@ -29,9 +29,11 @@ HELD_OUT2_LABELS_FILE = HERE / "labels_held_out2.jsonl"  # second held-out split
 HELD_OUT3_LABELS_FILE = HERE / "labels_held_out3.jsonl"  # third held-out split (the first two are spent)
 HELD_OUT4_LABELS_FILE = HERE / "labels_held_out4.jsonl"  # fourth held-out split (the first three are spent)
 HELD_OUT5_LABELS_FILE = HERE / "labels_held_out5.jsonl"  # fifth held-out split (the first four are spent)
+HELD_OUT6_LABELS_FILE = HERE / "labels_held_out6.jsonl"  # sixth held-out split (the first five are spent)
 VERDICTS = ("true", "false", "debatable")
-SPLITS = ("dev", "held_out", "held_out2", "held_out3", "held_out4", "held_out5")
-HELD_OUT_SPLITS = ("held_out", "held_out2", "held_out3", "held_out4", "held_out5")  # never listed by --unlabelled
+SPLITS = ("dev", "held_out", "held_out2", "held_out3", "held_out4", "held_out5", "held_out6")
+# never listed by --unlabelled
+HELD_OUT_SPLITS = ("held_out", "held_out2", "held_out3", "held_out4", "held_out5", "held_out6")
 ANY_TARGET = "*"
 
 
