@@ -671,18 +671,29 @@ class Project:
         return verdict
 
     def _unused_reach(self, path: str, facts: dict, function: str) -> Reach:
-        """A Triton kernel or device function that nothing in the project launches, calls or names runs nowhere
+        """A Triton kernel that nothing in the project launches, or a device function nothing calls, runs nowhere
         (verl's unlaunched backward kernels, gemlite's PTX variant whose public name is bound to another one), when
         its module is one the project imports: a module nothing imports is for callers outside (triton's gsan
-        testing helpers, a library of device functions), and so is a package's API (re-exported by an `__init__`)."""
+        testing helpers), and so is a package's API (re-exported by an `__init__`). A device function is dead only
+        where its module calls Triton functions of its own (a variant not chosen): a library of device functions
+        its module never uses (fla's softplus.py) serves the kernels of other modules, which a scan of part of a
+        project does not see."""
         if (
             function in facts.get("kernels", ())
             and not facts["package"]
             and self._import_graph()[1].get(path)
             and (facts["module"], function) not in self._package_api()
+            and (function not in facts.get("device", ()) or self._uses_own_kernels(path, facts))
         ):
             return Reach(NVIDIA_ONLY, f"nothing in the project launches or calls the kernel `{function}`")
         return ON_TARGET
+
+    def _uses_own_kernels(self, path: str, facts: dict) -> bool:
+        """Does the module launch, call or alias one of its own Triton functions (gemlite's quantizers choosing a
+        variant by an alias), rather than only define device functions for other modules' kernels?"""
+        return any(
+            user[0] == path for kernel in facts.get("kernels", ()) for user in self.users(facts["module"], kernel)
+        )
 
     def _function_reach(self, path: str, facts: dict, function: str) -> Reach:
         users = self.users(facts["module"], function)

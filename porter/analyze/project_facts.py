@@ -6,6 +6,7 @@ A module's facts are plain JSON (cached beside the scan's findings, keyed by the
   stars    modules imported with `from m import *` (absolute): names bound nowhere else are looked up there
   defs     module-level name -> source snippets that bind it (small functions, assignments)
   kernels  module-level functions decorated as Triton kernels (`@triton.jit`, `@triton.autotune`...)
+  device   those of them that return a value: device functions, called from other kernels, never launched
   tuned    kernel -> {constexpr parameter: value source} that every config of its autotune list sets alike
   params   scope -> {parameter: [default source | "", position, constexpr, overrides]} (kernel constexpr
            parameters, platform flags; a `None` parameter the function replaces with a platform value has that
@@ -39,7 +40,7 @@ from bisect import bisect_right
 from collections import Counter
 from typing import Any
 
-FACTS_FORMAT = 11
+FACTS_FORMAT = 12
 MAX_DEF_LINES = 60  # longer functions are not predicates: their value is not inferred
 MAX_SNIPPET = 400  # longer assignment values are not predicates either
 
@@ -112,6 +113,7 @@ def empty_facts(path: str) -> dict[str, Any]:
         "switches": [],
         "tuned": {},
         "kernels": [],
+        "device": [],
     }
 
 
@@ -259,6 +261,8 @@ class _Collector:
         self.defs[qualname] = node
         if module_level and any(_last_name(_called(d)) in _KERNEL_DECORATORS for d in node.decorator_list):
             self.facts["kernels"].append(node.name)
+            if _returns_value(node):
+                self.facts["device"].append(node.name)
         if module_level:
             snippet = self._source(start, node.end_lineno or node.lineno)
             if snippet is not None and (
@@ -766,6 +770,18 @@ MAX_CONFIG_DEPTH = 6
 
 _KERNEL_DECORATORS = ("jit", "autotune", "heuristics")  # a Triton kernel or device function: launched or called
 # from other kernels, never run on its own
+
+
+def _returns_value(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Does the function (not the functions nested in it) return a value: a Triton device function, not a kernel?"""
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        current = stack.pop()
+        if isinstance(current, ast.Return) and current.value is not None:
+            return True
+        if not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(current))
+    return False
 
 
 def _called(decorator: ast.expr) -> ast.expr:

@@ -1362,3 +1362,49 @@ def test_a_kernel_nothing_launches_runs_nowhere_unless_it_is_api():
     assert reach(unimported, "pkg/ops.py", "ptx_body")[0] == "target"  # nothing imports it: for outside callers
     alone = {"ops.py": textwrap.dedent(files["pkg/ops.py"])}
     assert reach(alone, "ops.py", "ptx_body")[0] == "target"  # one file scanned: its users are elsewhere
+
+
+def test_a_device_function_library_keeps_its_uncalled_functions_on_target():
+    # seen on fla's dev port pair pr664 (regressed at 2bfd7a4): fla/ops/utils/softplus.py defines `softplus` and
+    # `softplus2` in inline PTX, uses neither itself, and its package `__init__` re-exports only `softplus`; the
+    # kernels calling `softplus2` live in other fla modules. The PTX in `softplus2` runs on the target.
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/ops/__init__.py": "from pkg.ops.softplus import softplus\n",
+        "pkg/ops/softplus.py": textwrap.dedent("""
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def softplus(x):
+                return tl.inline_asm_elementwise("ex2.approx.f32 $0, $1;", "=f,f", [x], dtype=tl.float32)
+
+            @triton.jit
+            def softplus2(x):
+                library_ptx = tl.inline_asm_elementwise("lg2.approx.f32 $0, $1;", "=f,f", [x], dtype=tl.float32)
+                return library_ptx
+
+            @triton.jit
+            def unlaunched_kernel(x_ptr):
+                kernel_ptx = tl.inline_asm_elementwise("lg2.approx.f32 $0, $1;", "=f,f", [x_ptr], dtype=tl.float32)
+                tl.store(x_ptr, kernel_ptx)
+        """),
+        "pkg/model.py": "from pkg.ops import softplus\n",
+    }
+    verdict, why = reach(files, "pkg/ops/softplus.py", "library_ptx")
+    assert verdict == "target", why
+    # a kernel (it returns nothing: launched, never called) that nothing launches stays dead (fla's index.py)
+    verdict, why = reach(files, "pkg/ops/softplus.py", "kernel_ptx =")
+    assert verdict == "nvidia_only" and "`unlaunched_kernel`" in why
+    # the same module once it launches a kernel of its own: an uncalled function there is a dead variant
+    launched = dict(files)
+    launched["pkg/ops/softplus.py"] += textwrap.dedent("""
+        @triton.jit
+        def kernel(x):
+            y = softplus(x)
+
+        def run(x):
+            kernel[(1,)](x)
+    """)
+    verdict, why = reach(launched, "pkg/ops/softplus.py", "library_ptx")
+    assert verdict == "nvidia_only" and "`softplus2`" in why

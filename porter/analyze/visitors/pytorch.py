@@ -59,6 +59,93 @@ def torch_version_cuda_use(ctx: ModuleContext, rule: Any, target: Any) -> Iterab
         use = _version_use(ctx, node)
         if use and not _called_only_on_cuda(ctx, node):
             yield Hit(node, {"use": use, "qualified_name": "torch.version.cuda"})
+    yield from _gpu_choices_by_cuda_build(ctx)
+
+
+# ---- PT201: the GPU chosen by a CUDA-build test, with no ROCm branch ------------------------------
+
+_GPU_CHOICES = frozenset({"cuda", "nccl"})  # what a ROCm build must choose too: its device type, RCCL's backend name
+
+
+def _gpu_choices_by_cuda_build(ctx: ModuleContext) -> Iterator[Hit]:
+    """`if _is_cuda(): return torch.device("cuda", rank)` where `_is_cuda()` is `torch.version.cuda is not None`
+    (xDiT's envs.py): the test is false on ROCm, so a chain with no ROCm branch sends the AMD GPU to the CPU, to
+    another vendor's device or to a raise. The finding is the test, the line a port changes."""
+    predicates = _cuda_build_predicates(ctx)
+    for statement in ctx.nodes(cst.If):
+        call = statement.test
+        if not (
+            isinstance(call, cst.Call)
+            and not call.args
+            and isinstance(call.func, cst.Name)
+            and call.func.value in predicates
+        ) and not _is_cuda_build_test(ctx, call):
+            continue
+        if not _picks_gpu(statement.body) or _chain_tests_rocm(ctx, statement) or only_on_cuda(ctx, statement):
+            continue
+        name = ctx.code_for(call)
+        yield Hit(
+            call,
+            {"use": f"tested (`{name}`) to choose the GPU in a chain without a ROCm branch", "qualified_name": name},
+        )
+
+
+def _cuda_build_predicates(ctx: ModuleContext) -> set[str]:
+    """Module-level functions without parameters that return a CUDA-build test of torch.version.cuda (directly or
+    through a local: `has_cuda = torch.version.cuda is not None; return has_cuda`)."""
+    found = set()
+    for function in ctx.nodes(cst.FunctionDef):
+        if function.params.params or not isinstance(ctx.parent(function), cst.Module):
+            continue
+        tests = {}
+        returned = None
+        for line in getattr(function.body, "body", ()):
+            for small in getattr(line, "body", ()) if isinstance(line, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                    target = small.targets[0].target
+                    if isinstance(target, cst.Name):
+                        tests[target.value] = small.value
+                elif isinstance(small, cst.Return) and small.value is not None:
+                    returned = small.value
+        if isinstance(returned, cst.Name):
+            returned = tests.get(returned.value)
+        if returned is not None and _is_cuda_build_test(ctx, returned):
+            found.add(function.name.value)
+    return found
+
+
+def _is_cuda_build_test(ctx: ModuleContext, test: cst.BaseExpression) -> bool:
+    """`torch.version.cuda` or `torch.version.cuda is not None`: true on a CUDA build only."""
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        item = test.comparisons[0]
+        if not (isinstance(item.operator, cst.IsNot) and isinstance(item.comparator, cst.Name)):
+            return False
+        test = test.left if item.comparator.value == "None" else test
+    return isinstance(test, cst.Attribute) and "torch.version.cuda" in ctx.qualified_names(test)
+
+
+def _picks_gpu(body: cst.BaseSuite) -> bool:
+    """The branch returns or binds the GPU's name: "cuda", torch.device("cuda", ...), the "nccl" backend."""
+    for line in getattr(body, "body", ()):
+        for small in getattr(line, "body", ()) if isinstance(line, cst.SimpleStatementLine) else ():
+            value = small.value if isinstance(small, (cst.Return, cst.Assign)) else None
+            if value is None:
+                continue
+            if isinstance(value, cst.Call) and value.args:
+                value = value.args[0].value  # torch.device("cuda", rank)
+            if isinstance(value, cst.SimpleString) and value.evaluated_value in _GPU_CHOICES:
+                return True
+    return False
+
+
+def _chain_tests_rocm(ctx: ModuleContext, statement: cst.If) -> bool:
+    """Does the if/elif chain holding `statement` name ROCm anywhere (`if _is_hip(): ... elif _is_cuda():`): then
+    the port is done or the choice is deliberate."""
+    head: cst.CSTNode = statement
+    while isinstance(ctx.parent(head), cst.If) and ctx.parent(head).orelse is head:  # type: ignore[union-attr]
+        head = ctx.parent(head)  # type: ignore[assignment]
+    code = ctx.code_for(head)
+    return "hip" in code.lower() or "rocm" in code.lower()
 
 
 def _called_only_on_cuda(ctx: ModuleContext, node: cst.CSTNode) -> bool:
