@@ -29,6 +29,7 @@ class ModelConstants:
     # few lines, so the same L2 slices serve them); None: off
     single_row_wrapped_bytes_per_clk: float | None = None  # the same at M = 1, where every row past M
     # re-reads A's one row (Triton compiles M == 1 as a constant); None: wrapped_bytes_per_clk
+    single_row_wrapped_by_dtype: dict[str, float] = field(default_factory=dict)  # per rate key, where it differs
     mall_gbps: float | None = None  # AMD Infinity Cache bandwidth (serves per-XCD L2 misses)
     mem_latency_ns: float = 800.0  # latency of a load that misses L2 (DRAM)
     l2_latency_ns: float = 300.0  # latency of a load that hits L2; a step's latency mixes the two
@@ -63,6 +64,9 @@ class ModelConstants:
     narrow_copy_elems_per_unit_clk: float | None = None
     copy_regs_per_elem: float = 0.0  # registers per lane per 4-byte copy it issues each K step
     mma_fallback_eff_by_dtype: dict[str, float] = field(default_factory=dict)  # per rate key, where it differs
+    # NVIDIA mma.sync on 1-byte operands: fragment elements one unit converts to f16 per clock before the
+    # f16 MMA (None: the conversion is folded into mma_fallback_eff_by_dtype)
+    sync_convert_elems_per_unit_clk: float | None = None
     unaligned_regs_per_elem: float = 3.0  # registers per staged element (value + 64-bit address)
     unaligned_reg_overhead: int = 16  # registers per lane beside accumulators and staged elements
     # the same per element when every element-wise load runs along K (none wraps along N): None = as above

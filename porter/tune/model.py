@@ -233,7 +233,25 @@ def unit_flops_clk(machine: Machine, cfg: GemmConfig) -> tuple[float, int, int]:
             rate *= const.wide_mma_eff.get(machine.dtype.rate_key, 1.0)
     elif target.features.get("wgmma"):
         rate *= const.mma_fallback_eff_by_dtype.get(machine.dtype.rate_key, const.mma_fallback_eff)
+        rate = _with_fragment_conversion(machine, cfg, rate)
     return rate, bm, bn
+
+
+def _with_fragment_conversion(machine: Machine, cfg: GemmConfig, mma_rate: float) -> float:
+    """FLOP per clock of an mma.sync tile whose 1-byte operands are converted before the MMA.
+    sm_90 has no fp8 mma.sync: Triton reads fp8 fragments (ldmatrix) and turns them into f16
+    (cvt.rn.f16x2.e4m3x2) for the f16 MMA. Each warp converts the A rows and B columns of its
+    place in the warp grid once per K step and reuses them over its whole warp tile, so the
+    conversions per FLOP fall as the warp tile grows: 32x128 tiles (warp tiles 32x32) measured
+    ~2x faster per FLOP than 32x32 ones (16x16) at M <= 128, where a flat rate put them level.
+    Conversions and MMAs issue from the same warps in a dependent chain: their times add."""
+    per_clk = machine.const.sync_convert_elems_per_unit_clk
+    if not per_clk or machine.dtype.in_bytes != 1:
+        return mma_rate
+    wm, wn = _warp_grid(cfg.BLOCK_M, cfg.BLOCK_N, cfg.num_warps)
+    converted = (wn * cfg.BLOCK_M + wm * cfg.BLOCK_N) * cfg.BLOCK_K
+    flops = 2.0 * cfg.BLOCK_M * cfg.BLOCK_N * cfg.BLOCK_K
+    return flops / (flops / mma_rate + converted / per_clk)
 
 
 def four_byte_copies(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | None = None) -> tuple[int, int]:
@@ -687,7 +705,8 @@ class _StepContext:
         re-read A's one row, one copy per thread: the same few L2 lines for every tile of the wave
         (element-wise loads of one address coalesce in the warp)."""
         mc = self.mc
-        single = mc.const.single_row_wrapped_bytes_per_clk
+        const = mc.const
+        single = const.single_row_wrapped_by_dtype.get(mc.dtype.rate_key, const.single_row_wrapped_bytes_per_clk)
         if self.m == 1 and single and not self.unaligned.a:
             return single * mc.clock_hz
         return mc.wrapped_bps

@@ -279,3 +279,16 @@ def test_shared_memory_matches_the_compiled_kernels():
                     exact += model == record[2]
                     total += 1
     assert total > 5000 and exact >= 0.85 * total, (exact, total)
+
+
+def test_fp8_mma_sync_conversions_are_reused_over_the_warp_tile():
+    """sm_90 fp8 on mma.sync converts each fragment element to f16 once per warp and K step: 32x128
+    tiles (warp tiles 32x32) convert fewer elements per FLOP than 32x32 ones (16x16), so they run
+    faster per FLOP; 16-bit operands need no conversion and keep one rate for both."""
+    target = get_target("h200")
+    wide = GemmConfig(32, 128, 128, 4, 5)
+    narrow = GemmConfig(32, 32, 128, 4, 5)
+    fp8 = Machine.build(target, resolve_dtype("fp8e4m3", target))
+    assert unit_flops_clk(fp8, wide)[0] > 1.25 * unit_flops_clk(fp8, narrow)[0]
+    bf16 = Machine.build(target, resolve_dtype("bf16", target))
+    assert unit_flops_clk(bf16, wide)[0] == unit_flops_clk(bf16, narrow)[0]
