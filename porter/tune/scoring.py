@@ -52,6 +52,7 @@ HELD_OUT_SPLITS = (
     "blind11",
     "blind12",
     "blind13",
+    "blind14",
 )
 SELECTORS = ("model", "model_top4", "model_top8", "default", "best_fixed", "tutorial8")
 
