@@ -19,8 +19,8 @@ memory over the limit, or a small-tile config on a large-M shape).
 dtypes: bf16, fp16, fp8 (e4m3, B column-major, C bf16) and fp32 (fp32 operands and C, tl.dot's default
 input_precision "tf32"; cuBLAS timed with TF32 allowed).
 
-Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14]
-       [--dtypes bf16,fp8] [--budget-s 480] [--workers 16]
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15]
+       [--dtypes bf16,fp8] [--budget-s 480] [--workers 16] [--idle-s 0.1 --idle-above-ms 0.3]
 """
 
 from __future__ import annotations
@@ -824,6 +824,38 @@ BLIND14 = [  # taken 2026-12-04 (session 24) before any model change of the sess
     ("b14_f32_odd_m", 3900, 5120, 3072, "blind14", "fp32"),
     ("b14_f32_odd_nk", 5120, 3100, 2300, "blind14", "fp32"),
 ]
+BLIND15 = [  # taken 2026-12-04 (session 24) after the session's model was final, timed with the clock held (--idle-s)
+    # and scored once (split "blind15"): Mistral-Nemo-12B, Qwen2-1.5B/7B, Llama-2-13B, DeepSeek-Coder-33B, Granite-34B,
+    # Mixtral-8x7B experts dims; M = 1..131072, recommendation MLPs, off-grid sizes
+    ("b15_bf_decode_qkv", 1, 7168, 5120, "blind15", "bf16"),
+    ("b15_bf_m32_down", 32, 5120, 14336, "blind15", "bf16"),
+    ("b15_bf_m160_moe", 160, 14336, 4096, "blind15", "bf16"),
+    ("b15_bf_m2048_up", 2048, 13824, 5120, "blind15", "bf16"),
+    ("b15_bf_m16384_o", 16384, 7168, 7168, "blind15", "bf16"),
+    ("b15_bf_rec_n640", 131072, 640, 384, "blind15", "bf16"),
+    ("b15_bf_odd_m", 3456, 8960, 1536, "blind15", "bf16"),
+    ("b15_h_decode_up", 1, 18944, 3584, "blind15", "fp16"),
+    ("b15_h_m64_o", 64, 5120, 5120, "blind15", "fp16"),
+    ("b15_h_m512_moe", 512, 4096, 14336, "blind15", "fp16"),
+    ("b15_h_m4096_down", 4096, 3584, 18944, "blind15", "fp16"),
+    ("b15_h_m32768_qkv", 32768, 4608, 3584, "blind15", "fp16"),
+    ("b15_h_rec_n192", 98304, 192, 640, "blind15", "fp16"),
+    ("b15_h_odd_nk", 6144, 3300, 1900, "blind15", "fp16"),
+    ("b15_f8_decode_down", 1, 5120, 13824, "blind15", "fp8"),
+    ("b15_f8_m48_up", 48, 19200, 7168, "blind15", "fp8"),
+    ("b15_f8_m256_moe", 256, 2048, 5120, "blind15", "fp8"),
+    ("b15_f8_m2560_o", 2560, 7168, 7168, "blind15", "fp8"),
+    ("b15_f8_m20480_up", 20480, 13824, 5120, "blind15", "fp8"),
+    ("b15_f8_rec_n640", 131072, 640, 768, "blind15", "fp8"),
+    ("b15_f8_odd_m", 6500, 5120, 3072, "blind15", "fp8"),
+    ("b15_f32_decode_o", 1, 5120, 5120, "blind15", "fp32"),
+    ("b15_f32_m80_up", 80, 8960, 1536, "blind15", "fp32"),
+    ("b15_f32_m640_down", 640, 3584, 18944, "blind15", "fp32"),
+    ("b15_f32_m3072_qkv", 3072, 4608, 3584, "blind15", "fp32"),
+    ("b15_f32_m16384_o", 16384, 5120, 5120, "blind15", "fp32"),
+    ("b15_f32_rec_n160", 131072, 160, 640, "blind15", "fp32"),
+    ("b15_f32_odd_nk", 7168, 2500, 3500, "blind15", "fp32"),
+]
 SUITES = {
     "full": SHAPES,
     "fresh": FRESH,
@@ -846,6 +878,7 @@ SUITES = {
     "blind12": BLIND12,
     "blind13": BLIND13,
     "blind14": BLIND14,
+    "blind15": BLIND15,
 }
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")  # the default; cal4 and blind3 were run with --dtypes fp16,fp32
@@ -989,6 +1022,19 @@ def reference_error(a, b, c, dtype):
     return float((c.float() - ref).norm() / ref.norm())
 
 
+IDLE = {"s": 0.0, "above_ms": 0.3}  # --idle-s / --idle-above-ms
+
+
+def rest_after(last_ms) -> None:
+    """Let the GPU idle after a long timing, so the next one starts at the top SM clock.
+
+    Back to back, long 16-bit GEMMs pull the H200 from 1980 to ~1450 MHz (data/h200_clock_drift.txt),
+    and a config's time then depends on when in the sweep it was timed."""
+    if IDLE["s"] and (last_ms is None or last_ms > IDLE["above_ms"]):
+        torch.cuda.synchronize()
+        time.sleep(IDLE["s"])
+
+
 def time_shape(dtype, name, m, n, k, split, configs, deadline, stride):
     a, b, c = make_operands(dtype, m, n, k)
     idx = shape_configs(configs, m, dtype, stride)
@@ -998,11 +1044,13 @@ def time_shape(dtype, name, m, n, k, split, configs, deadline, stride):
     launch(a, b, c, configs[default])
     torch.cuda.synchronize()
     err = reference_error(a, b, c, dtype)
+    last = None
     for i in idx:
         if time.time() > deadline:
             break
+        rest_after(last)
         try:
-            ms[i] = time_launch(lambda: launch(a, b, c, configs[i]), budget_ms=8.0)
+            ms[i] = last = time_launch(lambda: launch(a, b, c, configs[i]), budget_ms=8.0)
         except Exception as exc:  # out of resources at launch: infeasible here
             msg = str(exc)
             if "out of resource" not in msg.lower() and "OutOfResources" not in type(exc).__name__:
@@ -1012,6 +1060,7 @@ def time_shape(dtype, name, m, n, k, split, configs, deadline, stride):
     retime = {}
     for i in reversed(fastest):
         if time.time() < deadline:
+            rest_after(ms[i])
             retime[str(i)] = time_launch(lambda: launch(a, b, c, configs[i]), budget_ms=8.0)
     ref = cublas_ms(a, b, dtype)
     del a, b, c
@@ -1039,8 +1088,11 @@ def main() -> int:
     parser.add_argument("--budget-s", type=float, default=480)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 8)
     parser.add_argument("--dtypes", default=",".join(DTYPES))
+    parser.add_argument("--idle-s", type=float, default=0.0, help="GPU idle before a timing that follows a long one")
+    parser.add_argument("--idle-above-ms", type=float, default=0.3, help="what counts as long for --idle-s")
     parser.add_argument("--config-stride", type=int, default=1, help="time every n-th config only (smoke runs)")
     args = parser.parse_args()
+    IDLE.update(s=args.idle_s, above_ms=args.idle_above_ms)
     t0 = time.time()
     deadline = t0 + args.budget_s
     configs = all_configs()
@@ -1084,6 +1136,8 @@ def main() -> int:
         "fp32_dot": "tl.dot default input_precision (tf32)",
         "flush_bytes": 256 * 1024 * 1024,
         "timing": "median of CUDA events, L2 flushed",
+        "idle_s": args.idle_s,
+        "idle_above_ms": args.idle_above_ms,
     }
     for (name, m, n, k, split), dtype in jobs:
         if time.time() > deadline:
