@@ -53,6 +53,7 @@ HELD_OUT_SPLITS = (
     "blind12",
     "blind13",
     "blind14",
+    "blind15",
 )
 SELECTORS = ("model", "model_top4", "model_top8", "default", "best_fixed", "tutorial8")
 
