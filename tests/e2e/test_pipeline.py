@@ -24,7 +24,12 @@ from tests.openai_stub_server import Step, StubServer
 ENV_MODULE = 'import os\n\n\ndef debug_mode():\n    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n    return True\n'
 IMPORTING_TEST = "from pkg.mod import debug_mode\n\n\ndef test_debug_mode():\n    assert debug_mode()\n"
 OTHER_TEST = "def test_arithmetic():\n    assert 1 + 1 == 2\n"
-PYPROJECT = '[tool.pytest.ini_options]\npythonpath = ["."]\n\n[tool.porter.verify]\njobs = 0\n'
+# PT403 (CUDA_LAUNCH_BLOCKING) is opt-in since session 24; these repositories turn it on through the config, as a
+# user would, because its one-line codemod is the smallest patch the pipeline can carry. Tests that --select one
+# other rule use ONE_RULE_PYPROJECT, where the config adds nothing to the selection.
+PYTEST_INI = '[tool.pytest.ini_options]\npythonpath = ["."]\n\n'
+PYPROJECT = PYTEST_INI + '[tool.porter]\nextend_select = ["PT403"]\n\n[tool.porter.verify]\njobs = 0\n'
+ONE_RULE_PYPROJECT = PYTEST_INI + "[tool.porter.verify]\njobs = 0\n"
 
 
 def _git(repo: Path, *args: str) -> None:
@@ -199,7 +204,12 @@ KERNEL_TEST = (
 
 @pytest.mark.slow
 def test_the_loop_remedies_a_launch_only_the_replay_sees(tmp_path):
-    repo = make_repo(tmp_path / "repo", {"tests/test_kern.py": KERNEL_TEST}, modules={"pkg/kern.py": KERNEL_MODULE})
+    repo = make_repo(
+        tmp_path / "repo",
+        {"tests/test_kern.py": KERNEL_TEST},
+        ONE_RULE_PYPROJECT,
+        modules={"pkg/kern.py": KERNEL_MODULE},
+    )
     out = tmp_path / "out"
     code = main(["rewrite", str(repo), "--target", "mi350x", "--out", str(out), "--apply", "--select", "PT101"])
     report = json.loads((out / "report.json").read_text())
@@ -233,7 +243,9 @@ PTX_REPLY = (
 
 
 def test_a_ptx_op_no_codemod_knows_goes_to_the_agent(tmp_path, monkeypatch, capsys):
-    repo = make_repo(tmp_path / "repo", {"tests/test_other.py": OTHER_TEST}, modules={"pkg/ptx.py": PTX_MODULE})
+    repo = make_repo(
+        tmp_path / "repo", {"tests/test_other.py": OTHER_TEST}, ONE_RULE_PYPROJECT, modules={"pkg/ptx.py": PTX_MODULE}
+    )
     with StubServer([Step(text=PTX_REPLY)]) as server:
         monkeypatch.setenv("PORTER_AGENT_MODEL", "stub-model")
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)

