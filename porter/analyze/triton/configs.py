@@ -239,8 +239,10 @@ class _Expander:
         if depth > 4:
             return False
         for node in _own_nodes(expr):
-            word = node.attr.value if isinstance(node, cst.Attribute) else getattr(node, "value", None)
-            if isinstance(node, (cst.Attribute, cst.Name)) and WARP_SIZE_WORD.match(word):
+            word = (
+                node.attr.value if isinstance(node, cst.Attribute) else node.value if isinstance(node, cst.Name) else ""
+            )
+            if WARP_SIZE_WORD.match(word):
                 return True
             if isinstance(node, cst.Name):
                 bound = self.inv.assignments(node) or ()
