@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from porter.analyze import analyze_source, load_rules
+from porter.analyze.project import Project
+from porter.analyze.project_facts import module_facts
 from porter.targets import get_target
 
 RULES = load_rules()
@@ -105,3 +107,33 @@ def test_a_pruner_that_does_not_read_the_runtime_warp_size_keeps_the_finding(cod
 def test_the_same_list_without_its_pruner_is_a_finding():
     unpruned = BRANCHED_PRUNER.replace("configs=pruned", "configs=configs_all")
     assert len(_pt101(unpruned)) == 1
+
+
+# The port's warp size when gcnArchName is missing: a test on the device name. An Instinct GPU takes the 64.
+DEVICE_NAME_FALLBACK = """
+import torch
+import triton
+
+
+def lanes():
+    device_name = torch.cuda.get_device_properties(0).name
+    if "instinct" in device_name.lower():
+        warp_size = 64
+    else:
+        warp_size = 32
+    return warp_size
+"""
+
+
+
+def _reach(code: str, marker: str, target: str) -> str:
+    facts = {"m.py": module_facts(code, "m.py")}
+    built = Project(facts, get_target(target))
+    number, line = next((n, text) for n, text in enumerate(code.splitlines(), start=1) if marker in text)
+    return built.reach("m.py", number, line.index(marker) + 1).reach
+
+
+def test_the_radeon_branch_of_an_instinct_name_test_does_not_run_on_an_instinct():
+    assert _reach(DEVICE_NAME_FALLBACK, "warp_size = 32", "mi300x") == "nvidia_only"
+    assert _reach(DEVICE_NAME_FALLBACK, "warp_size = 64", "mi300x") == "target"
+    assert _reach(DEVICE_NAME_FALLBACK, "warp_size = 32", "h100") == "target"
