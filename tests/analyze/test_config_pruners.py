@@ -125,7 +125,6 @@ def lanes():
 """
 
 
-
 def _reach(code: str, marker: str, target: str) -> str:
     facts = {"m.py": module_facts(code, "m.py")}
     built = Project(facts, get_target(target))
