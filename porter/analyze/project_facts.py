@@ -40,7 +40,7 @@ from bisect import bisect_right
 from collections import Counter
 from typing import Any
 
-FACTS_FORMAT = 12
+FACTS_FORMAT = 13  # 13: "instinct" (AMD's datacenter line, in the product name) is a platform word
 MAX_DEF_LINES = 60  # longer functions are not predicates: their value is not inferred
 MAX_SNIPPET = 400  # longer assignment values are not predicates either
 
@@ -119,7 +119,7 @@ def empty_facts(path: str) -> dict[str, Any]:
 
 _PLATFORM_IN_TEXT = re.compile(
     r"hip|cuda|rocm|nvidia|amd|gfx|capab|\bsm_?\d|backend|platform|tma|fnuz|arch|tf32|hopper|blackwell|ampere|"
-    r"wgmma|props|\bmajor\b|\bminor\b|\bcap\b|\b_?(is|has|use|supports?|enable)_|\b_?(IS|HAS|USE|ENABLE)_",
+    r"wgmma|instinct|props|\bmajor\b|\bminor\b|\bcap\b|\b_?(is|has|use|supports?|enable)_|\b_?(IS|HAS|USE|ENABLE)_",
     re.IGNORECASE,
 )
 
@@ -159,7 +159,7 @@ def _branch_imports(body: list[ast.stmt]) -> list[list]:
 # these substring tests cost a fraction of the case-insensitive alternation's scan.
 _PLATFORM_IN_TEXT_PARTS = (
     *("hip", "cuda", "rocm", "nvidia", "amd", "gfx", "cap", "sm", "backend", "platform", "tma", "fnuz", "arch"),
-    *("tf32", "hopper", "blackwell", "ampere", "wgmma", "props", "major", "minor"),
+    *("tf32", "hopper", "blackwell", "ampere", "wgmma", "instinct", "props", "major", "minor"),
     *("is_", "has_", "use_", "support", "enable_"),
 )
 

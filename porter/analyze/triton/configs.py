@@ -4,16 +4,23 @@ Handles list/tuple literals, `*` splices, `+` concatenation, list comprehensions
 `range(...)` and `itertools.product(...)`, a name bound to such a list (module constant or local),
 a call of a module function that just returns such a list (each `return` counted, with the vendor
 guard of its branch), and `A if is_hip() else B`. Anything else marks the list incomplete.
+
+A config pruner (`[c for c in configs if c.num_warps <= 1024 // warp_size]` over a config list argument, or a
+comprehension filter `if w * warp_size <= 1024`) that reads the warp size at run time is folded once per wave size
+of the targets: the entries it drops there are marked on the ConfigInfo (`dropped_on_waves`). One whose bound on
+num_warps depends on the warp size but does not fold drops what cannot launch (`pruned_if_unlaunchable`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import libcst as cst
 
 from porter.analyze.triton import names
-from porter.analyze.triton.fold import Possible, Val, const
+from porter.analyze.triton.fold import RUNTIME_WARP_SIZE, WARP_SIZE_WORD, Possible, Val, const
 from porter.analyze.triton.records import ConfigInfo
 
 MAX_CONFIGS = 512
@@ -26,6 +33,24 @@ class _Site:
     env: dict[str, Val]
     guard: str | None
     entry: cst.CSTNode | None = None  # the list element that produced it (a helper call), if not the Config
+    dropped_on_waves: frozenset[int] = frozenset()  # wave sizes on which a warp-size pruner drops it
+    pruned_if_unlaunchable: bool = False  # a pruner bounds num_warps by the warp size in a way that does not fold
+
+
+@dataclass
+class _Verdict:
+    """What a comprehension's filters do to one entry: dropped everywhere, or kept with per-target drops."""
+
+    kept: bool = True
+    dropped_on_waves: frozenset[int] = frozenset()
+    pruned_if_unlaunchable: bool = False
+
+    def mark(self, site: _Site) -> _Site:
+        return dataclasses.replace(
+            site,
+            dropped_on_waves=site.dropped_on_waves | self.dropped_on_waves,
+            pruned_if_unlaunchable=site.pruned_if_unlaunchable or self.pruned_if_unlaunchable,
+        )
 
 
 @dataclass
@@ -54,6 +79,10 @@ def expand_config_list(inv, expr: cst.BaseExpression) -> tuple[list[ConfigInfo],
 class _Expander:
     def __init__(self, inv):
         self.inv = inv
+        self.list_arguments: dict[str, _Expansion] = {}  # parameters of the helper being expanded bound to configs
+        from porter.targets import all_targets
+
+        self.waves = sorted({target.wave_size for target in all_targets().values()})
 
     def expand(
         self,
@@ -108,12 +137,35 @@ class _Expander:
         if not returns:
             out.complete = False
         inner_env = _bind_arguments(inv, function, call, env)
-        for ret in returns:
-            if ret.value is None:
-                continue
-            out.add(self.expand(ret.value, inner_env, inv.guard_at(ret) or guard, depth + 1, entry or call))
+        outer_lists = self.list_arguments
+        self.list_arguments = self._config_arguments(function, call, env, guard, depth)
+        try:
+            for ret in returns:
+                if ret.value is None:
+                    continue
+                out.add(self.expand(ret.value, inner_env, inv.guard_at(ret) or guard, depth + 1, entry or call))
+        finally:
+            self.list_arguments = outer_lists
+
+    def _config_arguments(self, function: cst.FunctionDef, call: cst.Call, env, guard, depth) -> dict[str, _Expansion]:
+        """Parameters of a pruner (`def config_prune(configs)`) bound to a config list the call passes."""
+        if any(a.star for a in call.args):
+            return {}
+        params = [*function.params.posonly_params, *function.params.params]
+        pairs = [(p.name.value, a.value) for p, a in zip(params, [a for a in call.args if a.keyword is None])]
+        pairs += [(a.keyword.value, a.value) for a in call.args if a.keyword is not None]
+        found = {}
+        for name, value in pairs:
+            expansion = self.expand(value, env, guard, depth + 1)
+            if expansion.sites:
+                found[name] = expansion
+        return found
 
     def _comprehension(self, comp, for_in: cst.CompFor, env, guard, depth, out: _Expansion) -> None:
+        if isinstance(for_in.iter, cst.Name) and for_in.iter.value in self.list_arguments:
+            self._filter_configs(comp, for_in, self.list_arguments[for_in.iter.value], env, out)
+            return
+        warps = _names_in(_keyword(comp.elt, "num_warps"))
         items = self._iterate(for_in.iter, env)
         if items is None:
             out.complete = False
@@ -123,25 +175,80 @@ class _Expander:
             if not _bind(for_in.target, item, bound):
                 out.complete = False
                 return
-            if not self._passes(for_in.ifs, bound, out):
+            verdict = self._passes(for_in.ifs, bound, out, lambda test: bool(_names_in(test) & warps))
+            if not verdict.kept:
                 continue
+            inner = _Expansion()
             if for_in.inner_for_in is not None:
-                self._comprehension(comp, for_in.inner_for_in, bound, guard, depth, out)
+                self._comprehension(comp, for_in.inner_for_in, bound, guard, depth, inner)
             else:
-                out.add(self.expand(comp.elt, bound, guard, depth + 1))
+                inner.add(self.expand(comp.elt, bound, guard, depth + 1))
+            inner.sites = [verdict.mark(site) for site in inner.sites]
+            out.add(inner)
             if len(out.sites) > MAX_CONFIGS:
                 out.complete = False
                 return
 
-    def _passes(self, ifs, env, out: _Expansion) -> bool:
+    def _filter_configs(self, comp, for_in: cst.CompFor, configs: _Expansion, env, out: _Expansion) -> None:
+        """`[c for c in configs if c.num_warps <= max_warps]` in a pruner: each passed config, `c.num_warps`
+        (and the other options it sets) folded from the config itself."""
+        name = for_in.target
+        if not (isinstance(name, cst.Name) and isinstance(comp.elt, cst.Name) and comp.elt.value == name.value):
+            out.complete = False
+            return
+        if for_in.inner_for_in is not None:
+            out.complete = False
+            return
+        out.complete &= configs.complete
+        for site in configs.sites:
+            bound = dict(env)
+            for arg in site.call.args:
+                if arg.keyword is not None:
+                    bound[f"{name.value}.{arg.keyword.value}"] = self.inv.fold(arg.value, site.env)
+            verdict = self._passes(for_in.ifs, bound, out, lambda test: _reads_option(test, name.value, "num_warps"))
+            if verdict.kept:
+                out.sites.append(verdict.mark(site))
+
+    def _passes(self, ifs, env, out: _Expansion, tests_warps: Callable[[cst.BaseExpression], bool]) -> _Verdict:
+        """Fold each filter; one that folds only with the warp size bound is folded per wave size of the targets."""
+        verdict = _Verdict()
         for condition in ifs:
             value = self.inv.fold(condition.test, env)
-            if not value.is_single:
-                out.complete = False  # cannot tell: keep the entry, note the doubt
+            if value.is_single:
+                if not value.single:
+                    return _Verdict(kept=False)
                 continue
-            if not value.single:
-                return False
-        return True
+            probes = {
+                wave: self.inv.fold(condition.test, {**env, RUNTIME_WARP_SIZE: const(wave, condition.test)})
+                for wave in self.waves
+            }
+            if all(p.is_single for p in probes.values()):
+                dropped = frozenset(wave for wave, p in probes.items() if not p.single)
+                verdict.dropped_on_waves |= dropped
+            elif tests_warps(condition.test) and (
+                _varies(value, probes.values()) or self._reads_warp_size(condition.test)
+            ):
+                verdict.pruned_if_unlaunchable = True
+            else:
+                out.complete = False  # cannot tell: keep the entry, note the doubt
+        return verdict
+
+    def _reads_warp_size(self, expr: cst.CSTNode, depth: int = 0) -> bool:
+        """The expression reads a warp size (`props.warp_size`, `WARP_SIZE`), itself or through the names it uses
+        (`max_warps = limit // warp_size`)."""
+        if depth > 4:
+            return False
+        for node in _own_nodes(expr):
+            word = (
+                node.attr.value if isinstance(node, cst.Attribute) else node.value if isinstance(node, cst.Name) else ""
+            )
+            if WARP_SIZE_WORD.match(word):
+                return True
+            if isinstance(node, cst.Name):
+                bound = self.inv.assignments(node) or ()
+                if any(isinstance(b, cst.CSTNode) and self._reads_warp_size(b, depth + 1) for b in bound):
+                    return True
+        return False
 
     def _iterate(self, iterable: cst.BaseExpression, env) -> list[Val] | None:
         """One Val per iteration; element origins are kept when the iterable is a literal list."""
@@ -255,6 +362,8 @@ def _config(inv, index: int, site: _Site) -> ConfigInfo:
         guard=site.guard,
         meta_complete=meta_complete,
         entry=entry,
+        dropped_on_waves=site.dropped_on_waves,
+        pruned_if_unlaunchable=site.pruned_if_unlaunchable,
     )
 
 
@@ -293,3 +402,34 @@ def _meta(inv, expr, env, meta, meta_nodes, depth) -> bool:
             meta[str(key)], meta_nodes[str(key)] = const(value, expr), expr
         return True
     return False
+
+
+def _varies(value: Val, probes: Iterable[Val]) -> bool:
+    """The filter's folded outcome changes with the warp size bound: it provably depends on it."""
+    outcomes = {_outcome(v) for v in (value, *probes)}
+    return len(outcomes) > 1
+
+
+def _outcome(value: Val) -> frozenset | None:
+    return frozenset(repr(v) for v in value.values) if value.known else None
+
+
+def _keyword(call: cst.BaseExpression, name: str) -> cst.BaseExpression | None:
+    if not isinstance(call, cst.Call):
+        return None
+    return next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+
+
+def _names_in(node: cst.CSTNode | None) -> set[str]:
+    return {n.value for n in _own_nodes(node) if isinstance(n, cst.Name)} if node is not None else set()
+
+
+def _reads_option(test: cst.CSTNode, variable: str, option: str) -> bool:
+    """`c.num_warps` in the filter of `for c in configs`."""
+    return any(
+        isinstance(n, cst.Attribute)
+        and isinstance(n.value, cst.Name)
+        and n.value.value == variable
+        and n.attr.value == option
+        for n in _own_nodes(test)
+    )

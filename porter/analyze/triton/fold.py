@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import math
 import operator
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,9 @@ import libcst as cst
 from porter.analyze.triton import names
 
 MAX_POSSIBLE = 64  # cap on the cross product of possible values
+# env key of a probe: the warp size a run-time read (`.warp_size`, a `warp_size` set by device branches) gives
+RUNTIME_WARP_SIZE = "<runtime warp size>"
+WARP_SIZE_WORD = re.compile(r"(?i)_?(warp|wave|wavefront)_?size\Z")
 
 
 @dataclass(frozen=True)
@@ -220,7 +224,20 @@ class Folder:
             return const({"True": True, "False": False, "None": None}[node.value], node)
         if node.value in env:
             return env[node.value]
+        if RUNTIME_WARP_SIZE in env and WARP_SIZE_WORD.match(node.value):
+            unprobed = self._lookup(node, {})
+            if not unprobed.is_single:  # set at run time (a device query, or branches on the device)
+                return env[RUNTIME_WARP_SIZE]
         return self._lookup(node, env)
+
+    def _fold_Attribute(self, node: cst.Attribute, env) -> Val:
+        """`config.num_warps` of a config a pruner's comprehension binds (env key "config.num_warps"), or a warp
+        size read at run time (`get_current_target().warp_size`) while a probe binds it (RUNTIME_WARP_SIZE)."""
+        if isinstance(node.value, cst.Name) and f"{node.value.value}.{node.attr.value}" in env:
+            return env[f"{node.value.value}.{node.attr.value}"]
+        if RUNTIME_WARP_SIZE in env and WARP_SIZE_WORD.match(node.attr.value):
+            return env[RUNTIME_WARP_SIZE]
+        return UNKNOWN
 
     # operators ----------------------------------------------------------------------------------
     def _fold_UnaryOperation(self, node: cst.UnaryOperation, env) -> Val:

@@ -48,6 +48,22 @@ class ConfigInfo:
     guard: str | None = None  # "amd" | "nvidia" when the entry sits behind a vendor test
     meta_complete: bool = True  # False: the kwargs dict could not be folded entirely
     entry: cst.CSTNode | None = None  # the list element that built it: the Config call or a helper call
+    # A config pruner that reads the warp size at run time (`num_warps * warp_size <= 1024`): the wave sizes on
+    # which it provably drops this entry, and whether it drops it wherever it cannot launch (a bound on num_warps
+    # that depends on the warp size but does not fold).
+    dropped_on_waves: frozenset[int] = frozenset()
+    pruned_if_unlaunchable: bool = False
+
+    def dropped_on(self, target) -> bool:
+        """The pruner removes this entry before the autotuner sees it on this target."""
+        if target.wave_size in self.dropped_on_waves:
+            return True
+        if not self.pruned_if_unlaunchable:
+            return False
+        warps = self.options.get("num_warps")
+        if warps is None or not warps.known or warps.partial:
+            return False
+        return all(isinstance(v, int) and v > target.max_num_warps for v in warps.values)
 
     @property
     def span(self) -> Span:

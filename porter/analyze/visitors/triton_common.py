@@ -92,7 +92,7 @@ def option_sites(inv, key: str, target) -> Iterator[OptionSite]:
     """Every place `key` (num_warps, num_stages, BLOCK_M, ...) is set for a kernel of this module."""
     for kernel, config, where in config_sites(inv):
         val = config.value(key)
-        if val is not None and not skip_for_target(config.guard, target):
+        if val is not None and not skip_for_target(config.guard, target) and not config.dropped_on(target):
             node = config.option_nodes.get(key) or config.meta_nodes.get(key)
             # node is None when neither option_nodes nor meta_nodes holds the key: OptionSite.node should become
             # Optional, which its consumers (origin_node -> Hit) must then handle; left to the analyzer's owner.
