@@ -113,7 +113,12 @@ def block_dim(key: str) -> str | None:
 _AMD_GUARD = re.compile(
     r"version\.hip|\bis_hip\b|\bis_rocm\b|\bis_amd\b|['\"]hip['\"]|\brocm\b|\bgfx9|\bhip\b", re.IGNORECASE
 )
-_NV_GUARD = re.compile(r"version\.cuda|\bis_cuda\b|\bis_nvidia\b|['\"]cuda['\"]|\bnvidia\b|\bsm_?[89]\d", re.IGNORECASE)
+# `cuda_capability_geq(10, 0)` (triton.language.target_info) is a constexpr False on the HIP backend: its
+# body is compiled out on ROCm, like an `is_cuda()` branch.
+_NV_GUARD = re.compile(
+    r"version\.cuda|\bis_cuda\b|\bis_nvidia\b|['\"]cuda['\"]|\bnvidia\b|\bsm_?[89]\d|\bcuda_capability_geq\b",
+    re.IGNORECASE,
+)
 _OTHER_DEVICE = re.compile(
     r"['\"](xpu|mtia|mps|cpu|npu|hpu|tpu|xla|meta)['\"]|\bis_(xpu|mps|npu|hpu|tpu)\b", re.IGNORECASE
 )
