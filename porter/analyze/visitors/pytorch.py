@@ -277,6 +277,12 @@ def capability_comparison(ctx: ModuleContext, rule: Any, target: Any) -> Iterabl
                 if part == "capability" and _amd_capability(value):
                     break  # (9, 4) / (9, 5) name gfx942 / gfx950: a gate written for ROCm's own tuples
                 hit = _capability_hit(comparison, part, side_op, value, target, floor, missing, nvidia)
+                if (
+                    hit is not None
+                    and hit.data["outcome"] == "true"
+                    and _and_partner_false(ctx, comparison, aliases, target)
+                ):
+                    break  # `major == 9 and minor == 0`: the minor test turns (9, 4) / (9, 5) away
                 if hit is not None and not _harmless_branch(ctx, comparison, hit.data["outcome"] == "true"):
                     exit_data = _platform_exit(ctx, comparison)
                     if exit_data.get("covers_rocm"):
@@ -285,6 +291,42 @@ def capability_comparison(ctx: ModuleContext, rule: Any, target: Any) -> Iterabl
                     yield hit
                 break
             left = item.comparator
+
+
+def _and_partner_false(ctx: ModuleContext, comparison: cst.Comparison, aliases: Any, target: Any) -> bool:
+    """Another capability comparison and-ed with this one is false on the target: the whole test is false, so
+    the target does not take the branch the gate alone would send it down."""
+    node: cst.CSTNode = comparison
+    parent = ctx.parent(node)
+    while isinstance(parent, cst.BooleanOperation) and isinstance(parent.operator, cst.And):
+        node, parent = parent, ctx.parent(parent)
+    if node is comparison:
+        return False
+    return any(
+        _comparison_outcome(ctx, partner, aliases, target) is False
+        for partner in _and_operands(node)
+        if partner is not comparison
+    )
+
+
+def _and_operands(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.And):
+        yield from _and_operands(node.left)
+        yield from _and_operands(node.right)
+    else:
+        yield node
+
+
+def _comparison_outcome(ctx: ModuleContext, node: cst.CSTNode, aliases: Any, target: Any) -> bool | None:
+    """The value on the target of a single capability comparison (`minor == 0`), None when it is not one."""
+    if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
+        return None
+    item = node.comparisons[0]
+    op, value = _COMPARE.get(type(item.operator)), literal_value(item.comparator)
+    part = _capability_part(ctx, node.left, aliases)
+    if op is None or value is None or part is None:
+        return None
+    return _outcome(op, _part_of(tuple(target.capability), part), value)
 
 
 _ROCM_TEST = re.compile(r"\bhip\b|is_hip|is_rocm|rocm|torch\.version\.hip", re.IGNORECASE)
