@@ -99,14 +99,13 @@ def _cuda_build_predicates(ctx: ModuleContext) -> set[str]:
             continue
         tests = {}
         returned = None
-        for line in getattr(function.body, "body", ()):
-            for small in getattr(line, "body", ()) if isinstance(line, cst.SimpleStatementLine) else ():
-                if isinstance(small, cst.Assign) and len(small.targets) == 1:
-                    target = small.targets[0].target
-                    if isinstance(target, cst.Name):
-                        tests[target.value] = small.value
-                elif isinstance(small, cst.Return) and small.value is not None:
-                    returned = small.value
+        for small in _small_statements(function.body):
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target = small.targets[0].target
+                if isinstance(target, cst.Name):
+                    tests[target.value] = small.value
+            elif isinstance(small, cst.Return) and small.value is not None:
+                returned = small.value
         if isinstance(returned, cst.Name):
             returned = tests.get(returned.value)
         if returned is not None and _is_cuda_build_test(ctx, returned):
@@ -126,16 +125,22 @@ def _is_cuda_build_test(ctx: ModuleContext, test: cst.BaseExpression) -> bool:
 
 def _picks_gpu(body: cst.BaseSuite) -> bool:
     """The branch returns or binds the GPU's name: "cuda", torch.device("cuda", ...), the "nccl" backend."""
-    for line in getattr(body, "body", ()):
-        for small in getattr(line, "body", ()) if isinstance(line, cst.SimpleStatementLine) else ():
-            value = small.value if isinstance(small, (cst.Return, cst.Assign)) else None
-            if value is None:
-                continue
-            if isinstance(value, cst.Call) and value.args:
-                value = value.args[0].value  # torch.device("cuda", rank)
-            if isinstance(value, cst.SimpleString) and value.evaluated_value in _GPU_CHOICES:
-                return True
+    for small in _small_statements(body):
+        value = small.value if isinstance(small, (cst.Return, cst.Assign)) else None
+        if value is None:
+            continue
+        if isinstance(value, cst.Call) and value.args:
+            value = value.args[0].value  # torch.device("cuda", rank)
+        if isinstance(value, cst.SimpleString) and value.evaluated_value in _GPU_CHOICES:
+            return True
     return False
+
+
+def _small_statements(body: cst.BaseSuite) -> Iterator[cst.BaseSmallStatement]:
+    """The simple statements (assignments, returns) directly in a block, not those of nested blocks."""
+    for line in getattr(body, "body", ()):
+        if isinstance(line, cst.SimpleStatementLine):
+            yield from line.body
 
 
 def _chain_tests_rocm(ctx: ModuleContext, statement: cst.If) -> bool:
