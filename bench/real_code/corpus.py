@@ -30,10 +30,11 @@ HELD_OUT3_LABELS_FILE = HERE / "labels_held_out3.jsonl"  # third held-out split 
 HELD_OUT4_LABELS_FILE = HERE / "labels_held_out4.jsonl"  # fourth held-out split (the first three are spent)
 HELD_OUT5_LABELS_FILE = HERE / "labels_held_out5.jsonl"  # fifth held-out split (the first four are spent)
 HELD_OUT6_LABELS_FILE = HERE / "labels_held_out6.jsonl"  # sixth held-out split (the first five are spent)
+HELD_OUT7_LABELS_FILE = HERE / "labels_held_out7.jsonl"  # seventh held-out split (the first six are spent)
 VERDICTS = ("true", "false", "debatable")
-SPLITS = ("dev", "held_out", "held_out2", "held_out3", "held_out4", "held_out5", "held_out6")
+SPLITS = ("dev", "held_out", "held_out2", "held_out3", "held_out4", "held_out5", "held_out6", "held_out7")
 # never listed by --unlabelled
-HELD_OUT_SPLITS = ("held_out", "held_out2", "held_out3", "held_out4", "held_out5", "held_out6")
+HELD_OUT_SPLITS = ("held_out", "held_out2", "held_out3", "held_out4", "held_out5", "held_out6", "held_out7")
 ANY_TARGET = "*"
 
 
