@@ -23,7 +23,7 @@ CLASSIFIED_SPLITS = {
     "held_out3": (4, ports.HELD_OUT3_CLASSES_FILE),
     "held_out5": (6, ports.HELD_OUT5_CLASSES_FILE),
     "held_out6": (6, ports.HELD_OUT6_CLASSES_FILE),
-    "held_out7": (10, ports.HELD_OUT7_CLASSES_FILE),
+    "held_out7": (13, ports.HELD_OUT7_CLASSES_FILE),
 }
 
 
