@@ -190,7 +190,7 @@ MEASURED = {
     # 40 shapes timed before dev3-tune5's changes and scored once with its model (83d49fe)
     "blind10": {
         # before dev4-tune7 (K-only registers, 16-bit load cycles): model=0.958/0.847, model_top4=0.982/0.847, model_top8=0.988/0.847
-        "all": {"model": (0.966, 0.849), "model_top4": (0.990, 0.903), "model_top8": (0.997, 0.974)},
+        "all": {"model": (0.971, 0.859), "model_top4": (0.991, 0.903), "model_top8": (0.998, 0.974)},
         # before dev4-tune7 (K-only registers, 16-bit load cycles): model=0.965/0.922, model_top4=0.983/0.922
         "bf16": {"model": (0.972, 0.934), "model_top4": (0.990, 0.938)},
         # before dev4-tune7 (K-only registers, 16-bit load cycles): model=0.948/0.859, model_top4=0.982/0.903
@@ -239,7 +239,7 @@ MEASURED = {
     },
     # 42 shapes timed at the start of session 24, scored once with the session's final model (e56d16a)
     "blind14": {
-        "all": {"model": (0.956, 0.528), "model_top4": (0.986, 0.681), "model_top8": (0.998, 0.966)},
+        "all": {"model": (0.960, 0.528), "model_top4": (0.986, 0.681), "model_top8": (0.998, 0.966)},
         "bf16": {"model": (0.981, 0.934), "model_top4": (0.994, 0.974)},
         "fp16": {"model": (0.930, 0.528), "model_top4": (0.995, 0.966)},
         "fp8": {"model": (0.940, 0.653), "model_top4": (0.952, 0.681)},
