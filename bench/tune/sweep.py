@@ -19,7 +19,7 @@ memory over the limit, or a small-tile config on a large-M shape).
 dtypes: bf16, fp16, fp8 (e4m3, B column-major, C bf16) and fp32 (fp32 operands and C, tl.dot's default
 input_precision "tf32"; cuBLAS timed with TF32 allowed).
 
-Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7]
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8]
        [--dtypes bf16,fp8] [--budget-s 480] [--workers 16] [--idle-s 0.1 --idle-above-ms 0.3]
 """
 
@@ -907,6 +907,21 @@ CAL7 = [  # calibration, taken 2026-12-04 (session 25) beside blind16, clock hel
     ("c7_f8_m8192_sq", 8192, 2048, 2048, "cal7", "fp8"),
     ("c7_f8_decode_up", 1, 8192, 28672, "cal7", "fp8"),
 ]
+CAL8 = [  # calibration, taken 2026-12-04 (session 25), clock held: fp8 small MoE GEMMs of ~10-20 us, where the sweeps'
+    # first timings and their re-timings disagreed by up to 2x (cal7's retime_ms): three cal7 shapes and blind14's and
+    # blind15's MoE misses swept again, two new ones, then the first three once more at the end -- how far the best
+    # config and the model's score move between sweeps of one shape
+    ("c8_f8_m96_moe_a", 96, 4096, 2048, "cal8", "fp8"),
+    ("c8_f8_m384_moe_a", 384, 1408, 2048, "cal8", "fp8"),
+    ("c8_f8_m768_moe_a", 768, 2048, 2048, "cal8", "fp8"),
+    ("c8_f8_m128_moe_b14", 128, 1024, 2048, "cal8", "fp8"),
+    ("c8_f8_m256_moe_b15", 256, 2048, 5120, "cal8", "fp8"),
+    ("c8_f8_m192_moe", 192, 2048, 4096, "cal8", "fp8"),
+    ("c8_f8_m640_moe", 640, 1536, 3072, "cal8", "fp8"),
+    ("c8_f8_m96_moe_b", 96, 4096, 2048, "cal8", "fp8"),
+    ("c8_f8_m384_moe_b", 384, 1408, 2048, "cal8", "fp8"),
+    ("c8_f8_m768_moe_b", 768, 2048, 2048, "cal8", "fp8"),
+]
 SUITES = {
     "full": SHAPES,
     "fresh": FRESH,
@@ -932,6 +947,7 @@ SUITES = {
     "blind15": BLIND15,
     "blind16": BLIND16,
     "cal7": CAL7,
+    "cal8": CAL8,
 }
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")  # the default; cal4 and blind3 were run with --dtypes fp16,fp32

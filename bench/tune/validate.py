@@ -47,6 +47,7 @@ DATA = [
         "h200_blind14.json",
         "h200_blind15.json",
         "h200_cal6.json",
+        "h200_cal7.json",
     )
 ]
 
@@ -70,8 +71,8 @@ def main() -> int:
     parser.add_argument(
         "--split",
         nargs="+",
-        default=[*HELD_OUT_SPLITS, "cal5", "cal6"],
-        help="cal, val, fresh, blind, blind2, blind3, blind4, blind5, blind6, blind7, blind8, cal5, blind9, blind10, cal6, blind11, blind12, blind13, blind14, blind15",
+        default=[*HELD_OUT_SPLITS, "cal5", "cal6", "cal7"],
+        help="cal, val, fresh, blind, blind2, blind3, blind4, blind5, blind6, blind7, blind8, cal5, blind9, blind10, cal6, blind11, blind12, blind13, blind14, blind15, cal7",
     )
     parser.add_argument("--rows", action="store_true", help="print the per-shape scores too")
     args = parser.parse_args()

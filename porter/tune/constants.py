@@ -40,6 +40,7 @@ class ModelConstants:
     # stage_burst_free_bytes per unit that the issuing warps wait out (None: off); see model._burst_stall
     stage_burst_free_bytes: float = 24576.0
     stage_burst_min_waves: float = 9.0  # waves from which the stall shows (measured: none under ~5)
+    stage_burst_rate_keys: tuple[str, ...] | None = None  # rate keys the stall applies to (None: every one)
     k_iter_cycles: float = 60.0  # fixed cost per K iteration (address math, waits, barriers)
     tile_cycles: float = 2000.0  # fixed cost per tile (prologue, epilogue, scheduling)
     epilogue_cycles_per_elem: float = 0.0  # per C element per thread (convert, store): fewer warps, longer

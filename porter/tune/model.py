@@ -645,6 +645,8 @@ class _StepContext:
         const = self.mc.const
         if not const.stage_burst_stall or self.unaligned or self.waves < const.stage_burst_min_waves:
             return 0.0
+        if const.stage_burst_rate_keys is not None and self.mc.dtype.rate_key not in const.stage_burst_rate_keys:
+            return 0.0  # a width it was never measured on
         excess = max(0.0, unit_step_bytes - const.stage_burst_free_bytes)
         return const.stage_burst_stall * excess / self.mc.l2_unit_bps
 
