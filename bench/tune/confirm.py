@@ -22,14 +22,15 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def make_pairs(out: Path, split: str) -> None:
+def make_pairs(out: Path, split: str, scored: list[Path]) -> None:
     sys.path.insert(0, str(HERE.parents[1]))
     sys.path.insert(0, str(HERE))
     from validate import DATA  # noqa: E402  (the calibration sweeps: never a sealed blind split beside them)
 
     from porter.tune.scoring import evaluate, load_rows  # noqa: E402
 
-    rows = [row for path in DATA if path.exists() for row in load_rows(path)]
+    # a blind sweep joins only through --data, once its scored_once file exists
+    rows = [row for path in [*DATA, *scored] if path.exists() for row in load_rows(path)]
     result = evaluate(rows, "h200")
     by_key = {(r.dtype, r.name): r for r in rows}
     pairs = []
@@ -90,13 +91,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--make", type=Path, help="write the pick/best pairs of --split here")
     parser.add_argument("--split", default="blind2")
+    parser.add_argument("--data", type=Path, action="append", default=[], help="a scored blind sweep (with --make)")
     parser.add_argument("--pairs", type=Path)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--idle-s", type=float, default=0.0, help="GPU idle before each timing (clock held)")
     args = parser.parse_args()
     if args.make:
-        make_pairs(args.make, args.split)
+        make_pairs(args.make, args.split, args.data)
     elif args.pairs and args.out:
         confirm(args.pairs, args.out, args.rounds, args.idle_s)
     else:
