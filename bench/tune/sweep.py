@@ -19,7 +19,7 @@ memory over the limit, or a small-tile config on a large-M shape).
 dtypes: bf16, fp16, fp8 (e4m3, B column-major, C bf16) and fp32 (fp32 operands and C, tl.dot's default
 input_precision "tf32"; cuBLAS timed with TF32 allowed).
 
-Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8]
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8|blind17|cal8]
        [--dtypes bf16,fp8] [--budget-s 480] [--workers 16] [--idle-s 0.1 --idle-above-ms 0.3]
 """
 
@@ -922,6 +922,38 @@ CAL8 = [  # calibration, taken 2026-12-04 (session 25), clock held: fp8 small Mo
     ("c8_f8_m384_moe_b", 384, 1408, 2048, "cal8", "fp8"),
     ("c8_f8_m768_moe_b", 768, 2048, 2048, "cal8", "fp8"),
 ]
+BLIND17 = [  # taken 2026-12-04 (session 25) after the session's tune model was final, clock held, rows under 50 us timed
+    # in two passes (--second-pass-below-ms 0.05); scored once (split "blind17"): Llama-3.2-3B, Qwen2.5-14B, Mistral-Small-24B,
+    # Phi-4, Gemma-2-27B, Qwen1.5-MoE and DBRX experts, Llama-3.1-405B slices, recommendation MLPs, off-grid sizes
+    ("b17_bf_decode_o", 1, 3072, 3072, "blind17", "bf16"),
+    ("b17_bf_m48_up", 48, 13824, 5120, "blind17", "bf16"),
+    ("b17_bf_m256_moe", 256, 2816, 2048, "blind17", "bf16"),
+    ("b17_bf_m1536_qkv", 1536, 7168, 5120, "blind17", "bf16"),
+    ("b17_bf_m8192_down", 8192, 4608, 36864, "blind17", "bf16"),
+    ("b17_bf_rec_n320", 131072, 320, 1024, "blind17", "bf16"),
+    ("b17_bf_odd_all", 3300, 5400, 2700, "blind17", "bf16"),
+    ("b17_h_decode_up", 1, 36864, 4608, "blind17", "fp16"),
+    ("b17_h_m16_o", 16, 5120, 5120, "blind17", "fp16"),
+    ("b17_h_m320_moe", 320, 1408, 2048, "blind17", "fp16"),
+    ("b17_h_m2048_down", 2048, 5120, 17920, "blind17", "fp16"),
+    ("b17_h_m24576_up", 24576, 13824, 5120, "blind17", "fp16"),
+    ("b17_h_rec_n96", 131072, 96, 512, "blind17", "fp16"),
+    ("b17_h_odd_m", 6666, 4096, 3072, "blind17", "fp16"),
+    ("b17_f8_decode_down", 1, 5120, 17920, "blind17", "fp8"),
+    ("b17_f8_m96_o", 96, 8192, 8192, "blind17", "fp8"),
+    ("b17_f8_m160_moe", 160, 2816, 2048, "blind17", "fp8"),
+    ("b17_f8_m512_moe", 512, 10752, 6144, "blind17", "fp8"),
+    ("b17_f8_m4096_up", 4096, 36864, 4608, "blind17", "fp8"),
+    ("b17_f8_m32768_o", 32768, 3072, 3072, "blind17", "fp8"),
+    ("b17_f8_odd_m", 5100, 7168, 5120, "blind17", "fp8"),
+    ("b17_f32_decode_down", 1, 3072, 8192, "blind17", "fp32"),
+    ("b17_f32_m32_qkv", 32, 7168, 5120, "blind17", "fp32"),
+    ("b17_f32_m192_moe", 192, 2816, 2048, "blind17", "fp32"),
+    ("b17_f32_m1024_up", 1024, 17920, 5120, "blind17", "fp32"),
+    ("b17_f32_m8192_o", 8192, 4096, 4096, "blind17", "fp32"),
+    ("b17_f32_rec_n256", 65536, 256, 1024, "blind17", "fp32"),
+    ("b17_f32_odd_nk", 4096, 3900, 2900, "blind17", "fp32"),
+]
 SUITES = {
     "full": SHAPES,
     "fresh": FRESH,
@@ -948,6 +980,7 @@ SUITES = {
     "blind16": BLIND16,
     "cal7": CAL7,
     "cal8": CAL8,
+    "blind17": BLIND17,
 }
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")  # the default; cal4 and blind3 were run with --dtypes fp16,fp32
@@ -1094,6 +1127,9 @@ def reference_error(a, b, c, dtype):
 IDLE = {"s": 0.0, "above_ms": 0.3}  # --idle-s / --idle-above-ms
 
 
+SECOND_PASS = {"below_ms": 0.0}
+
+
 def rest_after(last_ms) -> None:
     """Let the GPU idle after a long timing, so the next one starts at the top SM clock.
 
@@ -1124,6 +1160,15 @@ def time_shape(dtype, name, m, n, k, split, configs, deadline, stride):
             msg = str(exc)
             if "out of resource" not in msg.lower() and "OutOfResources" not in type(exc).__name__:
                 print(f"  {dtype} {name} cfg {configs[i]}: {type(exc).__name__}: {msg[:120]}", flush=True)
+    first_pass = None
+    if SECOND_PASS["below_ms"] and min((x for x in ms if x is not None), default=1e9) < SECOND_PASS["below_ms"]:
+        # a row of ~10-30 us kernels: one pass can run every config up to 2x slow for a stretch (cal7's re-times
+        # 0.48-1.18 where cal8, the same shapes swept twice, agrees within 3 %); a second full pass in reverse
+        # order, each config's faster timing kept, so neither the pick nor the best rests on one slow stretch
+        first_pass = list(ms)
+        for i in reversed(idx):
+            if first_pass[i] is not None and time.time() < deadline:
+                ms[i] = min(first_pass[i], time_launch(lambda: launch(a, b, c, configs[i]), budget_ms=8.0))
     # the fastest configs once more, in reverse order: how far a second timing moves them (noise)
     fastest = sorted((i for i in idx if ms[i] is not None), key=lambda i: ms[i])[:RETIME]
     retime = {}
@@ -1142,6 +1187,7 @@ def time_shape(dtype, name, m, n, k, split, configs, deadline, stride):
         "k": k,
         "ms": ms,
         "retime_ms": retime,
+        "first_pass_ms": first_pass,
         "cublas_ms": ref,
         "rel_err": err,
     }
@@ -1159,9 +1205,13 @@ def main() -> int:
     parser.add_argument("--dtypes", default=",".join(DTYPES))
     parser.add_argument("--idle-s", type=float, default=0.0, help="GPU idle before a timing that follows a long one")
     parser.add_argument("--idle-above-ms", type=float, default=0.3, help="what counts as long for --idle-s")
+    parser.add_argument(
+        "--second-pass-below-ms", type=float, default=0.0, help="time every config twice where a row's best is shorter"
+    )
     parser.add_argument("--config-stride", type=int, default=1, help="time every n-th config only (smoke runs)")
     args = parser.parse_args()
     IDLE.update(s=args.idle_s, above_ms=args.idle_above_ms)
+    SECOND_PASS.update(below_ms=args.second_pass_below_ms)
     t0 = time.time()
     deadline = t0 + args.budget_s
     configs = all_configs()
@@ -1207,6 +1257,7 @@ def main() -> int:
         "timing": "median of CUDA events, L2 flushed",
         "idle_s": args.idle_s,
         "idle_above_ms": args.idle_above_ms,
+        "second_pass_below_ms": args.second_pass_below_ms,
     }
     for (name, m, n, k, split), dtype in jobs:
         if time.time() > deadline:
