@@ -55,10 +55,12 @@ def make_pairs(out: Path, split: str, scored: list[Path]) -> None:
     print(f"{len(pairs)} pairs -> {out}")
 
 
-def confirm(pairs_path: Path, out_dir: Path, rounds: int, idle_s: float) -> None:
+def confirm(pairs_path: Path, out_dir: Path, rounds: int, idle_s: float, flush: str) -> None:
     sys.path.insert(0, str(HERE))
     import torch  # noqa: E402 (on the GPU machine only)
-    from sweep import launch, make_operands, time_launch  # noqa: E402 (needs torch and triton)
+    from sweep import FLUSH, launch, make_operands, time_launch  # noqa: E402 (needs torch and triton)
+
+    FLUSH.update(mode=flush)
 
     results = []
     for pair in json.loads(pairs_path.read_text(encoding="utf-8")):
@@ -96,11 +98,12 @@ def main() -> int:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--idle-s", type=float, default=0.0, help="GPU idle before each timing (clock held)")
+    parser.add_argument("--flush", choices=("write", "read"), default="write", help="how L2 is emptied (sweep.py)")
     args = parser.parse_args()
     if args.make:
         make_pairs(args.make, args.split, args.data)
     elif args.pairs and args.out:
-        confirm(args.pairs, args.out, args.rounds, args.idle_s)
+        confirm(args.pairs, args.out, args.rounds, args.idle_s, args.flush)
     else:
         parser.error("give --make FILE, or --pairs FILE --out DIR")
     return 0
