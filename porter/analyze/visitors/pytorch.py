@@ -987,14 +987,41 @@ def fp8_guard_excludes_fnuz(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     check turns away float8_e4m3fnuz, the e4m3 dtype gfx942 computes in."""
     for node in ctx.nodes(cst.Assert):
         if _admits_only_ocp(ctx, node.test, (cst.In, cst.Equal)) and _guards_own_fp8(ctx, node, node.test):
-            yield Hit(node, {"guard": "assert"})
+            yield Hit(node, {"guard": "assert", "remedy": _GUARD_REMEDY})
     for node in ctx.nodes(cst.If):
         if (
             _raises_only(node.body)
             and _admits_only_ocp(ctx, node.test, (cst.NotIn, cst.NotEqual))
             and _guards_own_fp8(ctx, node, node.test)
         ):
-            yield Hit(node.test, {"guard": "raise"})
+            yield Hit(node.test, {"guard": "raise", "remedy": _GUARD_REMEDY})
+    for table in ctx.nodes(cst.Dict):
+        if only_on_cuda(ctx, table):
+            continue
+        for entry in _ocp_entries_of_triton_table_without_fnuz(ctx, table):
+            yield Hit(entry, {"guard": "torch-to-Triton dtype table", "remedy": _TABLE_REMEDY})
+
+
+_GUARD_REMEDY = "admit torch.float8_e4m3fnuz too and take the range from torch.finfo(dtype)"
+_TABLE_REMEDY = "add the FNUZ entries (torch.float8_e4m3fnuz: tl.float8e4b8, torch.float8_e5m2fnuz: tl.float8e5b16)"
+_FNUZ_FP8 = {"torch.float8_e4m3fnuz", "torch.float8_e5m2fnuz"}
+_OCP_TRITON_FP8 = {"triton.language.float8e4nv", "triton.language.float8e5"}
+
+
+def _ocp_entries_of_triton_table_without_fnuz(ctx: ModuleContext, table: cst.Dict) -> list[cst.DictElement]:
+    """The OCP fp8 entries of a table from torch dtypes to Triton dtypes (`{torch.float8_e4m3fn: tl.float8e4nv}`)
+    that has an e4m3fn key and no FNUZ key at all: a float8_e4m3fnuz tensor, the fp8 gfx942 computes in, is a
+    KeyError where the kernel's launcher looks its Triton type up (torchao's FP8_DTYPE_MAP, gemlite's
+    TORCH_DTYPE_TO_TRITON: both ports add the fnuz entries). A table with one FNUZ key was ported."""
+    entries = [e for e in table.elements if isinstance(e, cst.DictElement)]
+    keys = [ctx.qualified_names(e.key) if isinstance(e.key, (cst.Name, cst.Attribute)) else set() for e in entries]
+    if any(names & _FNUZ_FP8 for names in keys) or not any("torch.float8_e4m3fn" in names for names in keys):
+        return []
+    feeds_triton = any(
+        isinstance(e.value, (cst.Name, cst.Attribute)) and ctx.qualified_names(e.value) & _OCP_TRITON_FP8
+        for e in entries
+    )
+    return [e for e, names in zip(entries, keys) if feeds_triton and names & _OCP_FP8]
 
 
 def _guards_own_fp8(ctx: ModuleContext, node: cst.CSTNode, test: cst.BaseExpression) -> bool:

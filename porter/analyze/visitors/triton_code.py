@@ -47,6 +47,18 @@ def _assigned_name(inv, node: cst.CSTNode) -> str:
     return ""
 
 
+def _warps_from_threads(inv, node: cst.BinaryOperation) -> bool:
+    """`x // 32` inside the arithmetic that gives a launch its num_warps (`num_warps=BLOCK // 32 // (16 // size)`,
+    xgrammar's bitmask kernel): threads counted in 32-lane warps, twice the waves' lanes on wave64 (2048 threads
+    for fp32 logits there, OutOfResources). A clamp (`min(16, n // 32)`) is a call and ends the climb: not matched."""
+    if not isinstance(node.operator, (cst.FloorDivide, cst.Divide)) or not _int_literal(node.right, 32):
+        return False
+    child, parent = node, inv.parent(node)
+    while isinstance(parent, cst.BinaryOperation) and child is parent.left:
+        child, parent = parent, inv.parent(parent)
+    return isinstance(parent, cst.Arg) and parent.keyword is not None and parent.keyword.value == "num_warps"
+
+
 def _int_literal(node: cst.CSTNode, value: int) -> TypeGuard[cst.Integer]:
     return isinstance(node, cst.Integer) and node.evaluated_value == value
 
@@ -86,7 +98,9 @@ def warp_size_32(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
             literal = _LANE_OPS[type(node.operator)]
             for number, other in ((node.right, node.left), (node.left, node.right)):
                 if _int_literal(number, literal) and (
-                    _mentions_warp(other) or _WARPISH.search(_assigned_name(inv, node))
+                    _mentions_warp(other)
+                    or _WARPISH.search(_assigned_name(inv, node))
+                    or _warps_from_threads(inv, node)
                 ):
                     hit = (number, "binop")
                     break
