@@ -658,7 +658,7 @@ def _nodes(tree: ast.AST):
         if names is None:
             names = fields_of[kind] = tuple(node._fields)
         for name in names:
-            value = getattr(node, name, None)
+            value: Any = getattr(node, name, None)  # a node, a list of them, or a plain value
             value_type = type(value)
             if value_type is list:
                 for item in value:
