@@ -164,11 +164,14 @@ _PLATFORM_IN_TEXT_PARTS = (
 )
 
 
+# any of the parts as a substring, in one regex search (a generator over the parts cost 2.5x as much)
+_ANY_PLATFORM_PART = re.compile("|".join(re.escape(part) for part in _PLATFORM_IN_TEXT_PARTS))
+
+
 def is_platform_text(text: str) -> bool:
     """Does an expression's source name anything that may be about the platform?"""
     if text.isascii():
-        lowered = text.lower()
-        if not any(part in lowered for part in _PLATFORM_IN_TEXT_PARTS):
+        if _ANY_PLATFORM_PART.search(text.lower()) is None:
             return False
     return _PLATFORM_IN_TEXT.search(text) is not None
 
@@ -418,7 +421,7 @@ class _Collector:
         bound = self.facts["locals"].get(scope)
         return (
             bool(bound)
-            and any(isinstance(n, ast.Name) and n.id in bound for n in ast.walk(value))
+            and any(isinstance(n, ast.Name) and n.id in bound for n in _nodes(value))  # every Name, as ast.walk
             and self._store_count(scope, name) == 1
         )
 
@@ -430,7 +433,7 @@ class _Collector:
             return 0
         if scope not in self.stores:
             self.stores[scope] = Counter(
-                n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+                n.id for n in _nodes(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
             )
         return self.stores[scope][name]
 
@@ -634,12 +637,19 @@ class _Collector:
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
 _LEAVES = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop, ast.Constant)
+# field value type -> is it a node _nodes descends into (an isinstance per value cost a third of the walk)
+_WALKED_TYPES: dict[type, bool] = {}
+
+
+def _walked(value_type: type) -> bool:
+    walked = _WALKED_TYPES[value_type] = issubclass(value_type, ast.AST) and not issubclass(value_type, _LEAVES)
+    return walked  # by type alone: none of these classes overrides isinstance
 
 
 def _nodes(tree: ast.AST):
     """Every node (like ast.walk, without its per-node generator overhead; operator and context leaves skipped)."""
     stack = [tree]
-    pop, push, fields_of = stack.pop, stack.append, _FIELDS
+    pop, push, fields_of, walked_types = stack.pop, stack.append, _FIELDS, _WALKED_TYPES
     while stack:
         node = pop()
         yield node
@@ -648,13 +658,18 @@ def _nodes(tree: ast.AST):
         if names is None:
             names = fields_of[kind] = tuple(node._fields)
         for name in names:
-            value = getattr(node, name, None)
-            if type(value) is list:
+            value: Any = getattr(node, name, None)  # a node, a list of them, or a plain value
+            value_type = type(value)
+            if value_type is list:
                 for item in value:
-                    if isinstance(item, ast.AST) and not isinstance(item, _LEAVES):
+                    item_type = type(item)
+                    walked = walked_types.get(item_type)
+                    if walked if walked is not None else _walked(item_type):
                         push(item)
-            elif isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
-                push(value)
+            else:
+                walked = walked_types.get(value_type)
+                if walked if walked is not None else _walked(value_type):
+                    push(value)
 
 
 def _scope_at(scopes: list[tuple[int, int, str]], line: int) -> str:

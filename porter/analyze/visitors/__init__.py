@@ -110,6 +110,14 @@ class ModuleContext:
             self._parents = parent_map(self.module)
         return self._parents.get(id(node))
 
+    def is_top_level(self, node: cst.CSTNode) -> bool:
+        """Is the node one of the module's own statements (its parent the Module)? Without the parent map, which
+        walks the whole tree."""
+        top = self.cache.get("top_level_ids")
+        if top is None:
+            top = self.cache["top_level_ids"] = {id(statement) for statement in self.module.body}
+        return id(node) in top
+
     def code_for(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
 

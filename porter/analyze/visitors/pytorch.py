@@ -95,7 +95,7 @@ def _cuda_build_predicates(ctx: ModuleContext) -> set[str]:
     through a local: `has_cuda = torch.version.cuda is not None; return has_cuda`)."""
     found = set()
     for function in ctx.nodes(cst.FunctionDef):
-        if function.params.params or not isinstance(ctx.parent(function), cst.Module):
+        if function.params.params or not ctx.is_top_level(function):
             continue
         tests = {}
         returned = None

@@ -51,8 +51,16 @@ def _literal_candidates(node: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [node]
 
 
-def _bound_values(inv):
-    """(name, value expression) for every assignment, keyword argument, default and dict entry."""
+def _bound_values(ctx: ModuleContext) -> list[tuple[str, cst.BaseExpression]]:
+    """(name, value expression) for every assignment, keyword argument, default and dict entry; worked out once
+    per module (PT108 and PT116 both read them, and naming a subscript or dict key folds it through value flow)."""
+    found = ctx.cache.get("triton_bound_values")
+    if found is None:
+        found = ctx.cache["triton_bound_values"] = list(_each_bound_value(ctx.triton))
+    return found
+
+
+def _each_bound_value(inv) -> Iterable[tuple[str, cst.BaseExpression]]:
     for node in inv.nodes_of(cst.Assign, cst.AnnAssign, cst.Arg, cst.Param, cst.DictElement):
         value = None
         if isinstance(node, (cst.Assign, cst.AnnAssign)):
@@ -93,7 +101,7 @@ def smem_optin(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     if not uses_triton(ctx):
         return  # a literal budget sizes Triton configs only where Triton is used
     nvidia_budgets = {t.lds_bytes for t in all_targets().values() if t.vendor == "nvidia"}
-    for name, value in _bound_values(inv):
+    for name, value in _bound_values(ctx):
         if not _SMEM_NAME.search(name) or _only_compared(inv, name):
             continue
         for candidate in _literal_candidates(value):
@@ -156,7 +164,7 @@ def sm_count(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     if inv is None or _nvidia_dsl_module(ctx):
         return
     seen: set[int] = set()
-    for name, value in _bound_values(inv):
+    for name, value in _bound_values(ctx):
         if not _SM_NAME.match(name):
             continue
         for candidate in _literal_candidates(value):
