@@ -145,6 +145,12 @@ PTX_PORTABLE = {
 _PTX_INSN = re.compile(r"(?<![\w.%$])([a-z][a-z0-9]*(?:\.[a-z0-9]+)+)\b")
 _PTX_MARKERS = re.compile(r"%(laneid|tid|ntid|ctaid|warpid|smid|clock)|\.reg\s|\{\s*\.reg|\$\d+", re.IGNORECASE)
 _AMDGCN = re.compile(r"\b(v|s)_[a-z0-9_]+\b")
+# FP4/FP6 and UE8M0 conversions (cvt ... .e2m1x2 / .e2m3x2 / .e3m2x2 / .ue8m0x2) need sm_100a or later (PTX ISA):
+# they fail on Hopper and Ampere too, so the code reaching them is Blackwell-gated on NVIDIA's side already
+# (capability >= 10, cuda_capability_geq(10), an FP4 backend registered for CUDA only), and gfx942 / gfx950, which
+# report (9, 4) / (9, 5), do not pass that gate. Every such labelled finding (fbgemm, modelopt, fastvideo,
+# gemlite, torchao, aphrodite) was false.
+_BLACKWELL_ONLY_PTX = re.compile(r"\.(e2m1x2|e2m3x2|e3m2x2|ue8m0x2)\b")
 
 
 @register("triton_inline_ptx")
@@ -162,6 +168,8 @@ def inline_ptx(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         constraints = inv.fold(constraints_node.value).single if constraints_node else None
         if isinstance(asm, str) and _AMDGCN.search(asm) and not _PTX_INSN.search(asm.replace("v_", "")):
             continue  # AMDGCN assembly: already ported
+        if isinstance(asm, str) and _BLACKWELL_ONLY_PTX.search(asm):
+            continue  # behind NVIDIA's own Blackwell gate, which the AMD targets fail
         ops = _PTX_INSN.findall(asm) if isinstance(asm, str) else []
         known = next((op for op in ops if op in PTX_PORTABLE), None)
         portable = PTX_PORTABLE.get(known) if known else None
