@@ -111,6 +111,10 @@ _NOT_TARGET_ENUMS = {"CUDA", "XPU", "TPU", "CPU", "HPU", "NEURON", "OOT", "NPU",
 # The same facts seen from an NVIDIA GPU (Project.amd_only asks whether code runs there): NVIDIA's folders load,
 # AMD's do not (`ops/rocm/`, aphrodite's `mxfp8/rocm_native.py`), nor modules importing AMD-only libraries.
 NVIDIA_FOLDERS = frozenset({"_nvidia", "nvidia", "hopper", "blackwell", "sm90", "sm100"})
+# A folder or module named for one NVIDIA compute capability or architecture (chalk's `ops/arch/sm89/`, kt-kernel's
+# `layout_details/hopper_value.py`): code chosen per NVIDIA arch, which ROCm's (9, 4) / (9, 5) do not pick. All ten
+# labelled findings in such paths over the real-code splits were false.
+NVIDIA_ARCH_NAME = re.compile(r"(sm_?\d{2,3}[a-z]?|hopper|blackwell)", re.IGNORECASE)
 AMD_FOLDERS = frozenset({"rocm", "_rocm", "amd", "_amd", "hip", "_hip"})
 AMD_FILE_PREFIXES = ("rocm", "hip", "amd")
 AMD_ONLY_LIBRARIES = ("aiter",)
@@ -590,6 +594,10 @@ class Project:
         if folder is not None:
             return Reach(NVIDIA_ONLY, f"in another vendor's backend folder `{folder}/`")
         stem = parts[-1].rsplit(".", 1)[0].lower()
+        if self._amd:
+            arch = next((p for p in parts[:-1] if NVIDIA_ARCH_NAME.fullmatch(p)), None)
+            if arch is not None or NVIDIA_ARCH_NAME.fullmatch(stem.split("_", 1)[0]):
+                return Reach(NVIDIA_ONLY, f"named for an NVIDIA architecture (`{arch or parts[-1]}`)")
         prefixes = VENDOR_FILE_PREFIXES if self._amd else VENDOR_FILE_PREFIXES + AMD_FILE_PREFIXES
         if any(stem == p or stem.startswith(p + "_") for p in prefixes):
             return Reach(NVIDIA_ONLY, f"a module for another device type (`{parts[-1]}`)")

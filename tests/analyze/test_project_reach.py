@@ -1408,3 +1408,20 @@ def test_a_device_function_library_keeps_its_uncalled_functions_on_target():
     """)
     verdict, why = reach(launched, "pkg/ops/softplus.py", "library_ptx")
     assert verdict == "nvidia_only" and "`softplus2`" in why
+
+
+def test_paths_named_for_an_nvidia_architecture_are_nvidia_only():
+    # seen on freesolo-chalk (`chalk/ops/arch/sm89/`, a folder per NVIDIA capability) and kt-kernel
+    # (`layout_details/hopper_value.py`, chosen under cuda_capability_geq(9))
+    body = "import torch\nFP8 = torch.float8_e4m3fn\n"
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/arch/sm89/fp8_base.py": body,
+        "pkg/layout/hopper_value.py": body,
+        "pkg/layout/smem_value.py": body,
+    }
+    verdict, why = reach(files, "pkg/arch/sm89/fp8_base.py", "FP8")
+    assert verdict == "nvidia_only" and "`sm89`" in why
+    assert reach(files, "pkg/layout/hopper_value.py", "FP8")[0] == "nvidia_only"
+    assert reach(files, "pkg/layout/smem_value.py", "FP8")[0] == "target"  # an ordinary name
+    assert reach(files, "pkg/arch/sm89/fp8_base.py", "FP8", "h100")[0] != "nvidia_only"  # it runs there

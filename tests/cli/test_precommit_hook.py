@@ -12,7 +12,9 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-SMI = 'import subprocess\n\nsubprocess.run(["nvidia-smi"])\n'  # PT402 (error) in the bundled catalog
+# PT402 (error, opt-in: the project's config turns it on)
+SMI = 'import subprocess\n\nsubprocess.run(["nvidia-smi"])\n'
+CONFIG = '[tool.porter]\nextend_select = ["PT402"]\n'
 PLAIN = "def add(a, b):\n    return a + b\n"
 
 
@@ -26,6 +28,7 @@ def hook():
 @pytest.fixture
 def project(tmp_path):
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "pyproject.toml").write_text(CONFIG, encoding="utf-8")
     (tmp_path / "pkg" / "ops").mkdir(parents=True)
     (tmp_path / "pkg" / "ops" / "smi.py").write_text(SMI, encoding="utf-8")
     (tmp_path / "pkg" / "plain.py").write_text(PLAIN, encoding="utf-8")

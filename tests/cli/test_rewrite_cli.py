@@ -62,8 +62,11 @@ def repo(example_repo: Path) -> Path:
 def test_report_dir_and_patches_apply_in_order_on_the_original_tree(repo, tmp_path, target, expected_rules):
     before = _digest(repo)
     out = tmp_path / "report"
-    # PT103 is opt-in (the NVIDIA-tuning group): turned on here so the autotune codemod's patch is checked too
-    code = run_rewrite(repo, target=target, out=out, verify=False, echo=_quiet, extend_select=["PT103"])
+    # PT103 (the NVIDIA-tuning group), PT102 and PT116 are opt-in: turned on here so their codemods' patches are
+    # checked too
+    code = run_rewrite(
+        repo, target=target, out=out, verify=False, echo=_quiet, extend_select=["PT103", "PT102", "PT116"]
+    )
     assert code == 1  # unverified patches remain
     assert _digest(repo) == before  # without --apply nothing in the tree changes
     report = json.loads((out / "report.json").read_text())

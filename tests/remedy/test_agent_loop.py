@@ -18,7 +18,8 @@ from porter.verify import VerifyOptions, verify_patches
 from tests.openai_stub_server import Step, StubServer
 
 TARGET = get_target("mi350x")
-RULES = load_rules(extend_select=["PT204"])  # PT204 (opt-in) stands for "a new finding" below
+# PT204 (opt-in) stands for "a new finding" below; PT214 (opt-in) is the finding the agent edits
+RULES = load_rules(extend_select=["PT204", "PT214"])
 MODULE = "mini/bench_util.py"
 ORIGINAL = textwrap.dedent(
     """\

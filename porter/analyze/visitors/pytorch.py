@@ -288,6 +288,8 @@ def capability_comparison(ctx: ModuleContext, rule: Any, target: Any) -> Iterabl
                     and _and_partner_false(ctx, comparison, aliases, target)
                 ):
                     break  # `major == 9 and minor == 0`: the minor test turns (9, 4) / (9, 5) away
+                if hit is not None and _branch_shared_below(ctx, comparison, aliases, target, floor, nvidia, hit):
+                    break  # `major > 8 or (major == 8 and minor >= 9)`: Ada's fp8 gate, not a Hopper one
                 if hit is not None and not _harmless_branch(ctx, comparison, hit.data["outcome"] == "true"):
                     exit_data = _platform_exit(ctx, comparison)
                     if exit_data.get("covers_rocm"):
@@ -296,6 +298,63 @@ def capability_comparison(ctx: ModuleContext, rule: Any, target: Any) -> Iterabl
                     yield hit
                 break
             left = item.comparator
+
+
+def _branch_shared_below(ctx: ModuleContext, comparison: cst.Comparison, aliases, target, floor, nvidia, hit) -> bool:
+    """The whole boolean test the gate is part of sends a pre-Hopper NVIDIA part down the target's branch too
+    (`cap[0] > 8 or (cap[0] == 8 and cap[1] >= 9)` admits Ada's (8, 9)): the branch needs no Hopper feature. True
+    (no finding) when that part is below NVIDIA's fp8 capability or the target's fp8 is OCP (gfx950 runs the OCP
+    fp8 path Ada does); on an FNUZ target (gfx942) the finding stays and names OCP fp8 as what the target lacks."""
+    lowest = _lowest_on_same_branch(ctx, comparison, aliases, target, floor)
+    if lowest is None or lowest >= floor:
+        return False
+    fp8_since = min(
+        (tuple(c) for t in nvidia for c in t.extra.get("feature_capability", {}).get("fp8", [])), default=None
+    )
+    if fp8_since is None or lowest < fp8_since or target.fp8_family == "ocp":
+        return True
+    hit.data["missing"] = f"OCP fp8: its fp8 is {target.fp8_family.upper()}"
+    return False
+
+
+def _lowest_on_same_branch(ctx: ModuleContext, comparison: cst.Comparison, aliases, target, floor) -> tuple | None:
+    """The lowest NVIDIA capability for which the boolean test holding the comparison (through and / or / not)
+    has the value it has on the target; None when the comparison stands alone or the test holds anything but
+    capability comparisons."""
+    top: cst.CSTNode = comparison
+    parent = ctx.parent(top)
+    while isinstance(parent, cst.BooleanOperation) or (
+        isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)
+    ):
+        top, parent = parent, ctx.parent(parent)
+    if top is comparison:
+        return None
+    on_target = _value_on(ctx, top, aliases, tuple(target.capability))
+    if on_target is None:
+        return None
+    same = [c for c in _probe_capabilities(floor) if _value_on(ctx, top, aliases, c) == on_target]
+    return min(same, default=None)
+
+
+def _value_on(ctx: ModuleContext, node: cst.CSTNode, aliases: Any, capability: tuple) -> bool | None:
+    """A test made of capability comparisons joined by and / or / not, evaluated on one capability."""
+    if isinstance(node, cst.BooleanOperation):
+        left = _value_on(ctx, node.left, aliases, capability)
+        right = _value_on(ctx, node.right, aliases, capability)
+        if left is None or right is None:
+            return None
+        return (left and right) if isinstance(node.operator, cst.And) else (left or right)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        inner = _value_on(ctx, node.expression, aliases, capability)
+        return None if inner is None else not inner
+    if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
+        return None
+    item = node.comparisons[0]
+    op, value = _COMPARE.get(type(item.operator)), literal_value(item.comparator)
+    part = _capability_part(ctx, node.left, aliases)
+    if op is None or value is None or part is None:
+        return None
+    return _outcome(op, _part_of(capability, part), value)
 
 
 def _and_partner_false(ctx: ModuleContext, comparison: cst.Comparison, aliases: Any, target: Any) -> bool:
