@@ -98,9 +98,7 @@ def warp_size_32(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
             literal = _LANE_OPS[type(node.operator)]
             for number, other in ((node.right, node.left), (node.left, node.right)):
                 if _int_literal(number, literal) and (
-                    _mentions_warp(other)
-                    or _WARPISH.search(_assigned_name(inv, node))
-                    or _warps_from_threads(inv, node)
+                    _mentions_warp(other) or _WARPISH.search(_assigned_name(inv, node))
                 ):
                     hit = (number, "binop")
                     break
@@ -130,6 +128,18 @@ def warp_size_32(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
             },
             severity="warning" if hit[1] == "default" else None,
         )
+
+
+@register("triton_warps_from_threads")
+def warps_from_threads(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
+    """PT123: `num_warps=BLOCK // 32 // ...` at a launch: warps counted in 32 lanes, launched as 64-lane waves."""
+    inv = ctx.triton
+    if inv is None or _nvidia_dsl_module(ctx) or not uses_triton(ctx):
+        return
+    for node in inv.nodes_of(cst.BinaryOperation):
+        if not _warps_from_threads(inv, node) or skip_for_target(inv.guard_at(node), target):
+            continue
+        yield Hit(node.right, {"expr": inv.code(node).strip(), "wave_size": target.wave_size})
 
 
 # PTX instruction -> a portable Triton replacement (for the codemod; None: needs a person or the agent).
