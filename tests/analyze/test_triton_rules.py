@@ -30,14 +30,14 @@ def scan(ruleset, text: str, target: str, rule: str | None = None):
     return [f for f in findings if rule is None or f.rule == rule]
 
 
-def test_all_twenty_two_rules_load(triton_rules):
+def test_all_twenty_three_rules_load(triton_rules):
     ids = sorted(r.id if hasattr(r, "id") else r["id"] for r in triton_rules.rules)
-    assert ids == [f"PT1{n:02d}" for n in range(1, 23)]
+    assert ids == [f"PT1{n:02d}" for n in range(1, 24)]
 
 
 def test_noisy_triton_rules_are_opt_in():
     default = {r.id for r in load_rules(select=["PT1"]).rules}
-    assert default.isdisjoint(OPT_IN_TRITON) and len(default) == 22 - len(OPT_IN_TRITON)
+    assert default.isdisjoint(OPT_IN_TRITON) and len(default) == 23 - len(OPT_IN_TRITON)
     assert {r.id for r in load_rules(select=["PT111"]).rules} == {"PT111"}  # by id it still runs
 
 

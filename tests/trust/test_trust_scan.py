@@ -16,7 +16,7 @@ from porter.analyze.scan import scan_tree
 from porter.errors import ConfigError
 from porter.verify.options import VerifyOptions
 
-RULES = load_rules()
+RULES = load_rules(extend_select=["PT214"])  # SOURCE is a PT214 finding, an opt-in rule
 SOURCE = 'import torch\nprops = torch.cuda.get_device_properties(0)\nflush = torch.empty(props.L2_cache_size * 2, device="cuda")\n'
 
 
