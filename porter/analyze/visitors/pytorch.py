@@ -347,14 +347,7 @@ def _value_on(ctx: ModuleContext, node: cst.CSTNode, aliases: Any, capability: t
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
         inner = _value_on(ctx, node.expression, aliases, capability)
         return None if inner is None else not inner
-    if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
-        return None
-    item = node.comparisons[0]
-    op, value = _COMPARE.get(type(item.operator)), literal_value(item.comparator)
-    part = _capability_part(ctx, node.left, aliases)
-    if op is None or value is None or part is None:
-        return None
-    return _outcome(op, _part_of(capability, part), value)
+    return _comparison_on(ctx, node, aliases, capability)
 
 
 def _and_partner_false(ctx: ModuleContext, comparison: cst.Comparison, aliases: Any, target: Any) -> bool:
@@ -383,6 +376,11 @@ def _and_operands(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 def _comparison_outcome(ctx: ModuleContext, node: cst.CSTNode, aliases: Any, target: Any) -> bool | None:
     """The value on the target of a single capability comparison (`minor == 0`), None when it is not one."""
+    return _comparison_on(ctx, node, aliases, tuple(target.capability))
+
+
+def _comparison_on(ctx: ModuleContext, node: cst.CSTNode, aliases: Any, capability: Any) -> bool | None:
+    """The value of a single capability comparison on one capability, None when it is not one."""
     if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
         return None
     item = node.comparisons[0]
@@ -390,7 +388,7 @@ def _comparison_outcome(ctx: ModuleContext, node: cst.CSTNode, aliases: Any, tar
     part = _capability_part(ctx, node.left, aliases)
     if op is None or value is None or part is None:
         return None
-    return _outcome(op, _part_of(tuple(target.capability), part), value)
+    return _outcome(op, _part_of(capability, part), value)
 
 
 _ROCM_TEST = re.compile(r"\bhip\b|is_hip|is_rocm|rocm|torch\.version\.hip", re.IGNORECASE)
