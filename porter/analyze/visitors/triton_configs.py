@@ -359,21 +359,15 @@ def _lds_over(est, target) -> bool:
 def _model_lds_fits(values: dict, kernel, target, est) -> bool:
     """The full estimate is over but porter.tune's LDS for the target's pipeliner (the figure
     Triton's compile records give: (stages - 1) buffers on gfx942) fits: not a finding. Never
-    clears a case where even the (stages - 1) estimate is over. An operand dtype the source does not show is
-    judged at 1 byte, the size `_lds_over` reports it at (flashlib's bf16 and int8 GEMMs through pointers: the
-    gfx942 compile allocates far less than the full estimate, bench/real_code held_out6)."""
-    unseen = est.lds_ok is None  # operand dtype not visible: the estimate assumed 2 bytes
-    low = est.lds_bytes_low // names.ASSUMED_ELEM_BYTES if unseen and est.lds_bytes_low else est.lds_bytes_low
-    if low is not None and low > target.lds_bytes:
+    clears a case where even the (stages - 1) estimate is over."""
+    if est.lds_bytes_low is not None and est.lds_bytes_low > target.lds_bytes:
         return False
     found = _model_config(values, kernel, target)
-    if found is None or (est.elem_bytes is None and not unseen):
+    if found is None or est.elem_bytes is None:
         return False
     from porter.tune.judge import model_lds_bytes
 
-    model = model_lds_bytes(target, *found)  # at the 2 bytes dtype_for assumes for an unseen dtype
-    if model is not None and unseen:
-        model //= names.ASSUMED_ELEM_BYTES
+    model = model_lds_bytes(target, *found)
     return model is not None and model <= target.lds_bytes
 
 
