@@ -360,7 +360,7 @@ def _and_partner_false(ctx: ModuleContext, comparison: cst.Comparison, aliases: 
     if node is comparison:
         return False
     return any(
-        _comparison_outcome(ctx, partner, aliases, target) is False
+        _comparison_on(ctx, partner, aliases, tuple(target.capability)) is False
         for partner in _and_operands(node)
         if partner is not comparison
     )
@@ -372,11 +372,6 @@ def _and_operands(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         yield from _and_operands(node.right)
     else:
         yield node
-
-
-def _comparison_outcome(ctx: ModuleContext, node: cst.CSTNode, aliases: Any, target: Any) -> bool | None:
-    """The value on the target of a single capability comparison (`minor == 0`), None when it is not one."""
-    return _comparison_on(ctx, node, aliases, tuple(target.capability))
 
 
 def _comparison_on(ctx: ModuleContext, node: cst.CSTNode, aliases: Any, capability: Any) -> bool | None:
