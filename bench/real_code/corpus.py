@@ -31,10 +31,30 @@ HELD_OUT4_LABELS_FILE = HERE / "labels_held_out4.jsonl"  # fourth held-out split
 HELD_OUT5_LABELS_FILE = HERE / "labels_held_out5.jsonl"  # fifth held-out split (the first four are spent)
 HELD_OUT6_LABELS_FILE = HERE / "labels_held_out6.jsonl"  # sixth held-out split (the first five are spent)
 HELD_OUT7_LABELS_FILE = HERE / "labels_held_out7.jsonl"  # seventh held-out split (the first six are spent)
+HELD_OUT8_LABELS_FILE = HERE / "labels_held_out8.jsonl"  # eighth held-out split (the first seven are spent)
 VERDICTS = ("true", "false", "debatable")
-SPLITS = ("dev", "held_out", "held_out2", "held_out3", "held_out4", "held_out5", "held_out6", "held_out7")
+SPLITS = (
+    "dev",
+    "held_out",
+    "held_out2",
+    "held_out3",
+    "held_out4",
+    "held_out5",
+    "held_out6",
+    "held_out7",
+    "held_out8",
+)
 # never listed by --unlabelled
-HELD_OUT_SPLITS = ("held_out", "held_out2", "held_out3", "held_out4", "held_out5", "held_out6", "held_out7")
+HELD_OUT_SPLITS = (
+    "held_out",
+    "held_out2",
+    "held_out3",
+    "held_out4",
+    "held_out5",
+    "held_out6",
+    "held_out7",
+    "held_out8",
+)
 ANY_TARGET = "*"
 
 

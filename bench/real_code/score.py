@@ -8,6 +8,7 @@
     python bench/real_code/score.py --split held_out5     # the fifth held-out split, scored once at the end (spent)
     python bench/real_code/score.py --split held_out6     # the sixth held-out split, scored once at the end
     python bench/real_code/score.py --split held_out7     # the seventh held-out split, scored once at the end
+    python bench/real_code/score.py --split held_out8     # the eighth held-out split, scored once at the end
     python bench/real_code/score.py --opt-in              # also the rules that are off by default
     python bench/real_code/score.py --findings DIR        # score stored scans (DIR/*.jsonl), no download;
                                                           # only rules the current catalog runs count
@@ -50,6 +51,7 @@ from corpus import (  # noqa: E402
     HELD_OUT5_LABELS_FILE,
     HELD_OUT6_LABELS_FILE,
     HELD_OUT7_LABELS_FILE,
+    HELD_OUT8_LABELS_FILE,
     HELD_OUT_LABELS_FILE,
     HELD_OUT_SPLITS,
     LABELS_FILE,
@@ -312,6 +314,7 @@ def label_files(given: Sequence[Path] | None) -> list[Path]:
         HELD_OUT5_LABELS_FILE,
         HELD_OUT6_LABELS_FILE,
         HELD_OUT7_LABELS_FILE,
+        HELD_OUT8_LABELS_FILE,
     )
     return [LABELS_FILE] + [path for path in held_out if path.is_file()]
 

@@ -1,4 +1,4 @@
-"""The later held-out splits (held_out2 .. held_out7): their packages, their label files, and the guards
+"""The later held-out splits (held_out2 .. held_out8): their packages, their label files, and the guards
 that keep them unseen. The port pairs and hunk classes of held_out3 and held_out5 are checked in test_held_out_port_splits.py.
 
 Offline: nothing is downloaded or scanned; the scoring path is driven with a stored finding written here.
@@ -27,6 +27,7 @@ SPLITS = {
     "held_out5": (corpus.HELD_OUT5_LABELS_FILE, 12),
     "held_out6": (corpus.HELD_OUT6_LABELS_FILE, 20),
     "held_out7": (corpus.HELD_OUT7_LABELS_FILE, 18),
+    "held_out8": (corpus.HELD_OUT8_LABELS_FILE, 14),
 }
 ALL_LABEL_FILES = (
     corpus.LABELS_FILE,
@@ -37,6 +38,7 @@ ALL_LABEL_FILES = (
     corpus.HELD_OUT5_LABELS_FILE,
     corpus.HELD_OUT6_LABELS_FILE,
     corpus.HELD_OUT7_LABELS_FILE,
+    corpus.HELD_OUT8_LABELS_FILE,
 )
 
 
