@@ -19,7 +19,8 @@ memory over the limit, or a small-tile config on a large-M shape).
 dtypes: bf16, fp16, fp8 (e4m3, B column-major, C bf16) and fp32 (fp32 operands and C, tl.dot's default
 input_precision "tf32"; cuBLAS timed with TF32 allowed).
 
-Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8|blind17|blind18]
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8|blind17|blind18|blind19]
+       [--shapes data/retime_short_shapes.json]
        [--dtypes bf16,fp8] [--budget-s 480] [--workers 16] [--idle-s 0.1 --idle-above-ms 0.3]
 """
 
@@ -986,6 +987,38 @@ BLIND18 = [  # taken 2026-12-04 (session 25) after the session's tune model was 
     ("b18_f32_rec_n192", 131072, 192, 384, "blind18", "fp32"),
     ("b18_f32_odd_m", 4321, 6144, 2048, "blind18", "fp32"),
 ]
+BLIND19 = [  # taken 2026-12-04 (session 26) with the read flush and a 0.1 s idle after long timings, before the refit on
+    # re-timed short calibration rows; scored once (split "blind19") after the model is final: Phi-3-medium, Gemma-2-9B/27B,
+    # DBRX and Qwen3-30B-A3B experts, Command-R, StarCoder2-15B, Yi-34B, Mixtral-8x22B, recommendation MLPs, off-grid sizes
+    ("b19_bf_decode_up", 1, 17920, 5120, "blind19", "bf16"),
+    ("b19_bf_m32_down", 32, 4608, 36864, "blind19", "bf16"),
+    ("b19_bf_m128_moe", 128, 10752, 6144, "blind19", "bf16"),
+    ("b19_bf_m2048_up", 2048, 22528, 8192, "blind19", "bf16"),
+    ("b19_bf_m24576_o", 24576, 6144, 6144, "blind19", "bf16"),
+    ("b19_bf_rec_n384", 131072, 384, 512, "blind19", "bf16"),
+    ("b19_bf_odd_all", 5600, 3800, 2700, "blind19", "bf16"),
+    ("b19_h_decode_down", 1, 6144, 24576, "blind19", "fp16"),
+    ("b19_h_m16_up", 16, 14336, 3584, "blind19", "fp16"),
+    ("b19_h_m320_moe", 320, 768, 2048, "blind19", "fp16"),
+    ("b19_h_m1024_down", 1024, 3584, 14336, "blind19", "fp16"),
+    ("b19_h_m40960_o", 40960, 5120, 5120, "blind19", "fp16"),
+    ("b19_h_rec_n896", 65536, 896, 256, "blind19", "fp16"),
+    ("b19_h_odd_all", 2900, 6100, 1500, "blind19", "fp16"),
+    ("b19_f8_decode_up", 1, 16384, 6144, "blind19", "fp8"),
+    ("b19_f8_m48_down", 48, 8192, 22528, "blind19", "fp8"),
+    ("b19_f8_m192_moe", 192, 1536, 2048, "blind19", "fp8"),
+    ("b19_f8_m640_qkv", 640, 12288, 4096, "blind19", "fp8"),
+    ("b19_f8_m4096_up", 4096, 20480, 7168, "blind19", "fp8"),
+    ("b19_f8_m32768_down", 32768, 2560, 8192, "blind19", "fp8"),
+    ("b19_f8_odd_all", 5200, 4300, 2900, "blind19", "fp8"),
+    ("b19_f32_decode_o", 1, 8192, 8192, "blind19", "fp32"),
+    ("b19_f32_m96_down", 96, 4096, 14336, "blind19", "fp32"),
+    ("b19_f32_m384_moe", 384, 1792, 3072, "blind19", "fp32"),
+    ("b19_f32_m2560_o", 2560, 5120, 5120, "blind19", "fp32"),
+    ("b19_f32_m12288_up", 12288, 4096, 2048, "blind19", "fp32"),
+    ("b19_f32_rec_n256", 98304, 256, 512, "blind19", "fp32"),
+    ("b19_f32_odd_all", 3300, 2700, 4500, "blind19", "fp32"),
+]
 SUITES = {
     "full": SHAPES,
     "fresh": FRESH,
@@ -1014,6 +1047,7 @@ SUITES = {
     "cal8": CAL8,
     "blind17": BLIND17,
     "blind18": BLIND18,
+    "blind19": BLIND19,
 }
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")  # the default; cal4 and blind3 were run with --dtypes fp16,fp32
@@ -1246,10 +1280,21 @@ def time_shape(dtype, name, m, n, k, split, configs, deadline, stride):
 # ---------------------------------------------------------------- main
 
 
+def suite_shapes(suite: str, shapes_file: str | None) -> list[tuple]:
+    """The (name, m, n, k, split[, dtype]) rows to sweep: a --shapes file's, else the suite's."""
+    if shapes_file:
+        with open(shapes_file) as fh:
+            return [tuple(row) for row in json.load(fh)]
+    return [s for s in SHAPES if s[0] in SMOKE] if suite == "smoke" else SUITES[suite]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", required=True)
     parser.add_argument("--suite", choices=("smoke", *SUITES), default="full")
+    parser.add_argument(
+        "--shapes", help="JSON list of [name, m, n, k, split, dtype] rows to sweep instead of a suite (re-timings)"
+    )
     parser.add_argument("--budget-s", type=float, default=480)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 8)
     parser.add_argument("--dtypes", default=",".join(DTYPES))
@@ -1268,7 +1313,9 @@ def main() -> int:
     deadline = t0 + args.budget_s
     configs = all_configs()
     dtypes = args.dtypes.split(",")
-    shapes = [s for s in SHAPES if s[0] in SMOKE] if args.suite == "smoke" else SUITES[args.suite]
+    shapes = suite_shapes(args.suite, args.shapes)
+    if args.shapes:
+        args.suite = os.path.splitext(os.path.basename(args.shapes))[0]
     # a shape with a 6th field runs in that dtype only (blind5); the others in every --dtypes one
     jobs = [
         (shape[:5], dtype) for shape, dtype in itertools.product(shapes, dtypes) if len(shape) < 6 or shape[5] == dtype
