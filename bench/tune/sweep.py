@@ -1151,7 +1151,9 @@ _FLUSH = None
 _FLUSH_SINK = None
 
 
-FLUSH = {"mode": "write"}  # --flush; sweeps before blind18 wrote (zero_), as triton.testing.do_bench does
+# how a sweep times, set once from the command line: --flush (sweeps before blind18 wrote, zero_, as
+# triton.testing.do_bench does), --idle-s / --idle-above-ms, --second-pass-below-ms
+TIMING = {"flush": "write", "idle_s": 0.0, "idle_above_ms": 0.3, "second_pass_below_ms": 0.0}
 
 
 def flush_l2() -> None:
@@ -1160,7 +1162,7 @@ def flush_l2() -> None:
     Writing the 256 MB buffer leaves L2 full of dirty lines, which the timed kernel then pays to write back:
     ~9 us or ~20-27 us for the same 9 us fp8 kernel, round to round (data/confirm_blind17.json, b17_f8_m160_moe).
     Reading it leaves clean lines that are dropped for free."""
-    if FLUSH["mode"] == "read":
+    if TIMING["flush"] == "read":
         torch.amax(_FLUSH, dim=0, out=_FLUSH_SINK)
     else:
         _FLUSH.zero_()
@@ -1208,20 +1210,14 @@ def reference_error(a, b, c, dtype):
     return float((c.float() - ref).norm() / ref.norm())
 
 
-IDLE = {"s": 0.0, "above_ms": 0.3}  # --idle-s / --idle-above-ms
-
-
-SECOND_PASS = {"below_ms": 0.0}
-
-
 def rest_after(last_ms) -> None:
     """Let the GPU idle after a long timing, so the next one starts at the top SM clock.
 
     Back to back, long 16-bit GEMMs pull the H200 from 1980 to ~1450 MHz (data/h200_clock_drift.txt),
     and a config's time then depends on when in the sweep it was timed."""
-    if IDLE["s"] and (last_ms is None or last_ms > IDLE["above_ms"]):
+    if TIMING["idle_s"] and (last_ms is None or last_ms > TIMING["idle_above_ms"]):
         torch.cuda.synchronize()
-        time.sleep(IDLE["s"])
+        time.sleep(TIMING["idle_s"])
 
 
 def time_shape(dtype, name, m, n, k, split, configs, deadline, stride):
@@ -1245,7 +1241,8 @@ def time_shape(dtype, name, m, n, k, split, configs, deadline, stride):
             if "out of resource" not in msg.lower() and "OutOfResources" not in type(exc).__name__:
                 print(f"  {dtype} {name} cfg {configs[i]}: {type(exc).__name__}: {msg[:120]}", flush=True)
     first_pass = None
-    if SECOND_PASS["below_ms"] and min((x for x in ms if x is not None), default=1e9) < SECOND_PASS["below_ms"]:
+    shortest = min((x for x in ms if x is not None), default=1e9)
+    if TIMING["second_pass_below_ms"] and shortest < TIMING["second_pass_below_ms"]:
         # a row of ~10-30 us kernels: one pass can run every config up to 2x slow for a stretch (cal7's re-times
         # 0.48-1.18 where cal8, the same shapes swept twice, agrees within 3 %); a second full pass in reverse
         # order, each config's faster timing kept, so neither the pick nor the best rests on one slow stretch
@@ -1306,9 +1303,12 @@ def main() -> int:
     parser.add_argument("--flush", choices=("write", "read"), default="write", help="how L2 is emptied before a timing")
     parser.add_argument("--config-stride", type=int, default=1, help="time every n-th config only (smoke runs)")
     args = parser.parse_args()
-    IDLE.update(s=args.idle_s, above_ms=args.idle_above_ms)
-    SECOND_PASS.update(below_ms=args.second_pass_below_ms)
-    FLUSH.update(mode=args.flush)
+    TIMING.update(
+        flush=args.flush,
+        idle_s=args.idle_s,
+        idle_above_ms=args.idle_above_ms,
+        second_pass_below_ms=args.second_pass_below_ms,
+    )
     t0 = time.time()
     deadline = t0 + args.budget_s
     configs = all_configs()
