@@ -58,8 +58,34 @@ def torch_version_cuda_use(ctx: ModuleContext, rule: Any, target: Any) -> Iterab
             continue
         use = _version_use(ctx, node)
         if use and not _called_only_on_cuda(ctx, node):
-            yield Hit(node, {"use": use, "qualified_name": "torch.version.cuda"})
+            yield Hit(node, {"use": use, "qualified_name": "torch.version.cuda", **_calls_on_rocm(ctx, node)})
     yield from _gpu_choices_by_cuda_build(ctx)
+
+
+def _calls_on_rocm(ctx: ModuleContext, node: cst.CSTNode) -> dict[str, Any]:
+    """The module's calls of the function holding the use that are not behind a CUDA-only test: where the AMD build
+    reaches the parse (deepspeed's `is_cuda_enable` calling `assert_no_cuda_mismatch` outside its ROCm check), the
+    line a port guards. Empty when the use is not in a function, or the module never calls it."""
+    function = next((a for a in _ancestors(ctx, node) if isinstance(a, cst.FunctionDef)), None)
+    if function is None:
+        return {"called_from": ""}
+    name = function.name.value
+    lines = sorted(
+        {
+            ctx.position(call).start.line
+            for call in ctx.nodes(cst.Call)
+            if _tail(call.func) == name
+            and not only_on_cuda(ctx, call)
+            and all(a is not function for a in _ancestors(ctx, call))
+        }
+    )
+    if not lines:
+        return {"called_from": ""}
+    where = ", ".join(map(str, lines))
+    return {
+        "called_from": f" (in `{name}`, called on line{'s' if len(lines) > 1 else ''} {where} outside any CUDA-only test)",
+        "called_on": [{"line": line} for line in lines],
+    }
 
 
 # ---- PT201: the GPU chosen by a CUDA-build test, with no ROCm branch ------------------------------
@@ -86,7 +112,11 @@ def _gpu_choices_by_cuda_build(ctx: ModuleContext) -> Iterator[Hit]:
         name = ctx.code_for(call)
         yield Hit(
             call,
-            {"use": f"tested (`{name}`) to choose the GPU in a chain without a ROCm branch", "qualified_name": name},
+            {
+                "use": f"tested (`{name}`) to choose the GPU in a chain without a ROCm branch",
+                "qualified_name": name,
+                "called_from": "",
+            },
         )
 
 
