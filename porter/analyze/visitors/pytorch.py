@@ -854,8 +854,9 @@ _BACKEND_WORDS = {
 def _picked_by_backend_name(ctx: ModuleContext, call: cst.Call, backend: cst.CSTNode) -> bool:
     """The forcing sits in the body of an `if` whose test names that same backend (`elif op_type == "cudnn":`,
     yunchang's attention dispatch), or in a function or class whose own name names it (`def attention_pt_cudnn(...)`,
-    one entry of flashrnn's benchmark registry keyed "cudnn"; vllm-omni's `class CuDNNAttentionImpl`, the back end
-    its CUDA platform or the user picks by name): the caller picked the backend by name, as with a
+    one entry of flashrnn's benchmark registry keyed "cudnn"), or in a back-end class named for it (vllm-omni's
+    `class CuDNNAttentionImpl`, which its CUDA platform or the user picks by name): the caller picked the backend by
+    name, as with a
     registered backend; on ROCm the caller picks another (bench/real_code: held_out4, held_out5)."""
     words = _BACKEND_WORDS.get(_tail(_single(backend)) or "")
     if words is None:
@@ -867,10 +868,19 @@ def _picked_by_backend_name(ctx: ModuleContext, call: cst.Call, backend: cst.CST
             return True
         child, parent = parent, ctx.parent(parent)
     while parent is not None:
-        if isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and _names_any(parent.name.value, words):
-            return True  # `def attention_pt_cudnn`, `class CuDNNAttentionImpl`: the backend picked by name
+        if isinstance(parent, cst.FunctionDef) and _names_any(parent.name.value, words):
+            return True  # `def attention_pt_cudnn`: one entry of a name-keyed table
+        if isinstance(parent, cst.ClassDef) and _names_any(parent.name.value, words) and _is_backend_class(parent):
+            return True  # `class CuDNNAttentionImpl`: one back end of a registry
         parent = ctx.parent(parent)
     return False
+
+
+def _is_backend_class(node: cst.ClassDef) -> bool:
+    """`...Impl` / `...Backend...`: an implementation class of an attention registry (vLLM's AttentionImpl and
+    AttentionBackend), not a model layer that happens to be called FlashAttention."""
+    name = node.name.value.lower()
+    return name.endswith("impl") or "backend" in name
 
 
 def _names_any(text: str, words: tuple[str, ...]) -> bool:
