@@ -24,7 +24,7 @@ CLASSIFIED_SPLITS = {
     "held_out5": (6, ports.HELD_OUT5_CLASSES_FILE),
     "held_out6": (6, ports.HELD_OUT6_CLASSES_FILE),
     "held_out7": (13, ports.HELD_OUT7_CLASSES_FILE),
-    "held_out8": (15, ports.HELD_OUT8_CLASSES_FILE),
+    "held_out8": (16, ports.HELD_OUT8_CLASSES_FILE),
 }
 
 
