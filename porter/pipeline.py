@@ -185,13 +185,19 @@ def preflight(root: Path, config) -> None:
 
 
 def verify(
-    root: Path, patches: list[Patch], target: Target, config, progress: ProgressCallback | None = None
+    root: Path,
+    patches: list[Patch],
+    target: Target,
+    config,
+    progress: ProgressCallback | None = None,
+    judge_first: Sequence[str] = (),
 ) -> Verification:
-    """The verifier's verdicts on `patches`; any failure inside it is VerifierFailed, never a verdict."""
+    """The verifier's verdicts on `patches` (`judge_first` judged before the rest, which run on top of
+    those accepted); any failure inside it is VerifierFailed, never a verdict."""
     try:
         from porter.verify.core import verify_plan  # inside: a broken verifier is no verdict either
 
-        return verify_plan(root, patches, target, verify_options(config, root), progress)
+        return verify_plan(root, patches, target, verify_options(config, root), progress, judge_first)
     except PorterError:
         raise
     except Exception as error:
@@ -256,13 +262,14 @@ def rewrite(root: Path, scan, settings: RewriteSettings) -> RewriteResult:
     for number in range(1, settings.max_rounds + 1):
         fixed_by_agent = {_key(f) for p in agent_patches for f in p.findings}
         plan = remedy(root, [f for f in findings if _key(f) not in fixed_by_agent], scan, settings, agent_patches)
+        earlier = _accepted_diffs(result)
         unchanged = result.plan is not None and [p.diff for p in plan.patches] == [p.diff for p in result.plan.patches]
         result.plan = plan
         if unchanged and settings.verify:
             break  # the new findings brought no new patch: the last verification stands
         new: list[Finding] = []
         if settings.verify:
-            new = _verify_round(root, plan, findings, settings, result, number)
+            new = _verify_round(root, plan, findings, settings, result, number, earlier)
             if result.problem:
                 break
             findings = merge_findings(findings, new)
@@ -294,10 +301,24 @@ def _why_not_applied(state: str, result: RewriteResult) -> str:
     return "rejected by the verifier" if state == "rejected" else "unverified: the replay gave no evidence for it"
 
 
+def _accepted_diffs(result: RewriteResult) -> set[str]:
+    """The diffs of the patches the last round accepted: the next round judges them first."""
+    if result.plan is None:
+        return set()
+    return {p.diff for p in result.plan.patches if p.id in result.verdicts and result.verdicts[p.id].accepted}
+
+
 def _verify_round(
-    root: Path, plan, findings: list[Finding], settings: RewriteSettings, result: RewriteResult, number: int
+    root: Path,
+    plan,
+    findings: list[Finding],
+    settings: RewriteSettings,
+    result: RewriteResult,
+    number: int,
+    earlier: set[str],
 ) -> list[Finding]:
-    """Verify the round's plan; record verdicts and what still fails; return the new runtime findings."""
+    """Verify the round's plan, the patches the last round accepted (diffs in `earlier`) judged first and
+    the rest on top of them; record verdicts and what still fails; return the new runtime findings."""
     from porter.verify.runtime import merge_findings, runtime_findings
 
     options = verify_options(settings.config, root)
@@ -307,7 +328,8 @@ def _verify_round(
         f", at most {options.timeout_s:g} s per test run ([tool.porter.verify] timeout, select_tests)"
     )
     with settings.steps(f"round {number}/{settings.max_rounds}: verifying {len(plan.patches)} patch(es)") as step:
-        verification = verify(root, plan.patches, settings.target, settings.config, step)
+        first = [p.id for p in plan.patches if p.diff in earlier]
+        verification = verify(root, plan.patches, settings.target, settings.config, step, first)
     result.verdicts = {v.patch_id: v for v in verification.verdicts}
     result.verification, result.problem = verification.summary, verification.problem
     tree = verification.accepted_tree

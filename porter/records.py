@@ -152,6 +152,9 @@ class TestRun:
     not_replayed: dict[str, str] = field(default_factory=dict)  # test id -> why it could not run here
     messages: dict[str, str] = field(default_factory=dict)  # failed/errored test id -> first line of its error (H6)
     imports: dict[str, list[str]] = field(default_factory=dict)  # test id -> repository files (relative) it imported
+    # failed/errored test id -> repository files (relative) on its traceback: the verifier judges first the
+    # patches editing them (a module-level check that keeps the package from importing on the target)
+    traceback_files: dict[str, list[str]] = field(default_factory=dict)
     duration_s: float = 0.0
     returncode: int = 0
     timed_out: bool = False
@@ -203,6 +206,9 @@ class Verdict:
     compiles: list[CompileRecord] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     state: VerdictState | None = None  # None: "accepted" when accepted, else "rejected"
+    # accepted patches applied under this one when it was judged (with what they depend on): its evidence
+    # rests on them, so it is accepted only with them (e.g. the fix that lets the tests import at all)
+    stacked_on: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> VerdictState:

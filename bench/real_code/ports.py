@@ -17,7 +17,7 @@ Imports, comments, blank lines and docstrings are plumbing, not port lines: they
 Trees are read from a cache directory (--cache, else $PORTER_PORTS_CACHE, else /work/corpus/ports);
 nothing is fetched here.
 
-    python bench/real_code/ports.py [--cache DIR] [--split dev|held_out|held_out3|held_out5|held_out6|held_out7|all] [--targets mi300x mi350x]
+    python bench/real_code/ports.py [--cache DIR] [--split dev|held_out|held_out3|held_out5|held_out6|held_out7|held_out8|all] [--targets mi300x mi350x]
         [--pairs ID ...] [--misses] [--rewrite] [--json]
     python bench/real_code/ports.py extract --repos DIR [--split S]   # trees from local clones (git archive)
     python bench/real_code/ports.py lines                 # re-derive ports/lines.json from the trees
@@ -54,7 +54,9 @@ HELD_OUT5_CLASSES_FILE = HERE / "hunk_classes_held_out5.yaml"
 HELD_OUT6_CLASSES_FILE = HERE / "hunk_classes_held_out6.yaml"
 # held_out7 pairs, likewise classified from the diff alone before porter was run on them
 HELD_OUT7_CLASSES_FILE = HERE / "hunk_classes_held_out7.yaml"
-HELD_OUT_SPLITS = ("held_out", "held_out3", "held_out5", "held_out6", "held_out7")
+# held_out8 pairs, likewise classified from the diff alone before porter was run on them
+HELD_OUT8_CLASSES_FILE = HERE / "hunk_classes_held_out8.yaml"
+HELD_OUT_SPLITS = ("held_out", "held_out3", "held_out5", "held_out6", "held_out7", "held_out8")
 IN_SCOPE = ("a", "c")  # a: an idiom porter should detect; c: flagged, but on another line (b: not a detector's job)
 DEFAULT_CACHE = Path("/work/corpus/ports")
 TARGETS = ("mi300x", "mi350x")
@@ -156,6 +158,7 @@ def load_classes(
         HELD_OUT5_CLASSES_FILE,
         HELD_OUT6_CLASSES_FILE,
         HELD_OUT7_CLASSES_FILE,
+        HELD_OUT8_CLASSES_FILE,
     ),
 ) -> dict[str, dict[tuple[str, int], dict]]:
     """pair -> (path, first before-line) -> {class, idiom, why, digest}, over the class files that exist.

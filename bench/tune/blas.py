@@ -25,10 +25,10 @@ sys.path.insert(0, str(ROOT))
 
 from porter.targets import get_target  # noqa: E402
 from porter.tune.library import FASTER_MARGIN, blas_seconds, library_advice  # noqa: E402
-from porter.tune.scoring import SWEEP_DTYPES, load_rows, model_predictions  # noqa: E402
+from porter.tune.scoring import SWEEP_DTYPES, model_predictions  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from validate import DATA  # noqa: E402  (the calibration sweeps: never a sealed blind split beside them)
+from validate import DATA, calibration_rows  # noqa: E402  (the calibration sweeps: never a sealed blind split beside them)
 
 EFFS = [round(0.30 + 0.02 * i, 2) for i in range(36)]  # 0.30 .. 1.00
 LAUNCH_US = [2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0]
@@ -51,7 +51,7 @@ def main() -> int:
     parser.add_argument("--data", type=Path, nargs="+", default=[p for p in DATA if p.exists()])
     args = parser.parse_args()
     target = get_target("h200")
-    rows = [r for path in args.data for r in load_rows(path) if r.cublas_ms]
+    rows = [r for r in calibration_rows(args.data) if r.cublas_ms]
     block = {}
     for tag in sorted({r.dtype for r in rows}):
         dtype = SWEEP_DTYPES[tag]

@@ -58,9 +58,9 @@ def make_pairs(out: Path, split: str, scored: list[Path]) -> None:
 def confirm(pairs_path: Path, out_dir: Path, rounds: int, idle_s: float, flush: str) -> None:
     sys.path.insert(0, str(HERE))
     import torch  # noqa: E402 (on the GPU machine only)
-    from sweep import FLUSH, launch, make_operands, time_launch  # noqa: E402 (needs torch and triton)
+    from sweep import TIMING, launch, make_operands, time_launch  # noqa: E402 (needs torch and triton)
 
-    FLUSH.update(mode=flush)
+    TIMING.update(flush=flush)
 
     results = []
     for pair in json.loads(pairs_path.read_text(encoding="utf-8")):

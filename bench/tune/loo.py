@@ -24,17 +24,12 @@ sys.path.insert(0, str(ROOT))
 
 from porter.targets import get_target  # noqa: E402
 from porter.tune.constants import ModelConstants, constants_for  # noqa: E402
-from porter.tune.scoring import Row, load_rows, model_predictions  # noqa: E402
+from porter.tune.scoring import Row, model_predictions  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from validate import DATA  # noqa: E402
+from validate import DATA, sweep_rows  # noqa: E402
 
 DTYPES = ("bf16", "fp16", "fp8", "fp32")
-
-
-def load_sweeps(paths: list[Path]) -> list[tuple[str, Row]]:
-    """(sweep name, row) for every row of every sweep file."""
-    return [(path.stem.removeprefix("h200_"), row) for path in paths for row in load_rows(path)]
 
 
 def pick_scores(rows: list[tuple[str, Row]], const: ModelConstants) -> list[float]:
@@ -102,7 +97,7 @@ def main() -> int:
     parser.add_argument("--dtype", nargs="+", default=list(DTYPES))
     args = parser.parse_args()
     paths = [p for p in DATA if p.exists()]
-    rows = [(sweep, row) for sweep, row in load_sweeps(paths) if row.dtype in args.dtype]
+    rows = [(sweep, row) for sweep, row in sweep_rows(paths) if row.dtype in args.dtype]
     base = constants_for(get_target("h200"))
     if not args.const:
         print_per_sweep(rows, pick_scores(rows, base))

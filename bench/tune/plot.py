@@ -21,10 +21,10 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from porter.targets import get_target  # noqa: E402
-from porter.tune.scoring import load_rows, model_predictions  # noqa: E402
+from porter.tune.scoring import model_predictions  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from validate import DATA  # noqa: E402  (the calibration sweeps: never a sealed blind split beside them)
+from validate import calibration_rows  # noqa: E402  (the calibration sweeps: never a sealed blind split beside them)
 
 DTYPES = ("bf16", "fp16", "fp8", "fp32")
 HELD_OUT = {"blind7"}  # the last split scored once (a823306); the bf16 spill cost was refit on it after
@@ -40,7 +40,7 @@ def main() -> int:
     import matplotlib.pyplot as plt
 
     target = get_target("h200")
-    rows = [r for path in DATA if path.exists() for r in load_rows(path)]
+    rows = calibration_rows()
     fig, axes = plt.subplots(2, 2, figsize=(10, 9.2))
     for ax, tag in zip(axes.flat, DTYPES):
         every_x, every_y, picks, errs_all, errs_pick, scores = (

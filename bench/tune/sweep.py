@@ -19,7 +19,8 @@ memory over the limit, or a small-tile config on a large-M shape).
 dtypes: bf16, fp16, fp8 (e4m3, B column-major, C bf16) and fp32 (fp32 operands and C, tl.dot's default
 input_precision "tf32"; cuBLAS timed with TF32 allowed).
 
-Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8|blind17|blind18]
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8|blind17|blind18|blind19]
+       [--shapes data/retime_short_shapes.json]
        [--dtypes bf16,fp8] [--budget-s 480] [--workers 16] [--idle-s 0.1 --idle-above-ms 0.3]
 """
 
@@ -986,6 +987,38 @@ BLIND18 = [  # taken 2026-12-04 (session 25) after the session's tune model was 
     ("b18_f32_rec_n192", 131072, 192, 384, "blind18", "fp32"),
     ("b18_f32_odd_m", 4321, 6144, 2048, "blind18", "fp32"),
 ]
+BLIND19 = [  # taken 2026-12-04 (session 26) with the read flush and a 0.1 s idle after long timings, before the refit on
+    # re-timed short calibration rows; scored once (split "blind19") after the model is final: Phi-3-medium, Gemma-2-9B/27B,
+    # DBRX and Qwen3-30B-A3B experts, Command-R, StarCoder2-15B, Yi-34B, Mixtral-8x22B, recommendation MLPs, off-grid sizes
+    ("b19_bf_decode_up", 1, 17920, 5120, "blind19", "bf16"),
+    ("b19_bf_m32_down", 32, 4608, 36864, "blind19", "bf16"),
+    ("b19_bf_m128_moe", 128, 10752, 6144, "blind19", "bf16"),
+    ("b19_bf_m2048_up", 2048, 22528, 8192, "blind19", "bf16"),
+    ("b19_bf_m24576_o", 24576, 6144, 6144, "blind19", "bf16"),
+    ("b19_bf_rec_n384", 131072, 384, 512, "blind19", "bf16"),
+    ("b19_bf_odd_all", 5600, 3800, 2700, "blind19", "bf16"),
+    ("b19_h_decode_down", 1, 6144, 24576, "blind19", "fp16"),
+    ("b19_h_m16_up", 16, 14336, 3584, "blind19", "fp16"),
+    ("b19_h_m320_moe", 320, 768, 2048, "blind19", "fp16"),
+    ("b19_h_m1024_down", 1024, 3584, 14336, "blind19", "fp16"),
+    ("b19_h_m40960_o", 40960, 5120, 5120, "blind19", "fp16"),
+    ("b19_h_rec_n896", 65536, 896, 256, "blind19", "fp16"),
+    ("b19_h_odd_all", 2900, 6100, 1500, "blind19", "fp16"),
+    ("b19_f8_decode_up", 1, 16384, 6144, "blind19", "fp8"),
+    ("b19_f8_m48_down", 48, 8192, 22528, "blind19", "fp8"),
+    ("b19_f8_m192_moe", 192, 1536, 2048, "blind19", "fp8"),
+    ("b19_f8_m640_qkv", 640, 12288, 4096, "blind19", "fp8"),
+    ("b19_f8_m4096_up", 4096, 20480, 7168, "blind19", "fp8"),
+    ("b19_f8_m32768_down", 32768, 2560, 8192, "blind19", "fp8"),
+    ("b19_f8_odd_all", 5200, 4300, 2900, "blind19", "fp8"),
+    ("b19_f32_decode_o", 1, 8192, 8192, "blind19", "fp32"),
+    ("b19_f32_m96_down", 96, 4096, 14336, "blind19", "fp32"),
+    ("b19_f32_m384_moe", 384, 1792, 3072, "blind19", "fp32"),
+    ("b19_f32_m2560_o", 2560, 5120, 5120, "blind19", "fp32"),
+    ("b19_f32_m12288_up", 12288, 4096, 2048, "blind19", "fp32"),
+    ("b19_f32_rec_n256", 98304, 256, 512, "blind19", "fp32"),
+    ("b19_f32_odd_all", 3300, 2700, 4500, "blind19", "fp32"),
+]
 SUITES = {
     "full": SHAPES,
     "fresh": FRESH,
@@ -1014,6 +1047,7 @@ SUITES = {
     "cal8": CAL8,
     "blind17": BLIND17,
     "blind18": BLIND18,
+    "blind19": BLIND19,
 }
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")  # the default; cal4 and blind3 were run with --dtypes fp16,fp32
@@ -1117,7 +1151,9 @@ _FLUSH = None
 _FLUSH_SINK = None
 
 
-FLUSH = {"mode": "write"}  # --flush; sweeps before blind18 wrote (zero_), as triton.testing.do_bench does
+# how a sweep times, set once from the command line: --flush (sweeps before blind18 wrote, zero_, as
+# triton.testing.do_bench does), --idle-s / --idle-above-ms, --second-pass-below-ms
+TIMING = {"flush": "write", "idle_s": 0.0, "idle_above_ms": 0.3, "second_pass_below_ms": 0.0}
 
 
 def flush_l2() -> None:
@@ -1126,7 +1162,7 @@ def flush_l2() -> None:
     Writing the 256 MB buffer leaves L2 full of dirty lines, which the timed kernel then pays to write back:
     ~9 us or ~20-27 us for the same 9 us fp8 kernel, round to round (data/confirm_blind17.json, b17_f8_m160_moe).
     Reading it leaves clean lines that are dropped for free."""
-    if FLUSH["mode"] == "read":
+    if TIMING["flush"] == "read":
         torch.amax(_FLUSH, dim=0, out=_FLUSH_SINK)
     else:
         _FLUSH.zero_()
@@ -1174,20 +1210,14 @@ def reference_error(a, b, c, dtype):
     return float((c.float() - ref).norm() / ref.norm())
 
 
-IDLE = {"s": 0.0, "above_ms": 0.3}  # --idle-s / --idle-above-ms
-
-
-SECOND_PASS = {"below_ms": 0.0}
-
-
 def rest_after(last_ms) -> None:
     """Let the GPU idle after a long timing, so the next one starts at the top SM clock.
 
     Back to back, long 16-bit GEMMs pull the H200 from 1980 to ~1450 MHz (data/h200_clock_drift.txt),
     and a config's time then depends on when in the sweep it was timed."""
-    if IDLE["s"] and (last_ms is None or last_ms > IDLE["above_ms"]):
+    if TIMING["idle_s"] and (last_ms is None or last_ms > TIMING["idle_above_ms"]):
         torch.cuda.synchronize()
-        time.sleep(IDLE["s"])
+        time.sleep(TIMING["idle_s"])
 
 
 def time_shape(dtype, name, m, n, k, split, configs, deadline, stride):
@@ -1211,7 +1241,8 @@ def time_shape(dtype, name, m, n, k, split, configs, deadline, stride):
             if "out of resource" not in msg.lower() and "OutOfResources" not in type(exc).__name__:
                 print(f"  {dtype} {name} cfg {configs[i]}: {type(exc).__name__}: {msg[:120]}", flush=True)
     first_pass = None
-    if SECOND_PASS["below_ms"] and min((x for x in ms if x is not None), default=1e9) < SECOND_PASS["below_ms"]:
+    shortest = min((x for x in ms if x is not None), default=1e9)
+    if TIMING["second_pass_below_ms"] and shortest < TIMING["second_pass_below_ms"]:
         # a row of ~10-30 us kernels: one pass can run every config up to 2x slow for a stretch (cal7's re-times
         # 0.48-1.18 where cal8, the same shapes swept twice, agrees within 3 %); a second full pass in reverse
         # order, each config's faster timing kept, so neither the pick nor the best rests on one slow stretch
@@ -1246,10 +1277,21 @@ def time_shape(dtype, name, m, n, k, split, configs, deadline, stride):
 # ---------------------------------------------------------------- main
 
 
+def suite_shapes(suite: str, shapes_file: str | None) -> list[tuple]:
+    """The (name, m, n, k, split[, dtype]) rows to sweep: a --shapes file's, else the suite's."""
+    if shapes_file:
+        with open(shapes_file) as fh:
+            return [tuple(row) for row in json.load(fh)]
+    return [s for s in SHAPES if s[0] in SMOKE] if suite == "smoke" else SUITES[suite]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", required=True)
     parser.add_argument("--suite", choices=("smoke", *SUITES), default="full")
+    parser.add_argument(
+        "--shapes", help="JSON list of [name, m, n, k, split, dtype] rows to sweep instead of a suite (re-timings)"
+    )
     parser.add_argument("--budget-s", type=float, default=480)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 8)
     parser.add_argument("--dtypes", default=",".join(DTYPES))
@@ -1261,14 +1303,19 @@ def main() -> int:
     parser.add_argument("--flush", choices=("write", "read"), default="write", help="how L2 is emptied before a timing")
     parser.add_argument("--config-stride", type=int, default=1, help="time every n-th config only (smoke runs)")
     args = parser.parse_args()
-    IDLE.update(s=args.idle_s, above_ms=args.idle_above_ms)
-    SECOND_PASS.update(below_ms=args.second_pass_below_ms)
-    FLUSH.update(mode=args.flush)
+    TIMING.update(
+        flush=args.flush,
+        idle_s=args.idle_s,
+        idle_above_ms=args.idle_above_ms,
+        second_pass_below_ms=args.second_pass_below_ms,
+    )
     t0 = time.time()
     deadline = t0 + args.budget_s
     configs = all_configs()
     dtypes = args.dtypes.split(",")
-    shapes = [s for s in SHAPES if s[0] in SMOKE] if args.suite == "smoke" else SUITES[args.suite]
+    shapes = suite_shapes(args.suite, args.shapes)
+    if args.shapes:
+        args.suite = os.path.splitext(os.path.basename(args.shapes))[0]
     # a shape with a 6th field runs in that dtype only (blind5); the others in every --dtypes one
     jobs = [
         (shape[:5], dtype) for shape, dtype in itertools.product(shapes, dtypes) if len(shape) < 6 or shape[5] == dtype

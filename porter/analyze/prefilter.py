@@ -537,6 +537,12 @@ def _nccl_version_gate(words: SourceWords) -> bool:  # pytorch.nccl_version_gate
     return words.has_all(("torch", "cuda", "nccl", "version"))
 
 
+def _cuda_link_flags(words: SourceWords) -> bool:  # build_scripts.cuda_library_linked: a "-l<CUDA library>" string
+    from porter.analyze.visitors.build_scripts import CUDA_LINK_FLAG
+
+    return any(CUDA_LINK_FLAG.fullmatch(value) for value in words.values.split(_SEPARATOR))
+
+
 def _xformers_ops(words: SourceWords) -> bool:  # xformers_ops: operators reached through an xformers import
     return "xformers" in words.names
 
@@ -556,4 +562,5 @@ VISITOR_TRIGGERS: dict[str, Trigger] = {
     "triton_smem_optin": _smem_optin,
     "triton_nvidia_tuned_list": _autotune_list,
     "nccl_version_gate": _nccl_version_gate,
+    "cuda_library_linked": _cuda_link_flags,
 }

@@ -247,6 +247,10 @@ def _patch_section(patch, verdict, state: str, skip_reason: str | None) -> list[
     else:
         md.append(f"- verifier: {verdict.status}")
         md.extend(f"  - {reason}" for reason in verdict.reasons)
+        if verdict.stacked_on:
+            md.append(
+                f"  - judged on top of {', '.join(verdict.stacked_on)} (judged before it; its tests ran with them applied)"
+            )
         if verdict.newly_failing:
             md.append(f"  - newly failing: {', '.join(verdict.newly_failing)}")
         if verdict.newly_passing:

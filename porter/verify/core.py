@@ -1,4 +1,8 @@
-"""Judge patches: baseline once, the batch, bisection to the patch(es) at fault.
+"""Judge patches: baseline once, then in stages, each the batch and bisection to the patch(es) at fault.
+
+Each stage runs on top of the patches accepted in the stages before it (the fix that lets the tests
+import at all is judged first, see Verifier._stages), and is judged against that stack applied alone:
+a good patch gets evidence from tests that could run, a broken one is still blamed for what it breaks.
 
 A patch is accepted only with evidence (fail closed): a test that imports the patched code replayed
 green with it, and every kernel it touches compiled for the target. A patch the tests and compiles do
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,8 +99,11 @@ class Verifier:
         options: VerifyOptions,
         patch_files: dict[str, Path] | None = None,
         progress: ProgressCallback | None = None,
+        judge_first: Sequence[str] = (),
     ):
         self.repo, self.target, self.options = repo, target, options
+        self.judge_first = set(judge_first)  # the caller's foundation: judged before the rest (see _stages)
+        self.stack: list[str] = []  # accepted patches every later judgement runs on top of (see _judge)
         self.progress = progress or (lambda phase, done, total, item: None)
         self.steps_done = 0  # test runs and kernel compiles finished
         self.steps_total = 0  # those known to be needed so far: bisection and each run's launches add more
@@ -183,11 +191,15 @@ class Verifier:
     def evaluate(self, ids: list[str]) -> Evaluation:
         """Tests and compiles with `ids` (and what they depend on) applied, judged against the
         reference states (see `_references`). The same set of applied patches runs only once."""
-        raw = self._raw(tuple(self._with_dependencies(ids)))
+        raw = self._raw(tuple(self._on_stack(ids)))
         evaluation = Evaluation(tuple(ids), raw.result, raw.jobs, raw.compiles, problem=raw.problem)
         if self.baseline is not None and ids:
             self._compare(evaluation, self._references(ids))
         return evaluation
+
+    def _on_stack(self, ids: list[str]) -> list[str]:
+        """What evaluating `ids` applies: them and the accepted stack, with what they depend on."""
+        return self._with_dependencies([*self.stack, *ids])
 
     def plan_runs(self, runs: int) -> None:
         """Count `runs` test runs known to come (the baseline and the batch) into the progress total."""
@@ -213,11 +225,11 @@ class Verifier:
         return self.memo[applied]
 
     def _references(self, ids: list[str]) -> list[Evaluation]:
-        """States a set of patches must not make worse: the baseline; its dependencies outside the
-        set applied alone; and the declared foundation patches (those others depend on) it includes,
-        so that a fix which lets tests run at all does not hide a later patch breaking them."""
+        """States a set of patches must not make worse: the baseline; the stack and its dependencies
+        outside the set applied alone; and the declared foundation patches (those others depend on) it
+        includes, so that a fix which lets tests run at all does not hide a later patch breaking them."""
         assert self.baseline is not None
-        closure = self._with_dependencies(ids)
+        closure = self._on_stack(ids)
         references = [self.baseline]
         outside = [pid for pid in closure if pid not in ids]
         if outside:
@@ -340,6 +352,47 @@ class Verifier:
         return select_tests(self.root, touched)
 
     def _judge(self, ids: list[str], verdicts: dict[str, Verdict]) -> None:
+        """Judge in stages, each on top of the patches accepted before it (self.stack), so that a
+        patch's tests run with what they need to import applied and a failure still falls on the
+        stage's own patches. A patch left without evidence is judged again once the stack has grown:
+        its tests may run now."""
+        for group in self._stages(ids):
+            self._judge_stage(group, verdicts)
+        retry = self._judged_on_less(ids, verdicts)
+        while retry:
+            self._judge_stage(retry, verdicts)
+            retry = self._judged_on_less(ids, verdicts)
+
+    def _stages(self, ids: list[str]) -> list[list[str]]:
+        """The caller's `judge_first` (accepted in an earlier round), then the patches editing a file on
+        the traceback of a test failing at baseline (the check that keeps the package from importing),
+        then the rest; each with what it depends on that no earlier stage holds."""
+        unblocking = [pid for pid in ids if self._on_baseline_tracebacks(pid)]
+        stages: list[list[str]] = []
+        for seeds in ([pid for pid in ids if pid in self.judge_first], unblocking, ids):
+            held = {pid for stage in stages for pid in stage}
+            stage = [pid for pid in self._with_dependencies(seeds) if pid in ids and pid not in held]
+            stages += [stage] if stage else []
+        return stages
+
+    def _on_baseline_tracebacks(self, patch_id: str) -> bool:
+        assert self.baseline is not None
+        tracebacks = self.baseline.result.run.traceback_files.values()
+        return bool(set(self.touched.get(patch_id, [])) & {path for files in tracebacks for path in files})
+
+    def _judge_stage(self, ids: list[str], verdicts: dict[str, Verdict]) -> None:
+        self._judge_group(ids, verdicts)
+        under = self._with_dependencies(self.stack)
+        for patch_id in ids:
+            verdicts[patch_id].stacked_on = [pid for pid in under if pid != patch_id]
+        self.stack += [pid for pid in ids if verdicts[pid].accepted]
+
+    def _judged_on_less(self, ids: list[str], verdicts: dict[str, Verdict]) -> list[str]:
+        """Unverified patches judged before the stack last grew."""
+        stack = set(self._with_dependencies(self.stack))
+        return [pid for pid in ids if verdicts[pid].status == "unverified" and stack - {pid, *verdicts[pid].stacked_on}]
+
+    def _judge_group(self, ids: list[str], verdicts: dict[str, Verdict]) -> None:
         batch = self.evaluate(ids)
         if batch.ok:
             for patch_id in ids:
@@ -499,13 +552,18 @@ def _compile_summary(record: CompileRecord) -> str:
 
 
 def _withhold_dependents(patches: list[Patch], verdicts: dict[str, Verdict]) -> None:
-    """A patch is accepted only with what it depends on: its evidence was gathered with them applied."""
-    for patch in patches:  # plan order: dependencies come first
-        verdict = verdicts[patch.id]
-        missing = [dep for dep in patch.depends_on if dep in verdicts and not verdicts[dep].accepted]
-        if verdict.accepted and missing:
-            verdict.accepted, verdict.state = False, "unverified"
-            verdict.reasons = [f"depends on {', '.join(missing)}, which is not accepted"]
+    """A patch is accepted only with what it depends on and was judged on top of: its evidence was
+    gathered with them applied. Until nothing changes: a stack need not come first in plan order."""
+    withheld = True
+    while withheld:
+        withheld = False
+        for patch in patches:
+            verdict = verdicts[patch.id]
+            needed = dict.fromkeys(patch.depends_on + verdict.stacked_on)
+            missing = [dep for dep in needed if dep in verdicts and not verdicts[dep].accepted]
+            if verdict.accepted and missing:
+                verdict.accepted, verdict.state, withheld = False, "unverified", True
+                verdict.reasons = [f"depends on (or was judged on top of) {', '.join(missing)}, which is not accepted"]
 
 
 def _warnings(evaluation: Evaluation, base: TestRun) -> list[str]:
@@ -685,11 +743,13 @@ def verify_patches(
     options: VerifyOptions | None = None,
     patch_files: dict[str, Path] | None = None,
     progress: ProgressCallback | None = None,
+    judge_first: Sequence[str] = (),
 ) -> list[Verdict]:
     """Baseline once, the batch, bisection on failure: one Verdict per patch, in the given order.
-    `progress` hears of each test run and kernel compile (porter.records.ProgressCallback)."""
+    `progress` hears of each test run and kernel compile (porter.records.ProgressCallback);
+    `judge_first` names patches to judge before the others, which then run on top of those accepted."""
     options = _configured(repo, options or VerifyOptions())
-    verifier = Verifier(Path(repo), patches, target, options, patch_files, progress)
+    verifier = Verifier(Path(repo), patches, target, options, patch_files, progress, judge_first)
     start = time.monotonic()
     verifier.open()
     try:
@@ -707,10 +767,11 @@ def verify_plan(
     target: Target,
     options: VerifyOptions | None = None,
     progress: ProgressCallback | None = None,
+    judge_first: Sequence[str] = (),
 ) -> Verification:
     """verify_patches, plus the unpatched tree's and the accepted tree's own verdicts (runtime evidence)."""
     options = _configured(repo, options or VerifyOptions())
-    verifier = Verifier(Path(repo), patches, target, options, progress=progress)
+    verifier = Verifier(Path(repo), patches, target, options, progress=progress, judge_first=judge_first)
     start = time.monotonic()
     verifier.open()
     try:

@@ -224,6 +224,7 @@ def parse_junit(path: Path, run: TestRun) -> None:
             raised = [line[1:].strip() for line in (element.text or "").splitlines() if line.startswith("E ")]
             errors = [line for line in raised if "Error" in line or "assert" in line.lower()] or raised
             run.messages[test] = errors[-1][:300] if errors else _first_line(element.get("message") or "")
+            run.traceback_files[test] = _traceback_files(element.text or "")
         elif "skipped" in children:
             message = children["skipped"].get("message", "") or (children["skipped"].text or "")
             if NOT_REPLAYED_PREFIX in message:
@@ -232,6 +233,16 @@ def parse_junit(path: Path, run: TestRun) -> None:
                 run.skipped.append(test)
         else:
             run.passed.append(test)
+
+
+# A traceback entry's location, "path.py:12: in <module>" (short) or "path.py:12: RuntimeError" (long); a
+# relative path is inside the rootdir (the workspace), an absolute one outside it (site-packages)
+_TRACEBACK_FRAME = re.compile(r"^([\w.-][\w./-]*\.py):\d+:", re.MULTILINE)
+
+
+def _traceback_files(text: str) -> list[str]:
+    """The repository files (relative) a failure's traceback passes through, in order."""
+    return list(dict.fromkeys(path for path in _TRACEBACK_FRAME.findall(text) if not path.startswith("..")))
 
 
 def read_replay(directory: Path) -> ReplayLog:

@@ -35,6 +35,24 @@ def test_version_alias_resolves():
     assert rules_of("from torch import version\nif version.cuda >= '12.1':\n    pass") == [("PT201", 2)]
 
 
+def test_version_parse_names_the_calls_that_reach_it_on_rocm():
+    # deepspeed-pr6909's builder.py: the parse sits in a helper; the port guards the call outside the ROCm check
+    code = (
+        "import torch\n"
+        "def assert_no_cuda_mismatch():\n"
+        "    return torch.version.cuda.split('.')[:2]\n"
+        "class Builder:\n"
+        "    def cxx_args(self):\n"
+        "        if not self.is_rocm_pytorch():\n"
+        "            assert_no_cuda_mismatch()\n"
+        "    def cuda_flag(self):\n"
+        "        assert_no_cuda_mismatch()\n"
+    )
+    (finding,) = [f for f in analyze_source(code, "m.py", MI300X, RULES) if f.rule == "PT201"]
+    assert finding.line == 3 and finding.data["called_on"] == [{"line": 9}]
+    assert "called on line 9 outside any CUDA-only test" in finding.message
+
+
 def test_rocm_safe_code_is_not_flagged():
     code = (
         "import torch\nimport torch.distributed as dist\n"

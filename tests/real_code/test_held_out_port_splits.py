@@ -1,4 +1,4 @@
-"""The held-out port splits classified from the diff alone (held_out3, held_out5, held_out6, held_out7): their pairs and hunk classes (the
+"""The held-out port splits classified from the diff alone (held_out3, held_out5, held_out6, held_out7, held_out8): their pairs and hunk classes (the
 packages and labels of the held-out splits are checked in test_held_out_splits.py).
 
 Offline: nothing is downloaded or scanned, and the port trees are not needed (only pairs.yaml, lines.json and the
@@ -24,6 +24,7 @@ CLASSIFIED_SPLITS = {
     "held_out5": (6, ports.HELD_OUT5_CLASSES_FILE),
     "held_out6": (6, ports.HELD_OUT6_CLASSES_FILE),
     "held_out7": (13, ports.HELD_OUT7_CLASSES_FILE),
+    "held_out8": (16, ports.HELD_OUT8_CLASSES_FILE),
 }
 
 

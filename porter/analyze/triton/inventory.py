@@ -362,6 +362,8 @@ class TritonInventory:
         self._scopes_built: _Scopes | None = None
         self._qnames: dict[int, set[str]] = {}
         self._codes: dict[int, str] = {}
+        # block -> (statement index, vendor) of its static_asserts on a vendor test
+        self._block_asserts: dict[int, list[tuple[int, str]]] = {}
         self._args: list[cst.Arg] | None = None
         self._references: list[tuple[cst.CSTNode, list[str]]] | None = None
         self._resolving: set[tuple[int, str]] = set()
@@ -485,7 +487,8 @@ class TritonInventory:
         return self.folder.fold(node, env)
 
     def guard_at(self, node: cst.CSTNode) -> str | None:
-        """'amd'/'nvidia' when the node sits in a branch of a vendor test (innermost test wins)."""
+        """'amd'/'nvidia' when the node sits in a branch of a vendor test, or after a `tl.static_assert` of one in
+        its block (innermost test wins)."""
         child = node
         for ancestor in self.ancestors(node):
             branch = None
@@ -493,12 +496,37 @@ class TritonInventory:
                 branch = True if child is ancestor.body else False if child is ancestor.orelse else None
             elif isinstance(ancestor, cst.IfExp):
                 branch = True if child is ancestor.body else False if child is ancestor.orelse else None
+            elif isinstance(ancestor, cst.IndentedBlock):
+                guard = self._asserted_before(ancestor, child)
+                if guard:
+                    return guard
             if branch is not None:
                 guard = names.guard_of_test(self.code(ancestor.test), branch)
                 if guard:
                     return guard
             child = ancestor
         return None
+
+    def _asserted_before(self, block: cst.IndentedBlock, statement: cst.CSTNode) -> str | None:
+        """'amd'/'nvidia' when a statement before `statement` in the block is `tl.static_assert(<vendor test>, ...)`:
+        the compile stops there on the other vendor's backend, so the rest of the block is that vendor's only
+        (triton_kernels' flexpoint: `tl.static_assert(cuda_capability_geq(8, 6), ...)` before its PTX)."""
+        asserts = self._block_asserts.get(id(block))
+        if asserts is None:
+            asserts = self._block_asserts[id(block)] = list(self._vendor_asserts(block))
+        if not asserts:
+            return None
+        index = next((i for i, s in enumerate(block.body) if s is statement), -1)
+        return next((vendor for at, vendor in asserts if at < index), None)
+
+    def _vendor_asserts(self, block: cst.IndentedBlock) -> Iterator[tuple[int, str]]:
+        for index, line in enumerate(block.body):
+            for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+                call = small.value if isinstance(small, cst.Expr) else None
+                if isinstance(call, cst.Call) and _is_static_assert(call) and call.args:
+                    guard = names.guard_of_test(self.code(call.args[0].value), True)
+                    if guard in ("amd", "nvidia"):
+                        yield index, guard
 
     def in_import_fallback(self, node: cst.CSTNode) -> bool:
         """Inside `except ImportError/ModuleNotFoundError:`: a fallback for old installs, not the main path."""
@@ -1085,3 +1113,10 @@ def _argument(call: cst.Call, keyword: str, position: int) -> cst.BaseExpression
 
 walk = _walk
 argument = _argument
+
+
+def _is_static_assert(call: cst.Call) -> bool:
+    """`tl.static_assert(...)`, `triton.language.static_assert(...)`, `static_assert(...)`: checked at compile time."""
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return name == "static_assert"

@@ -72,14 +72,31 @@ def _mirrors_alias(ctx: ModuleContext, ref: Any) -> bool:
 
 
 def _agrees_with_alias(ctx: ModuleContext, ref: Any, refs: list[Any]) -> bool:
-    """HIP_VISIBLE_DEVICES set to the same literal as CUDA_VISIBLE_DEVICES in the same scope, and neither set to
-    anything else there (trl's CPU-only child: both ""): the aliases agree, so only the CUDA one is kept (a
-    ROCR_VISIBLE_DEVICES beside them is still a mix)."""
-    if ref.name != "HIP_VISIBLE_DEVICES" or ref.value is None:
+    """HIP_VISIBLE_DEVICES set to the same literal as CUDA_VISIBLE_DEVICES in the same scope, or from the same local
+    name (vllm-omni's ROCm platform layer: both `= visible`), and neither set to anything else there (trl's CPU-only
+    child: both ""): the aliases agree, so only the CUDA one is kept (a ROCR_VISIBLE_DEVICES beside them is still a
+    mix)."""
+    value = _set_value(ctx, ref)
+    if ref.name != "HIP_VISIBLE_DEVICES" or value is None:
         return False
     scope = ctx.index.scope_of.get(id(ref.node), ())
     same_scope = [r for r in refs if r.name in _HIP_ALIASES and ctx.index.scope_of.get(id(r.node), ()) == scope]
-    return any(r.name == "CUDA_VISIBLE_DEVICES" for r in same_scope) and all(r.value == ref.value for r in same_scope)
+    return any(r.name == "CUDA_VISIBLE_DEVICES" for r in same_scope) and all(
+        _set_value(ctx, r) == value for r in same_scope
+    )
+
+
+def _set_value(ctx: ModuleContext, ref: Any) -> tuple[str, Any] | None:
+    """What a setting assigns, comparably: ("literal", value), or ("name", local) for `os.environ[X] = local`;
+    None when neither is visible."""
+    if ref.value is not None:
+        return ("literal", ref.value)
+    statement = ctx.index.statement_of.get(id(ref.node))
+    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+    if isinstance(small, cst.Assign) and isinstance(small.value, cst.Name):
+        if any(_subscripted_by(t.target, ref.node) for t in small.targets):
+            return ("name", small.value.value)
+    return None
 
 
 def _subscripted_by(target: cst.BaseExpression, key: cst.CSTNode) -> bool:

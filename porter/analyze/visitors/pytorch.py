@@ -58,8 +58,34 @@ def torch_version_cuda_use(ctx: ModuleContext, rule: Any, target: Any) -> Iterab
             continue
         use = _version_use(ctx, node)
         if use and not _called_only_on_cuda(ctx, node):
-            yield Hit(node, {"use": use, "qualified_name": "torch.version.cuda"})
+            yield Hit(node, {"use": use, "qualified_name": "torch.version.cuda", **_calls_on_rocm(ctx, node)})
     yield from _gpu_choices_by_cuda_build(ctx)
+
+
+def _calls_on_rocm(ctx: ModuleContext, node: cst.CSTNode) -> dict[str, Any]:
+    """The module's calls of the function holding the use that are not behind a CUDA-only test: where the AMD build
+    reaches the parse (deepspeed's `is_cuda_enable` calling `assert_no_cuda_mismatch` outside its ROCm check), the
+    line a port guards. Empty when the use is not in a function, or the module never calls it."""
+    function = next((a for a in _ancestors(ctx, node) if isinstance(a, cst.FunctionDef)), None)
+    if function is None:
+        return {"called_from": ""}
+    name = function.name.value
+    lines = sorted(
+        {
+            ctx.position(call).start.line
+            for call in ctx.nodes(cst.Call)
+            if _tail(call.func) == name
+            and not only_on_cuda(ctx, call)
+            and all(a is not function for a in _ancestors(ctx, call))
+        }
+    )
+    if not lines:
+        return {"called_from": ""}
+    where = ", ".join(map(str, lines))
+    return {
+        "called_from": f" (in `{name}`, called on line{'s' if len(lines) > 1 else ''} {where} outside any CUDA-only test)",
+        "called_on": [{"line": line} for line in lines],
+    }
 
 
 # ---- PT201: the GPU chosen by a CUDA-build test, with no ROCm branch ------------------------------
@@ -86,7 +112,11 @@ def _gpu_choices_by_cuda_build(ctx: ModuleContext) -> Iterator[Hit]:
         name = ctx.code_for(call)
         yield Hit(
             call,
-            {"use": f"tested (`{name}`) to choose the GPU in a chain without a ROCm branch", "qualified_name": name},
+            {
+                "use": f"tested (`{name}`) to choose the GPU in a chain without a ROCm branch",
+                "qualified_name": name,
+                "called_from": "",
+            },
         )
 
 
@@ -774,14 +804,14 @@ def sdpa_single_backend(ctx: ModuleContext, rule: Any, target: Any) -> Iterable[
     for call in ctx.nodes(cst.Call):
         names = ctx.qualified_names(call)
         if "torch.backends.cuda.sdp_kernel" in names:
-            if _math_only_flags(call):
-                continue  # the math backend exists on every platform
+            if _math_left_on(call):
+                continue  # the math backend exists on every platform, and SDPA falls through to it
             yield Hit(call, {"api": "torch.backends.cuda.sdp_kernel", "backend": "the enable_* flags"})
         elif "torch.nn.attention.sdpa_kernel" in names and call.args:
             first = call.args[0].value
-            if _falls_through(first) or _names_priority_list(ctx, first):
-                continue  # a priority list (or MATH) lets ROCm fall through to a backend it has
-            if _registered_backend(ctx, call) or _picked_by_backend_name(ctx, call, first):
+            if _falls_through(first) or _names_priority_list(ctx, first) or _is_parameter(ctx, call, first):
+                continue  # a priority list (or MATH) lets ROCm fall through; a parameter is the caller's choice
+            if _registered_backend(ctx, call) or _picked_by_backend_name(ctx, call, _forced_backend(ctx, first)):
                 continue
             yield Hit(call, {"api": "torch.nn.attention.sdpa_kernel", "backend": ctx.code_for(first)})
 
@@ -838,11 +868,9 @@ def _registered_backend(ctx: ModuleContext, call: cst.Call) -> bool:
     """The call sits in a function registered by name as one attention backend (`@Registry.register(NAME, ...)`,
     diffusers' _native_cudnn / _native_flash): the user picks that backend by name, so forcing it is the
     function's contract; on ROCm the user picks another one (bench/real_code: 1 false, 2 debatable)."""
-    parent = ctx.parent(call)
-    while parent is not None and not isinstance(parent, cst.FunctionDef):
-        parent = ctx.parent(parent)
-    return parent is not None and any(
-        isinstance(d.decorator, cst.Call) and _tail(d.decorator.func) == "register" for d in parent.decorators
+    function = _enclosing_function(ctx, call)
+    return function is not None and any(
+        isinstance(d.decorator, cst.Call) and _tail(d.decorator.func) == "register" for d in function.decorators
     )
 
 
@@ -855,12 +883,12 @@ _BACKEND_WORDS = {
 
 def _picked_by_backend_name(ctx: ModuleContext, call: cst.Call, backend: cst.CSTNode) -> bool:
     """The forcing sits in the body of an `if` whose test names that same backend (`elif op_type == "cudnn":`,
-    yunchang's attention dispatch), or in a function whose own name names it (`def attention_pt_cudnn(...)`,
-    one entry of flashrnn's benchmark registry keyed "cudnn"): the caller picked the backend by name, as with a
+    yunchang's attention dispatch), or in a function or class whose own name names it (`def attention_pt_cudnn(...)`,
+    one entry of flashrnn's benchmark registry keyed "cudnn"), or in a back-end class named for it (vllm-omni's
+    `class CuDNNAttentionImpl`, which its CUDA platform or the user picks by name): the caller picked the backend by
+    name, as with a
     registered backend; on ROCm the caller picks another (bench/real_code: held_out4, held_out5)."""
-    if isinstance(backend, (cst.List, cst.Tuple)) and len(backend.elements) == 1:
-        backend = backend.elements[0].value
-    words = _BACKEND_WORDS.get(_tail(backend) or "")
+    words = _BACKEND_WORDS.get(_tail(_single(backend)) or "")
     if words is None:
         return False
     child: cst.CSTNode = call
@@ -869,7 +897,20 @@ def _picked_by_backend_name(ctx: ModuleContext, call: cst.Call, backend: cst.CST
         if isinstance(parent, cst.If) and child is parent.body and _names_any(ctx.code_for(parent.test), words):
             return True
         child, parent = parent, ctx.parent(parent)
-    return isinstance(parent, cst.FunctionDef) and _names_any(parent.name.value, words)
+    while parent is not None:
+        if isinstance(parent, cst.FunctionDef) and _names_any(parent.name.value, words):
+            return True  # `def attention_pt_cudnn`: one entry of a name-keyed table
+        if isinstance(parent, cst.ClassDef) and _names_any(parent.name.value, words) and _is_backend_class(parent):
+            return True  # `class CuDNNAttentionImpl`: one back end of a registry
+        parent = ctx.parent(parent)
+    return False
+
+
+def _is_backend_class(node: cst.ClassDef) -> bool:
+    """`...Impl` / `...Backend...`: an implementation class of an attention registry (vLLM's AttentionImpl and
+    AttentionBackend), not a model layer that happens to be called FlashAttention."""
+    name = node.name.value.lower()
+    return name.endswith("impl") or "backend" in name
 
 
 def _names_any(text: str, words: tuple[str, ...]) -> bool:
@@ -877,11 +918,70 @@ def _names_any(text: str, words: tuple[str, ...]) -> bool:
     return any(word in lowered for word in words)
 
 
-def _math_only_flags(call: cst.Call) -> bool:
-    """sdp_kernel(enable_flash=False, enable_mem_efficient=False, enable_math=True): only math, always there."""
-    flags = {a.keyword.value: literal_value(a.value, default="?") for a in call.args if a.keyword is not None}
-    others = [v for k, v in flags.items() if k.startswith("enable_") and k != "enable_math"]
-    return flags.get("enable_math") is True and bool(others) and all(v is False for v in others)
+def _math_left_on(call: cst.Call) -> bool:
+    """sdp_kernel(...) whose enable_math (second positional, default True) is not turned off: SDPA tries the
+    enabled backends in priority order and math, present on every platform, takes any shape the others refuse
+    (protenix's triangle attention enables flash, math and mem-efficient: never 'No available kernel').
+    A flag porter cannot read counts as off."""
+    for index, arg in enumerate(call.args):
+        keyword = arg.keyword.value if arg.keyword is not None else None
+        if keyword == "enable_math" or (keyword is None and index == 1 and arg.star == ""):
+            return literal_value(arg.value, default="?") is True
+        if arg.star:
+            return False  # **flags: the math flag is not visible
+    return True
+
+
+def _is_parameter(ctx: ModuleContext, call: cst.Call, node: cst.CSTNode) -> bool:
+    """`sdpa_kernel(backends)` where `backends` is a parameter of the enclosing function, never rebound in it
+    (nemo's recompute helper restores the set the forward ran with): what it forces is the caller's choice, not
+    visible here; a caller that writes one backend out is where it shows."""
+    if not isinstance(node, cst.Name):
+        return False
+    function = _enclosing_function(ctx, call)
+    if function is None or node.value not in {p.name.value for p in _all_params(function.params)}:
+        return False
+    return not any(
+        _binds(t, node.value, False)
+        for a in (*ctx.nodes(cst.Assign), *ctx.nodes(cst.AnnAssign))
+        for t in _targets(a)
+        if _enclosing_function(ctx, a) is function
+    )
+
+
+def _all_params(params: cst.Parameters) -> list[cst.Param]:
+    star = [params.star_arg] if isinstance(params.star_arg, cst.Param) else []
+    return [*params.posonly_params, *params.params, *star, *params.kwonly_params]
+
+
+def _enclosing_function(ctx: ModuleContext, node: cst.CSTNode) -> cst.FunctionDef | None:
+    parent = ctx.parent(node)
+    while parent is not None and not isinstance(parent, cst.FunctionDef):
+        parent = ctx.parent(parent)
+    return parent
+
+
+def _forced_backend(ctx: ModuleContext, node: cst.CSTNode) -> cst.CSTNode:
+    """The one backend a local name forces: `backends = [SDPBackend.MATH]` on one path and
+    `backends = [SDPBackend.CUDNN_ATTENTION]` on the other (vllm-omni's cuDNN back end) force cuDNN, the
+    math binding falling through. The node itself when the name has no such single answer."""
+    if not isinstance(node, cst.Name):
+        return node
+    values = [
+        a.value
+        for a in (*ctx.nodes(cst.Assign), *ctx.nodes(cst.AnnAssign))
+        if a.value is not None and any(_binds(t, node.value, False) for t in _targets(a))
+    ]
+    forcing = [v for v in values if not _falls_through(v)]
+    backends = {ctx.code_for(_single(v)) for v in forcing}
+    return _single(forcing[0]) if len(backends) == 1 else node
+
+
+def _single(node: cst.CSTNode) -> cst.CSTNode:
+    """`[X]` or `(X,)` -> X; anything else as it is."""
+    if isinstance(node, (cst.List, cst.Tuple)) and len(node.elements) == 1:
+        return node.elements[0].value
+    return node
 
 
 # ---- PT212: host syncs and collectives inside CUDA-graph capture -----------------------------------
