@@ -226,6 +226,7 @@ def libdevice_cuda(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     inv = ctx.triton
     if inv is None:
         return
+    used = {qualified for _, qualified in references(inv, (_LIBDEVICE_CUDA,))}
     for node in inv.nodes_of(cst.ImportFrom, cst.Import):
         if isinstance(node, cst.ImportFrom) and node.module is not None:
             module = inv.code(node.module)
@@ -234,6 +235,8 @@ def libdevice_cuda(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
                 if skip_for_target(inv.guard_at(node), target) or inv.in_import_fallback(node):
                     continue
                 if imported and BACKEND_NEUTRAL_MEMBERS.issuperset(imported):
+                    continue
+                if imported and _never_used(ctx, [f"{module}.{name}" for name in imported], used):
                     continue
                 yield Hit(
                     node,
@@ -250,6 +253,7 @@ def libdevice_cuda(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
                     inv.code(alias.name).startswith(_LIBDEVICE_CUDA)
                     and not skip_for_target(inv.guard_at(node), target)
                     and not inv.in_import_fallback(node)
+                    and not (alias.asname and _never_used(ctx, [inv.code(alias.name)], used))
                 ):
                     yield Hit(
                         node,
@@ -270,6 +274,15 @@ def libdevice_cuda(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
                 node,
                 {"module": _LIBDEVICE_CUDA, "member": member, "portable": member == "libdevice", "form": "attribute"},
             )
+
+
+def _never_used(ctx: ModuleContext, bound: list[str], used: set[str]) -> bool:
+    """No name this import binds is read in the module, which re-exports nothing (not a package's
+    __init__, no __all__): extra.cuda only fails when a kernel calls one of its __nv_ functions, so an
+    import left over from the NVIDIA code compiles nothing (fp8-coat's quantizers, held_out8)."""
+    if ctx.path.endswith("__init__.py") or "__all__" in ctx.text:
+        return False
+    return not any(q == b or q.startswith(b + ".") for q in used for b in bound)
 
 
 def _imports(node: cst.ImportFrom, name: str) -> bool:
