@@ -33,28 +33,9 @@ HELD_OUT6_LABELS_FILE = HERE / "labels_held_out6.jsonl"  # sixth held-out split 
 HELD_OUT7_LABELS_FILE = HERE / "labels_held_out7.jsonl"  # seventh held-out split (the first six are spent)
 HELD_OUT8_LABELS_FILE = HERE / "labels_held_out8.jsonl"  # eighth held-out split (the first seven are spent)
 VERDICTS = ("true", "false", "debatable")
-SPLITS = (
-    "dev",
-    "held_out",
-    "held_out2",
-    "held_out3",
-    "held_out4",
-    "held_out5",
-    "held_out6",
-    "held_out7",
-    "held_out8",
-)
 # never listed by --unlabelled
-HELD_OUT_SPLITS = (
-    "held_out",
-    "held_out2",
-    "held_out3",
-    "held_out4",
-    "held_out5",
-    "held_out6",
-    "held_out7",
-    "held_out8",
-)
+HELD_OUT_SPLITS = tuple(f"held_out{n}" for n in ("", 2, 3, 4, 5, 6, 7, 8))
+SPLITS = ("dev", *HELD_OUT_SPLITS)
 ANY_TARGET = "*"
 
 
