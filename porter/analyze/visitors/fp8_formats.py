@@ -19,6 +19,7 @@ from porter.analyze.visitors import Hit, ModuleContext, register
 from porter.analyze.visitors.pytorch import (
     ALLOCATORS,
     _ancestors,
+    _enclosing_function,
     _in_main_block,
     descendants,
     dtype_parameter_makes_data,
@@ -39,10 +40,6 @@ def _tail(node: cst.CSTNode) -> str | None:
     if isinstance(node, cst.Attribute):
         return node.attr.value
     return node.value if isinstance(node, cst.Name) else None
-
-
-def _function_of(ctx: ModuleContext, node: cst.CSTNode) -> cst.FunctionDef | None:
-    return next((a for a in _ancestors(ctx, node) if isinstance(a, cst.FunctionDef)), None)
 
 
 def _parameter_names(function: cst.FunctionDef) -> set[str]:
@@ -77,7 +74,7 @@ _E8M0 = re.compile(r"(?i)e8m0(?!\w*\s*=\s*False)")  # `scale_ue8m0=False` turns 
 def _format_specific(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     """The function is the OCP format's own variant (`_quant_fp8_e4m3fn`, chosen by a dtype dispatch), or pairs
     the fp8 data with E8M0 power-of-two scales (MX / DeepGEMM layouts, OCP e4m3 by spec)."""
-    function = _function_of(ctx, node)
+    function = _enclosing_function(ctx, node)
     if function is None:
         return False
     return _NAMED_FOR_OCP.search(function.name.value) is not None or _E8M0.search(ctx.code_for(function)) is not None
@@ -138,7 +135,7 @@ def _producing_use(ctx: ModuleContext, node: cst.CSTNode) -> dict | None:
     alias = parent.targets[0].target
     if not isinstance(alias, cst.Name):
         return None
-    scope = _function_of(ctx, parent)  # a local alias is read in its own function only
+    scope = _enclosing_function(ctx, parent)  # a local alias is read in its own function only
     uses = descendants(scope.body) if scope is not None else iter(ctx.nodes(cst.Name))
     for use in uses:
         if not isinstance(use, cst.Name) or use.value != alias.value or use is alias:
@@ -153,7 +150,7 @@ def _producing_use(ctx: ModuleContext, node: cst.CSTNode) -> dict | None:
 def _producing_role(ctx: ModuleContext, node: cst.CSTNode) -> str | None:
     parent = ctx.parent(node)
     if isinstance(parent, cst.Param) and parent.default is node:
-        function = _function_of(ctx, parent)
+        function = _enclosing_function(ctx, parent)
         if function is not None and dtype_parameter_makes_data(function, parent.name.value):
             return "the default output format of a quantizer"
         return None
@@ -168,7 +165,7 @@ def _producing_role(ctx: ModuleContext, node: cst.CSTNode) -> str | None:
     if tail == "to" and isinstance(call.func, cst.Attribute) and _quantizes(ctx, call):
         return "a quantizing cast"
     if tail in ALLOCATORS and parent.keyword is not None and parent.keyword.value == "dtype":
-        function = _function_of(ctx, call)
+        function = _enclosing_function(ctx, call)
         if function is not None and _launches_kernel(function) and not _declares_only(ctx, call, function):
             return "the buffer a Triton kernel quantizes into"
     return None
@@ -222,7 +219,7 @@ def fp8_max_literal_for_callers_dtype(ctx: ModuleContext, rule, target) -> Itera
             continue
         if _test_or_benchmark(ctx, node):
             continue
-        function = _function_of(ctx, node)
+        function = _enclosing_function(ctx, node)
         readers = [function] if function is not None else _functions_reading(ctx, _assigned_names(ctx, node))
         for reader in readers:
             cast = _callers_dtype_cast(ctx, reader)

@@ -66,7 +66,7 @@ def _calls_on_rocm(ctx: ModuleContext, node: cst.CSTNode) -> dict[str, Any]:
     """The module's calls of the function holding the use that are not behind a CUDA-only test: where the AMD build
     reaches the parse (deepspeed's `is_cuda_enable` calling `assert_no_cuda_mismatch` outside its ROCm check), the
     line a port guards. Empty when the use is not in a function, or the module never calls it."""
-    function = next((a for a in _ancestors(ctx, node) if isinstance(a, cst.FunctionDef)), None)
+    function = _enclosing_function(ctx, node)
     if function is None:
         return {"called_from": ""}
     name = function.name.value
@@ -186,7 +186,7 @@ def _chain_tests_rocm(ctx: ModuleContext, statement: cst.If) -> bool:
 def _called_only_on_cuda(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     """The enclosing function is called in this module, and only from CUDA-only branches (deepspeed's
     `if not self.is_rocm_pytorch(): assert_no_cuda_mismatch(...)`): the use never runs on ROCm."""
-    function = next((a for a in _ancestors(ctx, node) if isinstance(a, cst.FunctionDef)), None)
+    function = _enclosing_function(ctx, node)
     if function is None:
         return False
     name = function.name.value
@@ -423,7 +423,7 @@ _PLATFORM_TEST = re.compile(r"DEVICE_TYPE|device_type|\bxpu\b|\bhip\b|is_hip|is_
 def _platform_exit(ctx: ModuleContext, comparison: cst.Comparison) -> dict[str, Any]:
     """An earlier `if <platform test>: return False` of the same function (a feature probe that already
     turns other devices away): the place a ROCm port adds its case, so the finding names it."""
-    function = next((a for a in _ancestors(ctx, comparison) if isinstance(a, cst.FunctionDef)), None)
+    function = _enclosing_function(ctx, comparison)
     gate_line = ctx.position(comparison).start.line
     if function is None or not isinstance(function.body, cst.IndentedBlock):
         return {"exit_note": ""}
@@ -955,10 +955,8 @@ def _all_params(params: cst.Parameters) -> list[cst.Param]:
 
 
 def _enclosing_function(ctx: ModuleContext, node: cst.CSTNode) -> cst.FunctionDef | None:
-    parent = ctx.parent(node)
-    while parent is not None and not isinstance(parent, cst.FunctionDef):
-        parent = ctx.parent(parent)
-    return parent
+    """The innermost function holding `node`, None at module level."""
+    return next((a for a in _ancestors(ctx, node) if isinstance(a, cst.FunctionDef)), None)
 
 
 def _forced_backend(ctx: ModuleContext, node: cst.CSTNode) -> cst.CSTNode:
@@ -1117,7 +1115,7 @@ def _is_dtype_parameter(ctx: ModuleContext, node: cst.BaseExpression) -> bool:
     guard refuses fnuz. A tensor's `.dtype` checked against what the same code produced is consistency."""
     if not isinstance(node, cst.Name):
         return False
-    function = next((a for a in _ancestors(ctx, node) if isinstance(a, cst.FunctionDef)), None)
+    function = _enclosing_function(ctx, node)
     params = function.params if function is not None else None
     return params is not None and any(
         p.name.value == node.value for p in (*params.params, *params.kwonly_params, *params.posonly_params)
@@ -1181,7 +1179,7 @@ def _guards_own_fp8(ctx: ModuleContext, node: cst.CSTNode, test: cst.BaseExpress
     whose fp8 dtype is compiled for the target, or allocates / casts with the checked dtype (a torch
     quantizer, in a module with Triton kernels). A guard before a vendor library call (Marlin, cuTile) is that
     library's contract."""
-    function = next((a for a in _ancestors(ctx, node) if isinstance(a, cst.FunctionDef)), None)
+    function = _enclosing_function(ctx, node)
     if function is None:
         return False
     if "triton" in ctx.text and any(
