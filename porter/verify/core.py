@@ -367,7 +367,8 @@ class Verifier:
         """The caller's `judge_first` (accepted in an earlier round), then the patches editing a file on
         the traceback of a test failing at baseline (the check that keeps the package from importing),
         then the rest; each with what it depends on that no earlier stage holds."""
-        unblocking = [pid for pid in ids if self._on_baseline_tracebacks(pid)]
+        failing = self._baseline_traceback_files()
+        unblocking = [pid for pid in ids if failing & set(self.touched.get(pid, []))]
         stages: list[list[str]] = []
         for seeds in ([pid for pid in ids if pid in self.judge_first], unblocking, ids):
             held = {pid for stage in stages for pid in stage}
@@ -375,10 +376,10 @@ class Verifier:
             stages += [stage] if stage else []
         return stages
 
-    def _on_baseline_tracebacks(self, patch_id: str) -> bool:
+    def _baseline_traceback_files(self) -> set[str]:
+        """Repository files on the tracebacks of the tests failing before any patch."""
         assert self.baseline is not None
-        tracebacks = self.baseline.result.run.traceback_files.values()
-        return bool(set(self.touched.get(patch_id, [])) & {path for files in tracebacks for path in files})
+        return {path for files in self.baseline.result.run.traceback_files.values() for path in files}
 
     def _judge_stage(self, ids: list[str], verdicts: dict[str, Verdict]) -> None:
         self._judge_group(ids, verdicts)
