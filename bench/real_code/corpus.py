@@ -24,19 +24,16 @@ import yaml
 HERE = Path(__file__).resolve().parent
 PACKAGES_FILE = HERE / "packages.yaml"
 LABELS_FILE = HERE / "labels.jsonl"  # dev split, written by the engineers who change the rules
-HELD_OUT_LABELS_FILE = HERE / "labels_held_out.jsonl"  # held-out split, written once by someone else
-HELD_OUT2_LABELS_FILE = HERE / "labels_held_out2.jsonl"  # second held-out split (the first is spent)
-HELD_OUT3_LABELS_FILE = HERE / "labels_held_out3.jsonl"  # third held-out split (the first two are spent)
-HELD_OUT4_LABELS_FILE = HERE / "labels_held_out4.jsonl"  # fourth held-out split (the first three are spent)
-HELD_OUT5_LABELS_FILE = HERE / "labels_held_out5.jsonl"  # fifth held-out split (the first four are spent)
-HELD_OUT6_LABELS_FILE = HERE / "labels_held_out6.jsonl"  # sixth held-out split (the first five are spent)
-HELD_OUT7_LABELS_FILE = HERE / "labels_held_out7.jsonl"  # seventh held-out split (the first six are spent)
-HELD_OUT8_LABELS_FILE = HERE / "labels_held_out8.jsonl"  # eighth held-out split (the first seven are spent)
 VERDICTS = ("true", "false", "debatable")
-# never listed by --unlabelled
-HELD_OUT_SPLITS = tuple(f"held_out{n}" for n in ("", 2, 3, 4, 5, 6, 7, 8))
+# each held-out split is labelled once by an engineer who changes no rule, and scored once at the end
+HELD_OUT_SPLITS = tuple(f"held_out{n}" for n in ("", 2, 3, 4, 5, 6, 7, 8, 9))
 SPLITS = ("dev", *HELD_OUT_SPLITS)
 ANY_TARGET = "*"
+
+
+def labels_file(split: str) -> Path:
+    """The label file of a split: the dev labels, or the held-out split's own file (never listed by --unlabelled)."""
+    return LABELS_FILE if split == "dev" else HERE / f"labels_{split}.jsonl"
 
 
 @dataclass(frozen=True)

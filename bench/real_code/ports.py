@@ -46,17 +46,17 @@ HERE = Path(__file__).resolve().parent / "ports"
 PAIRS_FILE = HERE / "pairs.yaml"
 LINES_FILE = HERE / "lines.json"
 CLASSES_FILE = HERE / "hunk_classes.yaml"  # dev pairs
-# held_out3 pairs, classified from the diff alone before porter was run on them (held_out's are not classified)
-HELD_OUT3_CLASSES_FILE = HERE / "hunk_classes_held_out3.yaml"
-# held_out5 pairs, likewise classified from the diff alone before porter was run on them
-HELD_OUT5_CLASSES_FILE = HERE / "hunk_classes_held_out5.yaml"
-# held_out6 pairs, likewise classified from the diff alone before porter was run on them
-HELD_OUT6_CLASSES_FILE = HERE / "hunk_classes_held_out6.yaml"
-# held_out7 pairs, likewise classified from the diff alone before porter was run on them
-HELD_OUT7_CLASSES_FILE = HERE / "hunk_classes_held_out7.yaml"
-# held_out8 pairs, likewise classified from the diff alone before porter was run on them
-HELD_OUT8_CLASSES_FILE = HERE / "hunk_classes_held_out8.yaml"
-HELD_OUT_SPLITS = ("held_out", "held_out3", "held_out5", "held_out6", "held_out7", "held_out8")
+# held-out splits of port pairs; from held_out3 on, each is classified from the diff alone before porter runs on it
+# (held_out's pairs are not classified)
+HELD_OUT_SPLITS = ("held_out", "held_out3", "held_out5", "held_out6", "held_out7", "held_out8", "held_out9")
+CLASSIFIED_HELD_OUT_SPLITS = HELD_OUT_SPLITS[1:]
+
+
+def classes_file(split: str) -> Path:
+    """The hunk-class file of a split (the dev file, or the held-out split's own)."""
+    return CLASSES_FILE if split == "dev" else HERE / f"hunk_classes_{split}.yaml"
+
+
 IN_SCOPE = ("a", "c")  # a: an idiom porter should detect; c: flagged, but on another line (b: not a detector's job)
 DEFAULT_CACHE = Path("/work/corpus/ports")
 TARGETS = ("mi300x", "mi350x")
@@ -152,14 +152,7 @@ def load_pairs(path: Path = PAIRS_FILE, split: str = "dev") -> list[Pair]:
 
 
 def load_classes(
-    paths: Iterable[Path] = (
-        CLASSES_FILE,
-        HELD_OUT3_CLASSES_FILE,
-        HELD_OUT5_CLASSES_FILE,
-        HELD_OUT6_CLASSES_FILE,
-        HELD_OUT7_CLASSES_FILE,
-        HELD_OUT8_CLASSES_FILE,
-    ),
+    paths: Iterable[Path] = tuple(map(classes_file, ("dev", *CLASSIFIED_HELD_OUT_SPLITS))),
 ) -> dict[str, dict[tuple[str, int], dict]]:
     """pair -> (path, first before-line) -> {class, idiom, why, digest}, over the class files that exist.
 

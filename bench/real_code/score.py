@@ -45,21 +45,13 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 from corpus import (  # noqa: E402
-    HELD_OUT2_LABELS_FILE,
-    HELD_OUT3_LABELS_FILE,
-    HELD_OUT4_LABELS_FILE,
-    HELD_OUT5_LABELS_FILE,
-    HELD_OUT6_LABELS_FILE,
-    HELD_OUT7_LABELS_FILE,
-    HELD_OUT8_LABELS_FILE,
-    HELD_OUT_LABELS_FILE,
     HELD_OUT_SPLITS,
-    LABELS_FILE,
     PACKAGES_FILE,
     CorpusError,
     CorpusFinding,
     LabelIndex,
     fetch,
+    labels_file,
     load_corpus,
     load_labels,
     read_findings,
@@ -306,17 +298,8 @@ def print_unlabelled(findings: Sequence[CorpusFinding], labels: LabelIndex, rule
 def label_files(given: Sequence[Path] | None) -> list[Path]:
     if given:
         return list(given)
-    held_out = (
-        HELD_OUT_LABELS_FILE,
-        HELD_OUT2_LABELS_FILE,
-        HELD_OUT3_LABELS_FILE,
-        HELD_OUT4_LABELS_FILE,
-        HELD_OUT5_LABELS_FILE,
-        HELD_OUT6_LABELS_FILE,
-        HELD_OUT7_LABELS_FILE,
-        HELD_OUT8_LABELS_FILE,
-    )
-    return [LABELS_FILE] + [path for path in held_out if path.is_file()]
+    held_out = (labels_file(split) for split in HELD_OUT_SPLITS)
+    return [labels_file("dev")] + [path for path in held_out if path.is_file()]
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

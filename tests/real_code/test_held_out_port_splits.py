@@ -20,11 +20,11 @@ import ports  # noqa: E402
 
 # split -> (the fewest pairs it was built with, its hunk-class file)
 CLASSIFIED_SPLITS = {
-    "held_out3": (4, ports.HELD_OUT3_CLASSES_FILE),
-    "held_out5": (6, ports.HELD_OUT5_CLASSES_FILE),
-    "held_out6": (6, ports.HELD_OUT6_CLASSES_FILE),
-    "held_out7": (13, ports.HELD_OUT7_CLASSES_FILE),
-    "held_out8": (16, ports.HELD_OUT8_CLASSES_FILE),
+    "held_out3": (4, ports.classes_file("held_out3")),
+    "held_out5": (6, ports.classes_file("held_out5")),
+    "held_out6": (6, ports.classes_file("held_out6")),
+    "held_out7": (13, ports.classes_file("held_out7")),
+    "held_out8": (16, ports.classes_file("held_out8")),
 }
 
 

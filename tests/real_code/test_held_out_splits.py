@@ -21,25 +21,15 @@ import score  # noqa: E402
 
 # split -> (its labels file, the fewest packages it holds)
 SPLITS = {
-    "held_out2": (corpus.HELD_OUT2_LABELS_FILE, 4),
-    "held_out3": (corpus.HELD_OUT3_LABELS_FILE, 5),
-    "held_out4": (corpus.HELD_OUT4_LABELS_FILE, 10),
-    "held_out5": (corpus.HELD_OUT5_LABELS_FILE, 12),
-    "held_out6": (corpus.HELD_OUT6_LABELS_FILE, 20),
-    "held_out7": (corpus.HELD_OUT7_LABELS_FILE, 18),
-    "held_out8": (corpus.HELD_OUT8_LABELS_FILE, 14),
+    "held_out2": (corpus.labels_file("held_out2"), 4),
+    "held_out3": (corpus.labels_file("held_out3"), 5),
+    "held_out4": (corpus.labels_file("held_out4"), 10),
+    "held_out5": (corpus.labels_file("held_out5"), 12),
+    "held_out6": (corpus.labels_file("held_out6"), 20),
+    "held_out7": (corpus.labels_file("held_out7"), 18),
+    "held_out8": (corpus.labels_file("held_out8"), 14),
 }
-ALL_LABEL_FILES = (
-    corpus.LABELS_FILE,
-    corpus.HELD_OUT_LABELS_FILE,
-    corpus.HELD_OUT2_LABELS_FILE,
-    corpus.HELD_OUT3_LABELS_FILE,
-    corpus.HELD_OUT4_LABELS_FILE,
-    corpus.HELD_OUT5_LABELS_FILE,
-    corpus.HELD_OUT6_LABELS_FILE,
-    corpus.HELD_OUT7_LABELS_FILE,
-    corpus.HELD_OUT8_LABELS_FILE,
-)
+ALL_LABEL_FILES = tuple(corpus.labels_file(split) for split in corpus.SPLITS if corpus.labels_file(split).is_file())
 
 
 @pytest.fixture(scope="module")
