@@ -35,20 +35,26 @@ def _config_rows(path: str, kernel: dict):
         yield [path, kernel["name"], str(kernel["line"]), "-", "-", "-", "-", Text("-"), Text("-")]
         return
     for config in configs:
-        meta = ", ".join(f"{key}={show(val)}" for key, val in (config.get("meta") or {}).items())
-        options = config.get("options") or {}
-        estimate = config.get("estimate") or {}
-        yield [
-            path,
-            kernel["name"],
-            str(config.get("line", kernel["line"])),
-            str(config.get("index", "")),
-            meta,
-            show(options.get("num_warps")),
-            show(options.get("num_stages")),
-            _limit_cell(estimate.get("threads"), estimate.get("thread_limit"), estimate.get("threads_ok")),
-            _limit_cell(estimate.get("lds_bytes"), estimate.get("lds_limit"), estimate.get("lds_ok")),
-        ]
+        line = str(config.get("line", kernel["line"]))
+        yield _row(path, kernel["name"], line, str(config.get("index", "")), config)
+
+
+def _row(path: str, kernel: str, line: str, label: str, entry: dict) -> list:
+    """One table row for an autotune config or a launch site: its meta-parameters, options and estimates."""
+    options = entry.get("options") or {}
+    estimate = entry.get("estimate") or {}
+    meta = ", ".join(f"{key}={show(val)}" for key, val in (entry.get("meta") or {}).items())
+    return [
+        path,
+        kernel,
+        line,
+        label,
+        meta,
+        show(options.get("num_warps")),
+        show(options.get("num_stages")),
+        _limit_cell(estimate.get("threads"), estimate.get("thread_limit"), estimate.get("threads_ok")),
+        _limit_cell(estimate.get("lds_bytes"), estimate.get("lds_limit"), estimate.get("lds_ok")),
+    ]
 
 
 def kernels_table(inventory) -> Table:
@@ -68,22 +74,9 @@ def kernels_table(inventory) -> Table:
 
 def _launch_row(path: str, launch: dict):
     """A launch site that sets launch options itself (`kernel[grid](..., num_warps=8)`)."""
-    options = launch.get("options") or {}
-    if not options:
+    if not launch.get("options"):
         return None
-    estimate = launch.get("estimate") or {}
-    meta = ", ".join(f"{key}={show(val)}" for key, val in (launch.get("meta") or {}).items())
-    return [
-        path,
-        launch.get("kernel") or "?",
-        str(launch.get("line", "")),
-        "launch",
-        meta,
-        show(options.get("num_warps")),
-        show(options.get("num_stages")),
-        _limit_cell(estimate.get("threads"), estimate.get("thread_limit"), estimate.get("threads_ok")),
-        _limit_cell(estimate.get("lds_bytes"), estimate.get("lds_limit"), estimate.get("lds_ok")),
-    ]
+    return _row(path, launch.get("kernel") or "?", str(launch.get("line", "")), "launch", launch)
 
 
 def _totals(inventory) -> str:

@@ -14,7 +14,7 @@ node to report; its `data` fills the rule message's {placeholders} and travels t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -109,6 +109,13 @@ class ModuleContext:
 
             self._parents = parent_map(self.module)
         return self._parents.get(id(node))
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        """The node's parent, its parent's parent, ... up to the module."""
+        parent = self.parent(node)
+        while parent is not None:
+            yield parent
+            parent = self.parent(parent)
 
     def is_top_level(self, node: cst.CSTNode) -> bool:
         """Is the node one of the module's own statements (its parent the Module)? Without the parent map, which

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import libcst as cst
@@ -160,3 +160,48 @@ def cuda_arch_list_set(ctx: ModuleContext, rule: Any, target: Any) -> Iterable[H
             yield Hit(ref.node, {"env": "TORCH_CUDA_ARCH_LIST", "value": None})
         elif ref.sets and ref.name == "TORCH_CUDA_ARCH_LIST":
             yield Hit(ref.node, {"env": ref.name, "value": ref.value})
+
+
+_AMD_VISIBILITY = ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
+
+
+@register("cuda_visibility_unmasked")
+def cuda_visibility_unmasked(ctx: ModuleContext, rule: Any, target: Any) -> Iterable[Hit]:
+    """CUDA_VISIBLE_DEVICES removed from the environment (`os.environ.pop`, `del os.environ[...]`, `os.unsetenv`)
+    to undo a launcher's GPU masking, in a module that never names the AMD masks, and not as the restore of a
+    value the function saved."""
+    if any(name in ctx.text for name in _AMD_VISIBILITY):
+        return
+    for node in _removals(ctx, "CUDA_VISIBLE_DEVICES"):
+        if not _restores(ctx, node):
+            yield Hit(node, {"env": "CUDA_VISIBLE_DEVICES"})
+
+
+def _removals(ctx: ModuleContext, name: str) -> Iterator[cst.CSTNode]:
+    """The statements or calls that delete the variable from os.environ."""
+    for call in ctx.nodes(cst.Call):
+        func = call.func
+        tail = func.attr.value if isinstance(func, cst.Attribute) else None
+        if not call.args or not _is_string(call.args[0].value, name):
+            continue
+        if tail == "pop" and "environ" in ctx.code_for(func.value) or tail == "unsetenv":
+            yield call
+    for statement in ctx.nodes(cst.Del):
+        target = statement.target
+        if isinstance(target, cst.Subscript) and "environ" in ctx.code_for(target.value):
+            index = target.slice[0].slice if len(target.slice) == 1 else None
+            if isinstance(index, cst.Index) and _is_string(index.value, name):
+                yield statement
+
+
+def _restores(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """`finally: if old is None: del os.environ[name]`: a temporary mask of the function's own undone (a saved value
+    that was absent), not a launcher's mask removed."""
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.Finally):
+            return True
+        if isinstance(ancestor, cst.If) and "is None" in ctx.code_for(ancestor.test):
+            return True
+        if isinstance(ancestor, cst.FunctionDef):
+            return False
+    return False
