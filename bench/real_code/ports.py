@@ -135,6 +135,7 @@ class PairScore:
     still_wrong: int = 0  # after-lines the port left wrong on this target (not in `fixed`)
     still_wrong_warned: int = 0
     missed: list[LabelledLine] = field(default_factory=list)
+    scope_missed: list[LabelledLine] = field(default_factory=list)  # first before-line of each missed a/c hunk
     warned: list[tuple[LabelledLine, str]] = field(default_factory=list)
     rules_hit: set[str] = field(default_factory=set)
 
@@ -536,6 +537,7 @@ def _count_in_scope(score: PairScore, hunks: list[Hunk], found: dict[LabelledLin
     score.scope_hunks_hit = sum(any(found[x] for x in h.before) for h in hunks)
     score.scope_lines = sum(len(h.before) for h in hunks)
     score.scope_lines_hit = sum(bool(found[x]) for h in hunks for x in h.before)
+    score.scope_missed = [h.before[0] for h in hunks if h.before and not any(found[x] for x in h.before)]
 
 
 def _count_fixed(score: PairScore, still: dict[LabelledLine, list[Hit]], left_wrong: set[str]) -> None:
@@ -641,6 +643,7 @@ def _pair_dict(score: PairScore) -> dict:
         **{key: getattr(score, key) for key in COUNTS},
         "rules_hit": sorted(score.rules_hit),
         "missed": [f"{x.path}:{x.line}" for x in score.missed],
+        "scope_missed": [f"{x.path}:{x.line}" for x in score.scope_missed],
         "warned": [f"{x.path}:{x.line} {rules}" for x, rules in score.warned],
     }
 
@@ -785,6 +788,9 @@ def _cmd_score(args) -> int:
 
 def _print_misses(result: dict) -> None:
     for target, block in result["targets"].items():
+        for pair, s in block["pairs"].items():
+            for where in s["scope_missed"]:
+                print(f"missed in-scope hunk  {target} {pair} {where}")
         for pair, s in block["pairs"].items():
             for where in s["missed"]:
                 print(f"missed  {target} {pair} {where}")
