@@ -735,6 +735,66 @@ def _capability_part(ctx: ModuleContext, node: cst.CSTNode, aliases: _ScopedName
     return None
 
 
+# ---- PT226: a capability floor that admits the target to a CUDA-only kernel family ---------------
+
+# kernel families that ship only as CUDA extensions (no HIP build in the projects that vendor them)
+_CUDA_ONLY_KERNELS = re.compile(r"marlin|\bawq|awq_|exllama|machete|cutlass|tinygemm", re.IGNORECASE)
+_TRITON_WORD = re.compile(r"triton", re.IGNORECASE)
+
+
+@register("cuda_kernel_capability_floor")
+def cuda_kernel_capability_floor(ctx: ModuleContext, rule: Any, target: Any) -> Iterable[Hit]:
+    """`get_device_capability()[0] >= 8` deciding whether a CUDA-only kernel (Marlin, an AWQ GEMM, ExLlama...)
+    runs: the floor holds on the target too, so it is sent to a kernel that has no ROCm build. PT202 leaves
+    `>= 8` alone (Ampere's bf16 floor needs nothing Instinct lacks); here the branch names the kernel."""
+    aliases = _capability_names(ctx)
+    capability = tuple(target.capability)
+    for comparison in ctx.nodes(cst.Comparison):
+        if len(comparison.comparisons) != 1:
+            continue
+        op = _COMPARE.get(type(comparison.comparisons[0].operator))
+        value = literal_value(comparison.comparisons[0].comparator)
+        part = _capability_part(ctx, comparison.left, aliases)
+        if op not in (operator.ge, operator.gt) or part is None or value is None:
+            continue
+        if not _outcome(op, _part_of(capability, part), value):
+            continue
+        kernel = _cuda_only_kernel_named(ctx, comparison)
+        if kernel is not None and not _vendor_tested(ctx, comparison):
+            yield Hit(
+                comparison,
+                {
+                    "part": part,
+                    "op": ">=" if op is operator.ge else ">",
+                    "value": value,
+                    "kernel": kernel,
+                    "actual": _part_of(capability, part),
+                },
+            )
+
+
+def _cuda_only_kernel_named(ctx: ModuleContext, comparison: cst.Comparison) -> str | None:
+    """The CUDA-only kernel family the gate decides on: named by the function the gate is returned from (a
+    `_validate_marlin_device_support()` probe) or by the branch it opens; None for a Triton port of one."""
+    gate, negated = _gate_if(ctx, comparison)
+    if gate is not None and not negated:
+        text = ctx.code_for(gate.body)
+    else:
+        function = _enclosing_function(ctx, comparison)
+        returned = any(isinstance(a, cst.Return) for a in _ancestors(ctx, comparison))
+        text = function.name.value if function is not None and returned else ""
+    match = _CUDA_ONLY_KERNELS.search(text)
+    if match is None or _TRITON_WORD.search(text):
+        return None
+    return match.group(0).lower().strip("_")
+
+
+def _vendor_tested(ctx: ModuleContext, comparison: cst.Comparison) -> bool:
+    """A vendor test in the function around the gate (`torch.version.hip`, `is_rocm()`...): ROCm is decided apart."""
+    function = _enclosing_function(ctx, comparison)
+    return bool(_ROCM_TEST.search(ctx.code_for(function) if function is not None else ctx.text))
+
+
 # ---- PT203: NVIDIA product names compared against the device name -------------------------------
 
 _NVIDIA_MODEL = re.compile(
