@@ -311,7 +311,8 @@ def capability_comparison(ctx: ModuleContext, rule: Any, target: Any) -> Iterabl
                     continue
                 if part == "capability" and _amd_capability(value):
                     break  # (9, 4) / (9, 5) name gfx942 / gfx950: a gate written for ROCm's own tuples
-                hit = _capability_hit(comparison, part, side_op, value, target, floor, missing, nvidia)
+                admits = _elif_admits(ctx, comparison, aliases)
+                hit = _capability_hit(comparison, part, side_op, value, target, floor, missing, nvidia, admits)
                 if (
                     hit is not None
                     and hit.data["outcome"] == "true"
@@ -328,6 +329,26 @@ def capability_comparison(ctx: ModuleContext, rule: Any, target: Any) -> Iterabl
                     yield hit
                 break
             left = item.comparator
+
+
+def _elif_admits(ctx: ModuleContext, comparison: cst.Comparison, aliases) -> Callable[[tuple], bool] | None:
+    """For the test of an `elif` in a chain of capability tests (`if cap[0] < 8: ... elif cap[0] < 9: ...
+    elif cap[0] < 10:`), the capabilities that reach it: those for which every earlier test is False. None when the
+    comparison is not in an elif's test or an earlier test is not made of capability comparisons."""
+    node: cst.CSTNode = comparison
+    parent = ctx.parent(node)
+    while isinstance(parent, (cst.BooleanOperation, cst.UnaryOperation)):
+        node, parent = parent, ctx.parent(parent)
+    if not isinstance(parent, cst.If) or parent.test is not node:
+        return None
+    earlier, current = [], parent
+    above = ctx.parent(current)
+    while isinstance(above, cst.If) and above.orelse is current:
+        earlier.append(above.test)
+        current, above = above, ctx.parent(above)
+    if not earlier or any(_value_on(ctx, test, aliases, (8, 0)) is None for test in earlier):
+        return None
+    return lambda capability: not any(_value_on(ctx, test, aliases, capability) for test in earlier)
 
 
 def _branch_shared_below(ctx: ModuleContext, comparison: cst.Comparison, aliases, target, floor, nvidia, hit) -> bool:
@@ -639,11 +660,12 @@ def _probe_capabilities(floor: tuple) -> list[tuple[int, int]]:
     return [(major, minor) for major in range(floor[0] + 4) for minor in range(10)]
 
 
-def _capability_hit(node, part, op, value, target, floor, missing, nvidia) -> Hit | None:
+def _capability_hit(node, part, op, value, target, floor, missing, nvidia, admits=None) -> Hit | None:
     outcome = _outcome(op, _part_of(tuple(target.capability), part), value)
     if outcome is None:
         return None
-    same_branch = [c for c in _probe_capabilities(floor) if _outcome(op, _part_of(c, part), value) == outcome]
+    probes = [c for c in _probe_capabilities(floor) if admits is None or admits(c)]
+    same_branch = [c for c in probes if _outcome(op, _part_of(c, part), value) == outcome]
     if not same_branch or min(same_branch) < floor:
         return None  # pre-Hopper NVIDIA parts take this branch too: it needs nothing the target lacks
     meant_for = [t.name for t in nvidia if _outcome(op, _part_of(tuple(t.capability), part), value) == outcome]
