@@ -364,7 +364,6 @@ def fp8_else_takes_e5m2_bound(ctx: ModuleContext, rule, target) -> Iterable[Hit]
     """PT224: `if dtype == torch.float8_e4m3fn: <e4m3 bound> else: <e5m2's 57344>` (or the conditional
     expression): every other dtype is taken for e5m2, so float8_e4m3fnuz, gfx942's e4m3, is scaled and clamped
     to 57344 instead of 240. The finding is each else-branch line using the bound; it points at the test."""
-    module_names = _e5m2_bound_names(ctx, ctx.module.body)
     for branch in [*ctx.nodes(cst.If), *ctx.nodes(cst.IfExp)]:
         split = _e4m3fn_split(ctx, branch)
         if split is None or only_on_cuda(ctx, branch):
@@ -373,7 +372,7 @@ def fp8_else_takes_e5m2_bound(ctx: ModuleContext, rule, target) -> Iterable[Hit]
         function = _enclosing_function(ctx, branch)
         if _tests_other_fp8(ctx, checked, function):
             continue
-        names = module_names | (_e5m2_bound_names(ctx, function.body.body) if function is not None else set())
+        names = _e5m2_bound_names(ctx, function)
         test = {"line": ctx.position(branch.test).start.line}
         reported: set[int] = set()
         for use in _e5m2_bound_uses(ctx, others, names):
@@ -440,18 +439,17 @@ def _is_e5m2_bound(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     return _tail(call.func) == "finfo" and bool(call.args) and _E5M2 in ctx.qualified_names(call.args[0].value)
 
 
-def _e5m2_bound_names(ctx: ModuleContext, statements: Iterable[cst.CSTNode]) -> set[str]:
-    """Names the statements bind to e5m2's bound (`E5M2_MAX_POS = torch.finfo(torch.float8_e5m2).max`)."""
+def _e5m2_bound_names(ctx: ModuleContext, function: cst.FunctionDef | None) -> set[str]:
+    """Names bound to e5m2's bound (`E5M2_MAX_POS = torch.finfo(torch.float8_e5m2).max`) at module level
+    (also under a module-level `if` / `try`, as version-gated constants are) or in the given function."""
     names: set[str] = set()
-    for statement in statements:
-        if not isinstance(statement, cst.SimpleStatementLine):
+    for assign in [*ctx.nodes(cst.Assign), *ctx.nodes(cst.AnnAssign)]:
+        if assign.value is None or not _is_e5m2_bound(ctx, assign.value):
             continue
-        for small in statement.body:
-            if isinstance(small, cst.Assign) and _is_e5m2_bound(ctx, small.value):
-                names |= {t.target.value for t in small.targets if isinstance(t.target, cst.Name)}
-            elif isinstance(small, cst.AnnAssign) and small.value is not None and _is_e5m2_bound(ctx, small.value):
-                if isinstance(small.target, cst.Name):
-                    names.add(small.target.value)
+        if _enclosing_function(ctx, assign) not in (None, function):
+            continue
+        targets = [t.target for t in assign.targets] if isinstance(assign, cst.Assign) else [assign.target]
+        names |= {t.value for t in targets if isinstance(t, cst.Name)}
     return names
 
 
