@@ -1,4 +1,4 @@
-"""Visitors for PT206 / PT207: OCP fp8 formats and their 448 bound where code produces fp8 data.
+"""Visitors for PT206 / PT207 / PT224: OCP fp8 formats and their bounds where code produces fp8 data.
 
 Naming an fp8 dtype is not a defect: dtype tables, membership tests, probes, storage round trips and
 fake-tensor metas all work on gfx942. What breaks there is *producing* OCP fp8 values for the GPU to
@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 
 import libcst as cst
 
+from porter.analyze.guards import only_on_cuda
 from porter.analyze.index import literal_value
 from porter.analyze.visitors import Hit, ModuleContext, register
 from porter.analyze.visitors.pytorch import (
@@ -344,3 +345,118 @@ def _uses_of_assigned_name(ctx: ModuleContext, literal: cst.CSTNode, function: c
 def _is_assign_target(ctx: ModuleContext, name: cst.Name) -> bool:
     parent = ctx.parent(name)
     return isinstance(parent, (cst.AssignTarget, cst.AnnAssign)) and getattr(parent, "target", None) is name
+
+
+# ---- PT224: an e4m3fn-or-else split whose else branch takes e5m2's bound -------------------------------
+
+# torch.finfo(torch.float8_e5m2).max: a property of the OCP e5m2 format itself, the same on every target.
+E5M2_MAX = 57344
+_E4M3FN = "torch.float8_e4m3fn"
+_E5M2 = "torch.float8_e5m2"
+# the fp8 dtypes besides e4m3fn: a test for one of them on the checked expression means the code tells them apart
+_OTHER_FP8 = {_E5M2, "torch.float8_e4m3fnuz", "torch.float8_e5m2fnuz"}
+_MATCHES = (cst.Equal, cst.Is)
+_MISMATCHES = (cst.NotEqual, cst.IsNot)
+
+
+@register("fp8_else_takes_e5m2_bound")
+def fp8_else_takes_e5m2_bound(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
+    """PT224: `if dtype == torch.float8_e4m3fn: <e4m3 bound> else: <e5m2's 57344>` (or the conditional
+    expression): every other dtype is taken for e5m2, so float8_e4m3fnuz, gfx942's e4m3, is scaled and clamped
+    to 57344 instead of 240. The finding is each else-branch line using the bound; it points at the test."""
+    for branch in [*ctx.nodes(cst.If), *ctx.nodes(cst.IfExp)]:
+        split = _e4m3fn_split(ctx, branch)
+        if split is None or only_on_cuda(ctx, branch):
+            continue
+        checked, others = split
+        function = _enclosing_function(ctx, branch)
+        if _tests_other_fp8(ctx, checked, function):
+            continue
+        names = _e5m2_bound_names(ctx, function)
+        test = {"line": ctx.position(branch.test).start.line}
+        reported: set[int] = set()
+        for use in _e5m2_bound_uses(ctx, others, names):
+            line = ctx.position(use).start.line
+            if line not in reported:
+                reported.add(line)
+                yield Hit(use, {"bound": ctx.code_for(use).strip(), "test": test})
+
+
+def _e4m3fn_split(ctx: ModuleContext, branch: cst.If | cst.IfExp) -> tuple[str, cst.CSTNode] | None:
+    """(the checked expression's code, the branch every dtype but e4m3fn takes) when the test is
+    `<x> == torch.float8_e4m3fn` / `is` (the else branch) or `!=` / `is not` (the body)."""
+    test = branch.test
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    (target,) = test.comparisons
+    others: cst.CSTNode | None
+    if isinstance(target.operator, _MATCHES):
+        others = branch.orelse
+    elif isinstance(target.operator, _MISMATCHES):
+        others = branch.body
+    else:
+        return None
+    if others is None:
+        return None
+    sides = (test.left, target.comparator)
+    dtype_sides = [_E4M3FN in ctx.qualified_names(side) for side in sides]
+    if dtype_sides.count(True) != 1:
+        return None
+    checked = sides[dtype_sides.index(False)]
+    return ctx.code_for(checked).strip(), others
+
+
+def _tests_other_fp8(ctx: ModuleContext, checked: str, function: cst.FunctionDef | None) -> bool:
+    """The checked expression is also compared with, or tested for membership in, e5m2 or an FNUZ dtype in
+    the same function (an `elif`, an `assert dtype in (e4m3fn, e5m2)` before the split): the code tells the
+    formats apart, and an FNUZ dtype is refused or handled, not taken for e5m2."""
+    scope = descendants(function.body) if function is not None else iter(ctx.nodes(cst.Comparison))
+    for node in scope:
+        if not isinstance(node, cst.Comparison):
+            continue
+        sides = [node.left, *(c.comparator for c in node.comparisons)]
+        if checked not in {ctx.code_for(side).strip() for side in sides}:
+            continue
+        if any(_names_other_fp8(ctx, side) for side in sides):
+            return True
+    return False
+
+
+def _names_other_fp8(ctx: ModuleContext, side: cst.CSTNode) -> bool:
+    candidates = [side]
+    if isinstance(side, (cst.Tuple, cst.List, cst.Set)):
+        candidates = [element.value for element in side.elements]
+    return any(ctx.qualified_names(c) & _OTHER_FP8 for c in candidates)
+
+
+def _is_e5m2_bound(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """The literal 57344 or `torch.finfo(torch.float8_e5m2).max`."""
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return literal_value(node) == E5M2_MAX
+    if not (isinstance(node, cst.Attribute) and node.attr.value == "max" and isinstance(node.value, cst.Call)):
+        return False
+    call = node.value
+    return _tail(call.func) == "finfo" and bool(call.args) and _E5M2 in ctx.qualified_names(call.args[0].value)
+
+
+def _e5m2_bound_names(ctx: ModuleContext, function: cst.FunctionDef | None) -> set[str]:
+    """Names bound to e5m2's bound (`E5M2_MAX_POS = torch.finfo(torch.float8_e5m2).max`) at module level
+    (also under a module-level `if` / `try`, as version-gated constants are) or in the given function."""
+    names: set[str] = set()
+    for assign in [*ctx.nodes(cst.Assign), *ctx.nodes(cst.AnnAssign)]:
+        if assign.value is None or not _is_e5m2_bound(ctx, assign.value):
+            continue
+        if _enclosing_function(ctx, assign) not in (None, function):
+            continue
+        targets = [t.target for t in assign.targets] if isinstance(assign, cst.Assign) else [assign.target]
+        names |= {t.value for t in targets if isinstance(t, cst.Name)}
+    return names
+
+
+def _e5m2_bound_uses(ctx: ModuleContext, branch: cst.CSTNode, names: set[str]) -> Iterator[cst.CSTNode]:
+    """The places in the branch that read e5m2's bound: the literal, the finfo range, or a name bound to it."""
+    for node in descendants(branch):
+        if _is_e5m2_bound(ctx, node):
+            yield node
+        elif isinstance(node, cst.Name) and node.value in names and not _is_assign_target(ctx, node):
+            yield node
