@@ -32,9 +32,10 @@ _CUDA_ONLY_KERNELS = re.compile(r"sageattention|cutlass|marlin", re.IGNORECASE)
 def capability_predicate_refuses_amd(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     if _CUDA_ONLY_KERNELS.search(ctx.text):
         return
-    module_is_fp8 = bool(_names_fp8_or_mx(ctx.path) or _FP8_MX_IMPORT.search(ctx.text))
+    module_kind = _format_named(ctx.path) or ("fp8" if _FP8_MX_IMPORT.search(ctx.text) else None)
     for node, guard, test in _refusals(ctx):
-        if not (module_is_fp8 or any(_names_fp8_or_mx(name) for name in _enclosing_names(ctx, node))):
+        kind = next(filter(None, map(_format_named, _enclosing_names(ctx, node))), module_kind)
+        if kind is None or not _computes(target, kind):
             continue
         alternatives = _alternatives(test)
         calls = [a for a in alternatives if _is_predicate_call(a)]
@@ -42,16 +43,22 @@ def capability_predicate_refuses_amd(ctx: ModuleContext, rule, target) -> Iterab
             continue
         predicate = calls[0]
         others = [ctx.module.code_for_node(a) for a in alternatives if a is not predicate]
-        if not _refuses_here(ctx, node, ctx.module.code_for_node(predicate), others, target):
+        call = _one_line(ctx.module.code_for_node(predicate))
+        if not _refuses_here(ctx, node, call, others, target):
             continue
         yield Hit(
             node,
             {
                 "guard": guard,
-                "predicate": ctx.module.code_for_node(predicate),
+                "predicate": call,
                 "refusal_alternatives": others,
             },
         )
+
+
+def _one_line(code: str) -> str:
+    """`has_cuda_capability(\n    10, 0\n)` as the message names it: `has_cuda_capability(10, 0)`."""
+    return " ".join(code.split()).replace("( ", "(").replace(" )", ")")
 
 
 def _refuses_here(ctx: ModuleContext, node: cst.CSTNode, predicate: str, others: list[str], target) -> bool:
@@ -71,12 +78,21 @@ def _one_module_project(ctx: ModuleContext, target) -> Project:
     return ctx.cache[key]
 
 
-def _names_fp8_or_mx(name: str) -> bool:
-    """`float8.py`, `Float8Linear`, `fp8_blockwise_mm`, `mx.py`, `MXConverter`, `to_mxfp8`: words of a path or name."""
-    if _FP8_NAME.search(name):
-        return True
+def _format_named(name: str) -> str | None:
+    """"mx" or "fp8" where a path or name says it (`mx.py`, `MXConverter`, `to_mxfp8`; `float8.py`,
+    `Float8Linear`, `fp8_blockwise_mm`), else None. MX first: MXFP8 code is MX code."""
     words = re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]*[a-z]*\d*", re.sub(r"[^A-Za-z0-9]", " ", name))
-    return any(word.lower() in _MX_WORDS for word in words)
+    if any(word.lower() in _MX_WORDS for word in words):
+        return "mx"
+    return "fp8" if _FP8_NAME.search(name) else None
+
+
+def _computes(target, kind: str) -> bool:
+    """The target has the format the code is about: microscaling hardware for MX, an fp8 format for fp8
+    (a refusal of MX on gfx942 is right)."""
+    if kind == "mx":
+        return bool(target.features.get("mxfp4"))
+    return bool(target.fp8_formats)
 
 
 def _enclosing_names(ctx: ModuleContext, node: cst.CSTNode) -> list[str]:
