@@ -79,7 +79,7 @@ def _one_module_project(ctx: ModuleContext, target) -> Project:
 
 
 def _format_named(name: str) -> str | None:
-    """"mx" or "fp8" where a path or name says it (`mx.py`, `MXConverter`, `to_mxfp8`; `float8.py`,
+    """The format a path or name says: "mx" (`mx.py`, `MXConverter`, `to_mxfp8`) or "fp8" (`float8.py`,
     `Float8Linear`, `fp8_blockwise_mm`), else None. MX first: MXFP8 code is MX code."""
     words = re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]*[a-z]*\d*", re.sub(r"[^A-Za-z0-9]", " ", name))
     if any(word.lower() in _MX_WORDS for word in words):
