@@ -26,6 +26,8 @@ _MX_WORDS = {"mx", "mxfp4", "mxfp6", "mxfp8"}
 _FP8_MX_IMPORT = re.compile(r"^\s*(?:from|import)\s+torchao\.float8\b", re.MULTILINE)
 # A refusal in front of a CUDA-only kernel is right on AMD: these names in the module mean one may be behind it.
 _CUDA_ONLY_KERNELS = re.compile(r"sageattention|cutlass|marlin", re.IGNORECASE)
+# NVIDIA's own fp4 format (e4m3 scales per 16 values): no AMD part computes in it, so refusing it is right.
+_NVIDIA_ONLY_FORMATS = re.compile(r"nvfp4", re.IGNORECASE)
 
 
 @register("capability_predicate_refuses_amd")
@@ -34,7 +36,11 @@ def capability_predicate_refuses_amd(ctx: ModuleContext, rule, target) -> Iterab
         return
     module_kind = _format_named(ctx.path) or ("fp8" if _FP8_MX_IMPORT.search(ctx.text) else None)
     for node, guard, test in _refusals(ctx):
-        kind = next(filter(None, map(_format_named, _enclosing_names(ctx, node))), module_kind)
+        refusal = ctx.module.code_for_node(node)
+        if _NVIDIA_ONLY_FORMATS.search(refusal):
+            continue
+        names = [refusal, *_enclosing_names(ctx, node)]  # the refusal's own text says best what it guards
+        kind = next(filter(None, map(_format_named, names)), module_kind)
         if kind is None or not _computes(target, kind):
             continue
         alternatives = _alternatives(test)
