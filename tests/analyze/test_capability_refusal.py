@@ -58,7 +58,13 @@ def _lines(tmp_path: Path, utils: str, module: str, name: str, target: str) -> l
         (CAPABILITY_ONLY, FLOAT8, "float8.py", "mi300x", []),  # (9, 4) >= (8, 9): the gate admits gfx942
         (CAPABILITY_ONLY, MX, "mx.py", "mi350x", [5]),  # torchtitan#2222: (9, 5) < (10, 0) refuses gfx950's MX
         (CAPABILITY_ONLY, MX, "mx.py", "mi300x", []),  # gfx942 has no MX hardware: the refusal is right
-        (HIP_EXCLUDED, FLOAT8.replace("Float8", "Attention").replace("float8", "attention"), "attention.py", "mi300x", []),  # not fp8 / MX code
+        (
+            HIP_EXCLUDED,
+            FLOAT8.replace("Float8", "Attention").replace("float8", "attention"),
+            "attention.py",
+            "mi300x",
+            [],
+        ),  # not fp8 / MX code
     ],
 )
 def test_imported_capability_helper_is_evaluated_at_the_refusal(tmp_path, utils, module, name, target, expected):

@@ -73,7 +73,18 @@ def _refuses_here(ctx: ModuleContext, node: cst.CSTNode, predicate: str, others:
     line = ctx.position(node).start.line
     if _one_module_project(ctx, target).refusing_predicate(ctx.path, line, predicate, others) is not None:
         return True
-    return flow.project() is not None and predicate.split("(", 1)[0].split(".", 1)[0] in ctx.index.aliases
+    imported = ctx.index.aliases.get(predicate.split("(", 1)[0].split(".", 1)[0], set())
+    return any(_in_scanned_tree(qualified) for qualified in imported)
+
+
+def _in_scanned_tree(qualified: str) -> bool:
+    """The module a helper is imported from is one of the tree scan's files (no tree scan: False)."""
+    tree = flow.project()
+    if tree is None or "." not in qualified:
+        return False
+    module = qualified.rsplit(".", 1)[0].replace(".", "/")
+    endings = (f"{module}.py", f"{module}/__init__.py")
+    return any(path == e or path.endswith("/" + e) for path in tree.files for e in endings)
 
 
 def _one_module_project(ctx: ModuleContext, target) -> Project:
