@@ -1,4 +1,4 @@
-"""PT224 across modules: the capability helper lives in another module of the scanned tree (issue 14 recall)."""
+"""PT225 across modules: the capability helper lives in another module of the scanned tree (issue 14 recall)."""
 
 from __future__ import annotations
 
@@ -46,9 +46,9 @@ def _lines(tmp_path: Path, utils: str, module: str, name: str, target: str) -> l
     (tmp_path / "pkg" / "tools" / "__init__.py").write_text("")
     (tmp_path / "pkg" / "tools" / "utils.py").write_text(textwrap.dedent(utils))
     (tmp_path / "pkg" / name).write_text(textwrap.dedent(module))
-    ruleset = load_rules([RULES / "PT224-capability-predicate-refuses-amd-fp8.yaml"])
+    ruleset = load_rules([RULES / "PT225-capability-predicate-refuses-amd-fp8.yaml"])
     found = scan_tree(tmp_path, target, ruleset, jobs=1, use_cache=False, config=PorterConfig())
-    return [f.line for f in found.findings if f.rule == "PT224"]
+    return [f.line for f in found.findings if f.rule == "PT225"]
 
 
 @pytest.mark.parametrize(
@@ -73,6 +73,6 @@ def test_imported_capability_helper_is_evaluated_at_the_refusal(tmp_path, utils,
 
 def test_an_imported_helper_the_tree_does_not_hold_is_not_reported(tmp_path):
     (tmp_path / "float8.py").write_text(textwrap.dedent(FLOAT8).replace("pkg.tools.utils", "elsewhere"))
-    ruleset = load_rules([RULES / "PT224-capability-predicate-refuses-amd-fp8.yaml"])
+    ruleset = load_rules([RULES / "PT225-capability-predicate-refuses-amd-fp8.yaml"])
     found = scan_tree(tmp_path, "mi300x", ruleset, jobs=1, use_cache=False, config=PorterConfig())
-    assert [f for f in found.findings if f.rule == "PT224"] == []
+    assert [f for f in found.findings if f.rule == "PT225"] == []

@@ -1,4 +1,4 @@
-"""PT224: an NVIDIA-only capability predicate that refuses AMD the fp8 / MX path it has.
+"""PT225: an NVIDIA-only capability predicate that refuses AMD the fp8 / MX path it has.
 
 `assert has_cuda_capability(8, 9)`, `if not is_sm_at_least_90(): raise`, `if has_cuda_capability(8, 9) or
 emulate: ... else: raise` in fp8 / MX code. Whether the predicate is False on the target is a project fact
