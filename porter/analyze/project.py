@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 import re
+import textwrap
 from dataclasses import dataclass
 from typing import Any
 
@@ -533,6 +534,46 @@ class Project:
             if start <= line <= end:
                 found = qualname
         return found
+
+    # ---- predicates called at a refusal ------------------------------------------------------
+    def refusing_predicate(self, path: str, line: int, predicate: str, alternatives: list[str]) -> str | None:
+        """Why the assert / raise at `line` refuses the target (`predicate` is False there and no other
+        alternative of the test admits it), or None where the project does not decide that (fail closed)."""
+        facts = self.facts.get(path)
+        if facts is None:
+            return None
+        scope = Scope(facts["module"], self.scope_at(path, line))
+        if truth(self._call_with_literals(predicate, scope)) is not False:
+            return None
+        for alternative in alternatives:
+            value = truth(self.evaluator.source(alternative, scope))
+            if value is True or value is PLATFORM:
+                return None
+        return f"`{predicate}` is False on {self.target.name}"
+
+    def _call_with_literals(self, text: str, scope: Scope) -> Any:
+        """A helper called with literal arguments, run with them bound to its parameters
+        (`has_cuda_capability(8, 9)` compares the capability with (8, 9), not with its call sites' union)."""
+        try:
+            call = ast.parse(text.strip(), mode="eval").body
+        except SyntaxError:
+            return OPAQUE
+        if not isinstance(call, ast.Call):
+            return OPAQUE
+        function = self.evaluator.expr(call.func, scope)
+        if not isinstance(function, Fn) or not call.args:
+            return self.evaluator.expr(call, scope)
+        try:
+            definition = ast.parse(textwrap.dedent(function.source)).body[0]
+            values = [ast.literal_eval(arg) for arg in call.args]
+        except (SyntaxError, ValueError, IndexError):
+            return OPAQUE
+        if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return OPAQUE
+        names = [a.arg for a in [*definition.args.posonlyargs, *definition.args.args]]
+        if len(values) > len(names):
+            return OPAQUE
+        return self.evaluator.run_function(function, dict(zip(names, values, strict=False)))
 
     # ---- reachability ----------------------------------------------------------------------
     def reach(self, path: str, line: int, column: int) -> Reach:

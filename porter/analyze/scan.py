@@ -185,6 +185,8 @@ def assign_reach(findings: list[Finding], project: Project, ruleset) -> tuple[li
     reported: list[Finding] = []
     unreachable: list[Finding] = []
     for finding in findings:
+        if "refusal_alternatives" in finding.data and not _refuses_target(finding, project):
+            continue
         if finding.reach != "nvidia_only" and finding.rule not in opted_out and finding.rule not in _BUILTIN_RULES:
             verdict = project.reach(finding.path, finding.line, finding.column)
             finding.reach, finding.reach_reason = verdict.reach, verdict.reason
@@ -197,6 +199,18 @@ def assign_reach(findings: list[Finding], project: Project, ruleset) -> tuple[li
 
 
 _DROPPED = ("nvidia_only", "rocm_only")
+
+
+def _refuses_target(finding: Finding, project: Project) -> bool:
+    """A refusal site (capability_predicate_refuses_amd) is a finding only where the project decides that its
+    predicate is False on the target: the visitor sees the call, the helper's body may live in another module."""
+    why = project.refusing_predicate(
+        finding.path, finding.line, finding.data["predicate"], finding.data["refusal_alternatives"]
+    )
+    if why is None:
+        return False
+    finding.data["why_false"] = why
+    return True
 
 
 _BUILTIN_RULES = ("PT000", "PT001")
