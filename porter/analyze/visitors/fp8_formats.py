@@ -19,7 +19,6 @@ from porter.analyze.index import literal_value
 from porter.analyze.visitors import Hit, ModuleContext, register
 from porter.analyze.visitors.pytorch import (
     ALLOCATORS,
-    _ancestors,
     _enclosing_function,
     _in_main_block,
     descendants,
@@ -174,7 +173,7 @@ def _producing_role(ctx: ModuleContext, node: cst.CSTNode) -> str | None:
 
 def _declares_only(ctx: ModuleContext, node: cst.CSTNode, function: cst.FunctionDef) -> bool:
     """In a lambda or a decorator of the function: a fake-tensor meta declaring the output, not the buffer."""
-    for ancestor in _ancestors(ctx, node):
+    for ancestor in ctx.ancestors(node):
         if ancestor is function:
             return False
         if isinstance(ancestor, (cst.Lambda, cst.Decorator)):

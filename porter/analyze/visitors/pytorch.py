@@ -76,7 +76,7 @@ def _calls_on_rocm(ctx: ModuleContext, node: cst.CSTNode) -> dict[str, Any]:
             for call in ctx.nodes(cst.Call)
             if _tail(call.func) == name
             and not only_on_cuda(ctx, call)
-            and all(a is not function for a in _ancestors(ctx, call))
+            and all(a is not function for a in ctx.ancestors(call))
         }
     )
     if not lines:
@@ -466,13 +466,6 @@ def _platform_exit(ctx: ModuleContext, comparison: cst.Comparison) -> dict[str, 
     return {"exit_note": ""}
 
 
-def _ancestors(ctx: ModuleContext, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    parent = ctx.parent(node)
-    while parent is not None:
-        yield parent
-        parent = ctx.parent(parent)
-
-
 _LOG_CALLS = {"info", "info_once", "warning", "warning_once", "warn", "warn_once", "debug", "print", "log"}
 
 
@@ -493,7 +486,7 @@ def _picks_atomic_add(ctx: ModuleContext, comparison: cst.Comparison) -> bool:
     check in vllm, sglang, gptqmodel): the branch meant for sm9x needs fp16/bf16 global atomic adds, which CDNA3/4
     have (global_atomic_pk_add_bf16 from gfx940 on), none of the Hopper features the message names
     (bench/real_code: 4 false of 4)."""
-    for ancestor in _ancestors(ctx, comparison):
+    for ancestor in ctx.ancestors(comparison):
         if isinstance(ancestor, cst.FunctionDef):
             return "atomic_add" in ancestor.name.value
         if isinstance(ancestor, cst.Assign) and any(
@@ -803,7 +796,7 @@ def _cuda_only_kernel_named(ctx: ModuleContext, comparison: cst.Comparison) -> s
         text = ctx.code_for(gate.body)
     else:
         function = _enclosing_function(ctx, comparison)
-        returned = any(isinstance(a, cst.Return) for a in _ancestors(ctx, comparison))
+        returned = any(isinstance(a, cst.Return) for a in ctx.ancestors(comparison))
         text = function.name.value if function is not None and returned else ""
     match = _CUDA_ONLY_KERNELS.search(text)
     if match is None or _TRITON_WORD.search(text):
@@ -1038,7 +1031,7 @@ def _all_params(params: cst.Parameters) -> list[cst.Param]:
 
 def _enclosing_function(ctx: ModuleContext, node: cst.CSTNode) -> cst.FunctionDef | None:
     """The innermost function holding `node`, None at module level."""
-    return next((a for a in _ancestors(ctx, node) if isinstance(a, cst.FunctionDef)), None)
+    return next((a for a in ctx.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
 
 
 def _forced_backend(ctx: ModuleContext, node: cst.CSTNode) -> cst.CSTNode:
