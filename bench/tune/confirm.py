@@ -55,12 +55,12 @@ def make_pairs(out: Path, split: str, scored: list[Path]) -> None:
     print(f"{len(pairs)} pairs -> {out}")
 
 
-def confirm(pairs_path: Path, out_dir: Path, rounds: int, idle_s: float, flush: str) -> None:
+def confirm(pairs_path: Path, out_dir: Path, rounds: int, idle_s: float, flush: str, lead_us: float) -> None:
     sys.path.insert(0, str(HERE))
     import torch  # noqa: E402 (on the GPU machine only)
     from sweep import TIMING, launch, make_operands, time_launch  # noqa: E402 (needs torch and triton)
 
-    TIMING.update(flush=flush)
+    TIMING.update(flush=flush, lead_us=lead_us)
 
     results = []
     for pair in json.loads(pairs_path.read_text(encoding="utf-8")):
@@ -86,6 +86,7 @@ def confirm(pairs_path: Path, out_dir: Path, rounds: int, idle_s: float, flush: 
         f"re-timed: geomean {math.exp(sum(logs) / len(logs)):.3f}, min {min(r['score'] for r in results):.3f} "
         f"over {len(results)} rows"
     )
+    out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "confirm.json").write_text(json.dumps(results), encoding="utf-8")
 
 
@@ -99,11 +100,12 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--idle-s", type=float, default=0.0, help="GPU idle before each timing (clock held)")
     parser.add_argument("--flush", choices=("write", "read"), default="write", help="how L2 is emptied (sweep.py)")
+    parser.add_argument("--lead-us", type=float, default=0.0, help="GPU spin before each timed launch (sweep.py)")
     args = parser.parse_args()
     if args.make:
         make_pairs(args.make, args.split, args.data)
     elif args.pairs and args.out:
-        confirm(args.pairs, args.out, args.rounds, args.idle_s, args.flush)
+        confirm(args.pairs, args.out, args.rounds, args.idle_s, args.flush, args.lead_us)
     else:
         parser.error("give --make FILE, or --pairs FILE --out DIR")
     return 0

@@ -1019,6 +1019,38 @@ BLIND19 = [  # taken 2026-12-04 (session 26) with the read flush and a 0.1 s idl
     ("b19_f32_rec_n256", 98304, 256, 512, "blind19", "fp32"),
     ("b19_f32_odd_all", 3300, 2700, 4500, "blind19", "fp32"),
 ]
+BLIND20 = [  # taken 2026-12-05 (session 28) with the read flush, a 0.1 s idle after long timings and a 200 us GPU spin before
+    # each timed launch (--lead-us, launch_gap.py); scored once (split "blind20") after the model is final: Llama-3.1-405B,
+    # Mistral-Large, Qwen2.5-72B, Baichuan2-13B, InternLM2-20B, DeepSeek-V2-Lite and Qwen3-235B experts, rec MLPs, off-grid
+    ("b20_bf_decode_qkv", 1, 18432, 16384, "blind20", "bf16"),
+    ("b20_bf_m56_down", 56, 5120, 13696, "blind20", "bf16"),
+    ("b20_bf_m288_moe", 288, 2816, 2048, "blind20", "bf16"),
+    ("b20_bf_m1536_up", 1536, 29568, 8192, "blind20", "bf16"),
+    ("b20_bf_m12288_o", 12288, 4096, 4096, "blind20", "bf16"),
+    ("b20_bf_rec_n640", 65536, 640, 1024, "blind20", "bf16"),
+    ("b20_bf_odd_mn", 3000, 5000, 4096, "blind20", "bf16"),
+    ("b20_h_decode_up", 1, 27392, 5120, "blind20", "fp16"),
+    ("b20_h_m8_o", 8, 8192, 8192, "blind20", "fp16"),
+    ("b20_h_m480_moe", 480, 2048, 1408, "blind20", "fp16"),
+    ("b20_h_m2048_qkv", 2048, 7168, 6144, "blind20", "fp16"),
+    ("b20_h_m20480_down", 20480, 4096, 6144, "blind20", "fp16"),
+    ("b20_h_rec_n128", 131072, 128, 768, "blind20", "fp16"),
+    ("b20_h_odd_k", 4096, 4096, 3333, "blind20", "fp16"),
+    ("b20_f8_decode_o", 1, 16384, 16384, "blind20", "fp8"),
+    ("b20_f8_m16_up", 16, 28672, 12288, "blind20", "fp8"),
+    ("b20_f8_m128_moe", 128, 2048, 1408, "blind20", "fp8"),
+    ("b20_f8_m352_moe", 352, 3072, 4096, "blind20", "fp8"),
+    ("b20_f8_m1024_qkv", 1024, 18432, 16384, "blind20", "fp8"),
+    ("b20_f8_m65536_o", 65536, 4096, 4096, "blind20", "fp8"),
+    ("b20_f8_odd_mk", 3100, 6144, 2200, "blind20", "fp8"),
+    ("b20_f32_decode_down", 1, 5120, 13824, "blind20", "fp32"),
+    ("b20_f32_m24_qkv", 24, 6144, 4096, "blind20", "fp32"),
+    ("b20_f32_m320_moe", 320, 2048, 1408, "blind20", "fp32"),
+    ("b20_f32_m4096_o", 4096, 5120, 5120, "blind20", "fp32"),
+    ("b20_f32_m32768_up", 32768, 2816, 2048, "blind20", "fp32"),
+    ("b20_f32_rec_n512", 131072, 512, 256, "blind20", "fp32"),
+    ("b20_f32_odd_n", 2048, 3500, 4096, "blind20", "fp32"),
+]
 SUITES = {
     "full": SHAPES,
     "fresh": FRESH,
@@ -1048,6 +1080,7 @@ SUITES = {
     "blind17": BLIND17,
     "blind18": BLIND18,
     "blind19": BLIND19,
+    "blind20": BLIND20,
 }
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")  # the default; cal4 and blind3 were run with --dtypes fp16,fp32
@@ -1153,7 +1186,15 @@ _FLUSH_SINK = None
 
 # how a sweep times, set once from the command line: --flush (sweeps before blind18 wrote, zero_, as
 # triton.testing.do_bench does), --idle-s / --idle-above-ms, --second-pass-below-ms
-TIMING = {"flush": "write", "idle_s": 0.0, "idle_above_ms": 0.3, "second_pass_below_ms": 0.0}
+TIMING = {
+    "flush": "write",
+    "idle_s": 0.0,
+    "idle_above_ms": 0.3,
+    "second_pass_below_ms": 0.0,
+    "lead_us": 0.0,
+    "max_reps": 25,
+}
+SPIN_CYCLES_PER_US = 1980  # the H200's top SM clock: torch.cuda._sleep counts clock cycles
 
 
 def flush_l2() -> None:
@@ -1162,18 +1203,19 @@ def flush_l2() -> None:
     Writing the 256 MB buffer leaves L2 full of dirty lines, which the timed kernel then pays to write back:
     ~9 us or ~20-27 us for the same 9 us fp8 kernel, round to round (data/confirm_blind17.json, b17_f8_m160_moe).
     Reading it leaves clean lines that are dropped for free."""
+    global _FLUSH, _FLUSH_SINK
+    if _FLUSH is None:
+        _FLUSH = torch.zeros(256 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
+        _FLUSH_SINK = torch.zeros((), dtype=torch.int32, device="cuda")
     if TIMING["flush"] == "read":
         torch.amax(_FLUSH, dim=0, out=_FLUSH_SINK)
     else:
         _FLUSH.zero_()
 
 
-def time_launch(fn, budget_ms: float, max_reps: int = 25) -> float:
+def time_launch(fn, budget_ms: float, max_reps: int | None = None) -> float:
     """Median of per-launch CUDA-event times, L2 flushed before each launch."""
-    global _FLUSH, _FLUSH_SINK
-    if _FLUSH is None:
-        _FLUSH = torch.zeros(256 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
-        _FLUSH_SINK = torch.zeros((), dtype=torch.int32, device="cuda")
+    max_reps = max_reps or TIMING["max_reps"]
     fn()
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -1186,6 +1228,10 @@ def time_launch(fn, budget_ms: float, max_reps: int = 25) -> float:
     events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
     for s, e in events:
         flush_l2()
+        if TIMING["lead_us"]:
+            # the GPU spins while the CPU queues the start event and the launch: without it, a kernel shorter than
+            # Triton's Python launch path can start after its start event by the launch's CPU time (launch_gap.py)
+            torch.cuda._sleep(int(TIMING["lead_us"] * SPIN_CYCLES_PER_US))
         s.record()
         fn()
         e.record()
@@ -1301,6 +1347,8 @@ def main() -> int:
         "--second-pass-below-ms", type=float, default=0.0, help="time every config twice where a row's best is shorter"
     )
     parser.add_argument("--flush", choices=("write", "read"), default="write", help="how L2 is emptied before a timing")
+    parser.add_argument("--lead-us", type=float, default=0.0, help="GPU spin before each timed launch (launch_gap.py)")
+    parser.add_argument("--max-reps", type=int, default=25, help="timed launches per config at most")
     parser.add_argument("--config-stride", type=int, default=1, help="time every n-th config only (smoke runs)")
     args = parser.parse_args()
     TIMING.update(
@@ -1308,7 +1356,10 @@ def main() -> int:
         idle_s=args.idle_s,
         idle_above_ms=args.idle_above_ms,
         second_pass_below_ms=args.second_pass_below_ms,
+        lead_us=args.lead_us,
+        max_reps=args.max_reps,
     )
+    os.makedirs(args.out, exist_ok=True)
     t0 = time.time()
     deadline = t0 + args.budget_s
     configs = all_configs()
@@ -1358,6 +1409,8 @@ def main() -> int:
         "idle_above_ms": args.idle_above_ms,
         "second_pass_below_ms": args.second_pass_below_ms,
         "flush": args.flush,
+        "lead_us": args.lead_us,
+        "max_reps": args.max_reps,
     }
     for (name, m, n, k, split), dtype in jobs:
         if time.time() > deadline:
