@@ -53,6 +53,7 @@ DATA = [
         "h200_blind17.json",
         "h200_blind18.json",
         "h200_blind19.json",
+        "h200_blind20.json",
     )
 ]
 # Every row of DATA whose best was under 50 us, re-timed in session 26 with L2 emptied by a read (sweep.py --flush
@@ -106,8 +107,8 @@ def main() -> int:
     parser.add_argument(
         "--split",
         nargs="+",
-        default=[*HELD_OUT_SPLITS, "cal5", "cal6", "cal7", "blind16", "blind17", "blind18", "blind19"],
-        help="cal, val, fresh, blind, blind2, blind3, blind4, blind5, blind6, blind7, blind8, cal5, blind9, blind10, cal6, blind11, blind12, blind13, blind14, blind15, cal7, blind16, blind17, blind18, blind19",
+        default=[*HELD_OUT_SPLITS, "cal5", "cal6", "cal7", "blind16", "blind17", "blind18", "blind19", "blind20"],
+        help="cal, val, fresh, blind, blind2, blind3, blind4, blind5, blind6, blind7, blind8, cal5, blind9, blind10, cal6, blind11, blind12, blind13, blind14, blind15, cal7, blind16, blind17, blind18, blind19, blind20",
     )
     parser.add_argument("--rows", action="store_true", help="print the per-shape scores too")
     args = parser.parse_args()
