@@ -99,6 +99,8 @@ def estimate(values: dict[str, Val], kernel: KernelInfo | None, target) -> Estim
         return est
     # operand dtype unknown: over only if even 1-byte operands are, fits only if 4-byte ones do
     est.formula += " (operand dtype not visible: 2 bytes assumed)"
+    if target.triton.get("narrow_loads_lds") == "larger_tile":
+        return _one_tile(est, m, n, k, target)
     est.lds_ok = (
         False
         if low_stages * elements > target.lds_bytes
@@ -106,6 +108,19 @@ def estimate(values: dict[str, Val], kernel: KernelInfo | None, target) -> Estim
         if stages * elements * 4 <= target.lds_bytes
         else None
     )
+    return est
+
+
+def _one_tile(est: Estimate, m: int, n: int, k: int, target) -> Estimate:
+    """A target whose pipeliner keeps 1-2 byte tiles in one buffer of the larger tile (gfx942, Triton 3.9;
+    specs.yaml narrow_loads_lds): the 2 bytes assumed for an unseen dtype mean that one buffer, not a buffer per
+    stage. Over only if even that buffer at 1 byte is; fits if it fits at 2 bytes (4-byte loads, pipelined per
+    stage, are what the source would have to show)."""
+    tile = max(m, n) * k
+    est.lds_bytes = est.lds_bytes_low = tile * names.ASSUMED_ELEM_BYTES
+    est.formula = f"max({m}x{k}, {k}x{n}) x {names.ASSUMED_ELEM_BYTES} B (operand dtype not visible: 2 bytes assumed; "
+    est.formula += f"{target.name} holds 1-2 byte tiles in one buffer)"
+    est.lds_ok = False if tile > target.lds_bytes else True if est.lds_bytes <= target.lds_bytes else None
     return est
 
 
