@@ -4,7 +4,8 @@ reads the real figures from the kernel compiled for the target.
 LDS of a pipelined GEMM: num_stages x (BLOCK_M x BLOCK_K + BLOCK_K x BLOCK_N) x element bytes. On
 gfx950 with Triton 3.9 this is what the compiler allocates (shared/reference/measured.md); AMD's
 stream pipeliner has also been reported at (num_stages - 1) x (...), and gfx942 allocates far less
-for the same configs in 3.9. `lds_bytes_low` is the (stages - 1) figure.
+for the same configs in 3.9: one buffer of the larger tile for 1-2 byte loads (specs.yaml narrow_loads_lds),
+used when the source does not show the operand dtype. `lds_bytes_low` is the (stages - 1) figure.
 """
 
 from __future__ import annotations
