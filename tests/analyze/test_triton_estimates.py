@@ -50,8 +50,8 @@ def test_lds_estimate_128x128x64(target, stages, lds_ok):
 @pytest.mark.parametrize(
     "target, stages, lds_ok",
     [
-        ("mi300x", 4, None),  # 2-byte guess over, but 1-byte operands (fp8/int8) would fit: unknown
-        ("mi300x", 8, False),  # even 1-byte operands need 112 KiB for 7 stages: over whatever the dtype
+        ("mi350x", 5, None),  # 2-byte guess over, but 1-byte operands (fp8/int8) would fit: unknown
+        ("mi350x", 12, False),  # even 1-byte operands need 176 KiB for 11 stages: over whatever the dtype
         ("mi350x", 2, True),  # 128 KiB at 4 bytes fits 160 KiB: fine whatever the dtype
     ],
 )
@@ -61,6 +61,24 @@ def test_lds_estimate_with_operand_dtype_unknown(target, stages, lds_ok):
     assert kernel.elem_bytes is None and kernel.elem_bytes_source.startswith("unknown")
     assert est.lds_ok is lds_ok
     assert est.lds_bytes == stages * (128 * 64 + 64 * 128) * 2 and "2 bytes assumed" in est.formula
+
+
+@pytest.mark.parametrize(
+    "blocks, lds_ok",
+    [
+        ("'BLOCK_M': 128, 'BLOCK_N': 256, 'BLOCK_K': 64", True),  # one 32 KiB buffer, whatever the stages
+        ("'BLOCK_M': 256, 'BLOCK_N': 128, 'BLOCK_K': 256", None),  # 128 KiB at 2 bytes, 64 KiB at 1 byte
+        ("'BLOCK_M': 256, 'BLOCK_N': 256, 'BLOCK_K': 512", False),  # over even at 1 byte
+    ],
+)
+def test_gfx942_keeps_narrow_tiles_in_one_buffer(blocks, lds_ok):
+    """Triton 3.9 on gfx942 (specs.yaml narrow_loads_lds): an unseen dtype is taken as the 2 bytes assumed,
+    which that pipeliner holds in one buffer of the larger tile, not one per stage."""
+    config, kernel = only_config(gemm(blocks, "num_stages=4"))
+    est = estimate_config(config, kernel, get_target("mi300x"))
+    m, n, k = (est.blocks[d][1] for d in "MNK")
+    assert est.lds_bytes == est.lds_bytes_low == max(m, n) * k * 2 and est.lds_ok is lds_ok
+    assert est.formula.startswith(f"max({m}x{k}, {k}x{n}) x 2 B")
 
 
 def _dot_kernel(body: str, params: str = "a_ptr, b_ptr") -> str:
@@ -136,7 +154,7 @@ def test_threads_against_wave_size():
 
 def test_default_num_warps_and_kernel_default_block():
     config, kernel = only_config(gemm("'BLOCK_M': 64, 'BLOCK_N': 64", "num_stages=2"))
-    est = estimate_config(config, kernel, get_target("mi300x"))
+    est = estimate_config(config, kernel, get_target("mi350x"))
     assert est.num_warps == 4 and est.threads == 256
     assert est.blocks["K"] == ["BLOCK_K", 32]  # from the kernel's constexpr default
     assert est.lds_bytes == 2 * (64 * 32 + 32 * 64) * 2

@@ -39,7 +39,10 @@ EXCERPT = BENCH / "excerpt"
 # the `else` of `if SPLIT_K == 1:` under 9 configs that all set SPLIT_K = 1, is not reached and relabelled false (as
 # held_out4's fbgemm labels judge the same code): mi300x 23 / 0 / 23, mi350x 21 / 0 / 16.
 # Both: mi300x 23 / 0 / 16, mi350x 21 / 0 / 9.
-FLOORS = {"mi300x": (1.0, 38), "mi350x": (1.0, 29)}  # PT102 opt-in (prec25) took one debatable label per target
+# lmdeploy and megatron-core re-stored with branch dev8-cfg (gfx942 holds 1-2 byte tiles in one LDS buffer, Triton
+# 3.9): lmdeploy's four int8 w8a8 PT107 findings (relabelled false: 32 KiB compiled for gfx942) and two debatable
+# fused_lora ones are no longer reported on mi300x: mi300x 19 / 0 / 13, mi350x 21 / 0 / 8.
+FLOORS = {"mi300x": (1.0, 32), "mi350x": (1.0, 29)}  # PT102 opt-in (prec25) took one debatable label per target
 LABEL_CAP_PER_RULE = (
     36  # ~20 per rule; more where a rule changed (PT107: its gone labels stay, new findings got their own)
 )

@@ -4,7 +4,8 @@ reads the real figures from the kernel compiled for the target.
 LDS of a pipelined GEMM: num_stages x (BLOCK_M x BLOCK_K + BLOCK_K x BLOCK_N) x element bytes. On
 gfx950 with Triton 3.9 this is what the compiler allocates (shared/reference/measured.md); AMD's
 stream pipeliner has also been reported at (num_stages - 1) x (...), and gfx942 allocates far less
-for the same configs in 3.9. `lds_bytes_low` is the (stages - 1) figure.
+for the same configs in 3.9: one buffer of the larger tile for 1-2 byte loads (specs.yaml narrow_loads_lds),
+used when the source does not show the operand dtype. `lds_bytes_low` is the (stages - 1) figure.
 """
 
 from __future__ import annotations
@@ -99,6 +100,8 @@ def estimate(values: dict[str, Val], kernel: KernelInfo | None, target) -> Estim
         return est
     # operand dtype unknown: over only if even 1-byte operands are, fits only if 4-byte ones do
     est.formula += " (operand dtype not visible: 2 bytes assumed)"
+    if target.triton.get("narrow_loads_lds") == "larger_tile":
+        return _one_tile(est, m, n, k, target)
     est.lds_ok = (
         False
         if low_stages * elements > target.lds_bytes
@@ -106,6 +109,19 @@ def estimate(values: dict[str, Val], kernel: KernelInfo | None, target) -> Estim
         if stages * elements * 4 <= target.lds_bytes
         else None
     )
+    return est
+
+
+def _one_tile(est: Estimate, m: int, n: int, k: int, target) -> Estimate:
+    """A target whose pipeliner keeps 1-2 byte tiles in one buffer of the larger tile (gfx942, Triton 3.9;
+    specs.yaml narrow_loads_lds): the 2 bytes assumed for an unseen dtype mean that one buffer, not a buffer per
+    stage. Over only if even that buffer at 1 byte is; fits if it fits at 2 bytes (4-byte loads, pipelined per
+    stage, are what the source would have to show)."""
+    tile = max(m, n) * k
+    est.lds_bytes = est.lds_bytes_low = tile * names.ASSUMED_ELEM_BYTES
+    est.formula = f"max({m}x{k}, {k}x{n}) x {names.ASSUMED_ELEM_BYTES} B (operand dtype not visible: 2 bytes assumed; "
+    est.formula += f"{target.name} holds 1-2 byte tiles in one buffer)"
+    est.lds_ok = False if tile > target.lds_bytes else True if est.lds_bytes <= target.lds_bytes else None
     return est
 
 

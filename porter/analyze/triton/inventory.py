@@ -789,7 +789,7 @@ class _Builder:
             else:
                 launch = self._wrapped_launch(node) if node.args else None
             if launch is not None:
-                self.inv.launches.append(launch)
+                self.inv.launches.extend(self._table_entries(launch) or [launch])
         if kernels:
             self._operand_sizes()
             self._orphans()
@@ -1009,6 +1009,92 @@ class _Builder:
             meta_nodes=meta,
             guard=inv.guard_at(node),
         )
+
+    def _table_entries(self, launch: LaunchSite) -> list[LaunchSite] | None:
+        """`num_stages=configs[dtype]["num_stages"]` or `**configs[dtype]` over a dict literal of config dicts keyed
+        by a run-time value (persistent_matmul's per-dtype table, the batch-invariant matmul's): one launch per
+        entry, each with that entry's values and reported at its `"num_stages"` (the line a port changes). None
+        when the launch reads no such table."""
+        keywords = {**launch.option_nodes, **launch.meta_nodes}
+        picks = {k: p for k, p in ((k, _table_pick(v)) for k, v in keywords.items()) if p is not None}
+        splats = [s for s in (_table_splat(arg) for arg in launch.node.args) if s is not None]
+        reads = [(p[0], p[1]) for p in picks.values()] + splats
+        if len({(self.inv.code(name), self.inv.code(key)) for name, key in reads}) != 1:
+            return None  # no table, or two tables (or two keys) whose entries do not pair up
+        name, key = reads[0]
+        table = self._config_table(name)
+        if table is None or self.inv.fold(key).known:  # a known key: the folder picks its entry itself
+            return None
+        sites = []
+        for entry in table:
+            values = {k: v for k, v in _string_keyed(self.inv, entry) if k is not None}
+            nodes = {k: values.get(p[2]) for k, p in picks.items()} | (values if splats else {})
+            sites.append(self._entry_launch(launch, nodes, anchor=values.get("num_stages") or entry))
+        return sites
+
+    def _entry_launch(
+        self, launch: LaunchSite, nodes: dict[str, cst.BaseExpression | None], anchor: cst.CSTNode
+    ) -> LaunchSite:
+        """The launch with one table entry's values (a key the entry lacks is unknown there)."""
+        options, option_nodes = dict(launch.options), dict(launch.option_nodes)
+        meta, meta_nodes = dict(launch.meta), dict(launch.meta_nodes)
+        for keyword, node in nodes.items():
+            val, where = UNKNOWN if node is None else self.inv.fold(node), node or _keyword_node(launch, keyword)
+            if keyword in names.LAUNCH_OPTIONS:
+                options[keyword], option_nodes[keyword] = val, where
+            else:
+                meta[keyword], meta_nodes[keyword] = val, where
+        return dataclasses.replace(
+            launch, options=options, option_nodes=option_nodes, meta=meta, meta_nodes=meta_nodes, anchor=anchor
+        )
+
+    def _config_table(self, name: cst.Name) -> list[cst.Dict] | None:
+        """The entries of the one dict literal of dict literals bound to `name` (local or module); None otherwise."""
+        bound = self.inv.assignments(name)
+        if not bound or len(bound) != 1 or not isinstance(bound[0], cst.Dict) or not bound[0].elements:
+            return None
+        entries = [e.value for e in bound[0].elements if isinstance(e, cst.DictElement)]
+        if len(entries) != len(bound[0].elements) or not all(isinstance(e, cst.Dict) for e in entries):
+            return None
+        return cast("list[cst.Dict]", entries)
+
+
+def _table_pick(value: cst.CSTNode) -> tuple[cst.Name, cst.BaseExpression, str] | None:
+    """(table, run-time key, entry key) of `table[key]["entry key"]`; None for any other expression."""
+    if not isinstance(value, cst.Subscript) or not isinstance(value.value, cst.Subscript):
+        return None
+    inner = value.value
+    if not isinstance(inner.value, cst.Name) or len(inner.slice) != 1 or len(value.slice) != 1:
+        return None
+    key, field_ = inner.slice[0].slice, value.slice[0].slice
+    if not isinstance(key, cst.Index) or not isinstance(field_, cst.Index):
+        return None
+    if not isinstance(field_.value, cst.SimpleString) or not isinstance(field_.value.evaluated_value, str):
+        return None
+    return inner.value, key.value, field_.value.evaluated_value
+
+
+def _table_splat(arg: cst.Arg) -> tuple[cst.Name, cst.BaseExpression] | None:
+    """(table, run-time key) of a `**table[key]` argument; None for any other argument."""
+    value = arg.value
+    if arg.star != "**" or not isinstance(value, cst.Subscript) or not isinstance(value.value, cst.Name):
+        return None
+    if len(value.slice) != 1 or not isinstance(value.slice[0].slice, cst.Index):
+        return None
+    return value.value, value.slice[0].slice.value
+
+
+def _keyword_node(launch: LaunchSite, keyword: str) -> cst.CSTNode:
+    """The node a launch keyword was written at (the call itself for one a table entry adds)."""
+    return launch.option_nodes.get(keyword) or launch.meta_nodes.get(keyword) or launch.node
+
+
+def _string_keyed(inv, entry: cst.Dict) -> Iterator[tuple[str | None, cst.BaseExpression]]:
+    """(key, value node) of a config dict literal; the key None when it is not a literal string."""
+    for element in entry.elements:
+        if isinstance(element, cst.DictElement):
+            key = inv.fold(element.key).single
+            yield (key if isinstance(key, str) else None), element.value
 
 
 _WRAPPED_KEYS = ("num_warps", "num_stages", "waves_per_eu")

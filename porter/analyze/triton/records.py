@@ -140,6 +140,9 @@ class LaunchSite:
     meta: dict[str, Val]
     meta_nodes: dict[str, cst.CSTNode]
     guard: str | None = None
+    # where a finding about the whole config belongs when it is not the call: the entry of a per-dtype
+    # config table the launch reads (`configs[dtype]["num_stages"]`), the line a port changes
+    anchor: cst.CSTNode | None = None
 
     @property
     def span(self) -> Span:

@@ -423,7 +423,7 @@ def lds_budget(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         (
             inv.kernel(site.kernel),
             live_values(inv, {**site.meta, **site.options}, target),
-            site.node,
+            site.anchor or site.node,
             "launch",
             None,
             site.guard,
