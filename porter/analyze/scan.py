@@ -623,7 +623,9 @@ class ScanCache:
     def open(cls, directory: Path, ruleset, target, stats: ScanStats) -> ScanCache:
         fingerprint = str(getattr(ruleset, "fingerprint", "") or "")
         # the target's name and every fact of it: a corrected specs.yaml figure must not serve stale findings
-        key_text = "\0".join((str(CACHE_FORMAT), __version__, fingerprint, target.name, repr(target)))
+        key_text = "\0".join(
+            (str(CACHE_FORMAT), __version__, _analyzer_fingerprint(), fingerprint, target.name, repr(target))
+        )
         cache = cls(directory, hashlib.sha256(key_text.encode()).hexdigest()[:24], stats)
         cache.entries = cache._load()
         return cache
@@ -698,6 +700,18 @@ class ScanCache:
             _prune_old_cache_files(self.directory, keep=self.file)
         except OSError as error:
             self.stats.notes.append(f"cache not written ({self.directory}): {error.strerror or error}")
+
+
+@functools.lru_cache(maxsize=1)
+def _analyzer_fingerprint() -> str:
+    """The sha256 of porter's own Python sources: an edited analyzer (an editable install, a patched wheel) keeps its
+    version number, and must not be served the findings of the code it replaced."""
+    package = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for source in sorted(package.rglob("*.py")):
+        digest.update(source.relative_to(package).as_posix().encode() + b"\0")
+        digest.update(source.read_bytes())
+    return digest.hexdigest()
 
 
 @functools.lru_cache(maxsize=1)

@@ -62,6 +62,15 @@ def test_cache_is_keyed_by_target_and_rule_set(tmp_path, ruleset, tmp_path_facto
     assert scan_tree(tmp_path, "mi300x", fewer_rules, jobs=1).stats.cache_hits == 0
 
 
+def test_cache_is_keyed_by_the_analyzer_code(tmp_path, ruleset, monkeypatch):
+    """An edited analyzer keeps porter's version; its scans must not read the findings of the code it replaced."""
+    write_tree(tmp_path)
+    scan_tree(tmp_path, "mi350x", ruleset, jobs=1)
+    assert scan_tree(tmp_path, "mi350x", ruleset, jobs=1).stats.cache_hits > 0
+    monkeypatch.setattr(scan_module, "_analyzer_fingerprint", lambda: "another analyzer")
+    assert scan_tree(tmp_path, "mi350x", ruleset, jobs=1).stats.cache_hits == 0
+
+
 def test_corrupt_cache_is_ignored_and_rewritten(tmp_path, ruleset):
     write_tree(tmp_path)
     cold = scan_tree(tmp_path, "mi350x", ruleset, jobs=1)
