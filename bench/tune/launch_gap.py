@@ -22,7 +22,20 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
+def events_us(work) -> float:
+    """GPU time (us) between two CUDA events recorded around `work`, waited for."""
+    import torch
+
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    work()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) * 1000
+
+
 def event_times(fn, reps: int, lead_us: float) -> list[float]:
+    """Per-launch event times as sweep.py takes them, the flush (and the spin, with lead_us) before each."""
     import torch
     from sweep import SPIN_CYCLES_PER_US, flush_l2
 
@@ -31,12 +44,7 @@ def event_times(fn, reps: int, lead_us: float) -> list[float]:
         flush_l2()
         if lead_us:
             torch.cuda._sleep(int(lead_us * SPIN_CYCLES_PER_US))
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1000)
+        times.append(events_us(fn))
     return times
 
 
@@ -54,18 +62,9 @@ def profiler_times(fn, reps: int) -> list[float]:
 
 
 def flush_time_us(reps: int = 10) -> float:
-    import torch
     from sweep import flush_l2
 
-    times = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        flush_l2()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1000)
-    return statistics.median(times)
+    return statistics.median(events_us(flush_l2) for _ in range(reps))
 
 
 def cpu_launch_us(fn, reps: int = 50) -> float:
