@@ -48,7 +48,7 @@ LINES_FILE = HERE / "lines.json"
 CLASSES_FILE = HERE / "hunk_classes.yaml"  # dev pairs
 # held-out splits of port pairs; from held_out3 on, each is classified from the diff alone before porter runs on it
 # (held_out's pairs are not classified)
-HELD_OUT_SPLITS = ("held_out", "held_out3", "held_out5", "held_out6", "held_out7", "held_out8", "held_out10")
+HELD_OUT_SPLITS = ("held_out", "held_out3", "held_out5", "held_out6", "held_out7", "held_out8")
 CLASSIFIED_HELD_OUT_SPLITS = HELD_OUT_SPLITS[1:]
 
 
