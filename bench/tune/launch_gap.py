@@ -36,14 +36,12 @@ def events_us(work) -> float:
 
 def event_times(fn, reps: int, lead_us: float) -> list[float]:
     """Per-launch event times as sweep.py takes them, the flush (and the spin, with lead_us) before each."""
-    import torch
-    from sweep import SPIN_CYCLES_PER_US, flush_l2
+    from sweep import flush_l2, gpu_spin
 
     times = []
     for _ in range(reps):
         flush_l2()
-        if lead_us:
-            torch.cuda._sleep(int(lead_us * SPIN_CYCLES_PER_US))
+        gpu_spin(lead_us)
         times.append(events_us(fn))
     return times
 

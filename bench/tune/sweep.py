@@ -1213,6 +1213,13 @@ def flush_l2() -> None:
         _FLUSH.zero_()
 
 
+def gpu_spin(us: float) -> None:
+    """Keep the GPU busy for `us` while the CPU queues a start event and a launch: without it, a kernel shorter than
+    Triton's Python launch path can start after its start event by the launch's CPU time (launch_gap.py)."""
+    if us:
+        torch.cuda._sleep(int(us * SPIN_CYCLES_PER_US))
+
+
 def time_launch(fn, budget_ms: float, max_reps: int | None = None) -> float:
     """Median of per-launch CUDA-event times, L2 flushed before each launch."""
     max_reps = max_reps or TIMING["max_reps"]
@@ -1228,10 +1235,7 @@ def time_launch(fn, budget_ms: float, max_reps: int | None = None) -> float:
     events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
     for s, e in events:
         flush_l2()
-        if TIMING["lead_us"]:
-            # the GPU spins while the CPU queues the start event and the launch: without it, a kernel shorter than
-            # Triton's Python launch path can start after its start event by the launch's CPU time (launch_gap.py)
-            torch.cuda._sleep(int(TIMING["lead_us"] * SPIN_CYCLES_PER_US))
+        gpu_spin(TIMING["lead_us"])
         s.record()
         fn()
         e.record()

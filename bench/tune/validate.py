@@ -56,12 +56,12 @@ DATA = [
         "h200_blind20.json",
     )
 ]
-# Every row of DATA whose best was under 50 us, re-timed in session 26 with L2 emptied by a read (sweep.py --flush
-# read): a write-flush leaves dirty lines the next 10-30 us kernel writes back, 1-3x its time round to round. A row's
-# split field there names the sweep it came from.
-# Every row of DATA whose best was under 60 us, timed again in session 28 with a 200 us GPU spin before each timed
-# launch (sweep.py --lead-us): without it, Triton's 25-50 us Python launch path can land between the start event and
-# the kernel (launch_gap.py), adding up to ~40 us to a 5-10 us kernel. Preferred over the session-26 re-timing.
+# Short rows of DATA timed again, the first file preferred; a row's split field there names the sweep it came from:
+# - every row whose best was under 60 us, in session 28 with a 200 us GPU spin before each timed launch (sweep.py
+#   --lead-us): without it, Triton's 25-50 us Python launch path can land between the start event and the kernel
+#   (launch_gap.py), adding up to ~40 us to a 5-10 us kernel;
+# - every row whose best was under 50 us, in session 26 with L2 emptied by a read (--flush read): a write-flush leaves
+#   dirty lines the next 10-30 us kernel writes back, 1-3x its time round to round.
 RETIMED = (
     ROOT / "bench" / "tune" / "data" / "h200_lead_short.json",
     ROOT / "bench" / "tune" / "data" / "h200_retime_short.json",
@@ -69,7 +69,7 @@ RETIMED = (
 
 
 def sweep_rows(paths: list[Path]) -> list[tuple[str, Row]]:
-    """(sweep name, row) of every row of the given sweeps, the short ones replaced by their read-flush re-timing."""
+    """(sweep name, row) of every row of the given sweeps, the short ones replaced by their re-timing."""
     retimed = {}
     for path in reversed(RETIMED):  # the first file wins
         if path.exists():
