@@ -19,7 +19,7 @@ memory over the limit, or a small-tile config on a large-M shape).
 dtypes: bf16, fp16, fp8 (e4m3, B column-major, C bf16) and fp32 (fp32 operands and C, tl.dot's default
 input_precision "tf32"; cuBLAS timed with TF32 allowed).
 
-Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8|blind17|blind18|blind19]
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8|blind17|blind18|blind19|blind20|blind21]
        [--shapes data/retime_short_shapes.json]
        [--dtypes bf16,fp8] [--budget-s 480] [--workers 16] [--idle-s 0.1 --idle-above-ms 0.3]
 """
@@ -1051,6 +1051,38 @@ BLIND20 = [  # taken 2026-12-05 (session 28) with the read flush, a 0.1 s idle a
     ("b20_f32_rec_n512", 131072, 512, 256, "blind20", "fp32"),
     ("b20_f32_odd_n", 2048, 3500, 4096, "blind20", "fp32"),
 ]
+BLIND21 = [  # taken 2026-12-05 (session 29) like blind20 (read flush, 0.1 s idle, 200 us GPU spin before each timed launch),
+    # before any model change of the session; scored once (split "blind21") after the model is final: Falcon-40B, DBRX and
+    # Mixtral-8x22B experts, Phi-3-medium, GPT-J, Gemma-7B, Nemotron-15B, rec MLPs, off-grid sizes
+    ("b21_bf_decode_up", 1, 32768, 8192, "blind21", "bf16"),
+    ("b21_bf_m24_o", 24, 8192, 8192, "blind21", "bf16"),
+    ("b21_bf_m224_moe", 224, 10752, 6144, "blind21", "bf16"),
+    ("b21_bf_m3072_down", 3072, 4096, 16384, "blind21", "bf16"),
+    ("b21_bf_m24576_qkv", 24576, 9216, 8192, "blind21", "bf16"),
+    ("b21_bf_rec_n192", 98304, 192, 1536, "blind21", "bf16"),
+    ("b21_bf_odd_nk", 6000, 3001, 2047, "blind21", "bf16"),
+    ("b21_h_decode_down", 1, 6144, 16384, "blind21", "fp16"),
+    ("b21_h_m40_up", 40, 24576, 3072, "blind21", "fp16"),
+    ("b21_h_m640_moe", 640, 16384, 6144, "blind21", "fp16"),
+    ("b21_h_m6144_o", 6144, 3072, 3072, "blind21", "fp16"),
+    ("b21_h_m57344_up", 57344, 16384, 4096, "blind21", "fp16"),
+    ("b21_h_rec_n1536", 32768, 1536, 640, "blind21", "fp16"),
+    ("b21_h_odd_mn", 2222, 7777, 4096, "blind21", "fp16"),
+    ("b21_f8_decode_qkv", 1, 10240, 6144, "blind21", "fp8"),
+    ("b21_f8_m12_down", 12, 3072, 24576, "blind21", "fp8"),
+    ("b21_f8_m256_moe", 256, 16384, 6144, "blind21", "fp8"),
+    ("b21_f8_m1536_o", 1536, 8192, 8192, "blind21", "fp8"),
+    ("b21_f8_m16384_down", 16384, 5120, 17920, "blind21", "fp8"),
+    ("b21_f8_rec_n384", 131072, 384, 768, "blind21", "fp8"),
+    ("b21_f8_odd_k", 4096, 6144, 1800, "blind21", "fp8"),
+    ("b21_f32_decode_up", 1, 16384, 4096, "blind21", "fp32"),
+    ("b21_f32_m56_o", 56, 6144, 6144, "blind21", "fp32"),
+    ("b21_f32_m448_moe", 448, 6144, 2048, "blind21", "fp32"),
+    ("b21_f32_m1024_down", 1024, 3072, 24576, "blind21", "fp32"),
+    ("b21_f32_m16384_qkv", 16384, 3584, 3072, "blind21", "fp32"),
+    ("b21_f32_rec_n768", 65536, 768, 384, "blind21", "fp32"),
+    ("b21_f32_odd_all", 1777, 2999, 3111, "blind21", "fp32"),
+]
 SUITES = {
     "full": SHAPES,
     "fresh": FRESH,
@@ -1081,6 +1113,7 @@ SUITES = {
     "blind18": BLIND18,
     "blind19": BLIND19,
     "blind20": BLIND20,
+    "blind21": BLIND21,
 }
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")  # the default; cal4 and blind3 were run with --dtypes fp16,fp32
