@@ -239,7 +239,7 @@ class Project:
             imports: dict[str, set[str]] = {}
             importers: dict[str, set[str]] = {}
             for module_path, facts in self.facts.items():
-                found = (self.locate(qualified) for qualified in facts.get("imports", {}).values())
+                found = (self.locate(qualified) for qualified in facts.get("imported", ()))
                 deps = {self.path_of[f[0]] for f in found if f and self.path_of.get(f[0])} - {module_path}
                 imports[module_path] = deps
                 for dep in deps:

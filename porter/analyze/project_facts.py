@@ -3,6 +3,8 @@
 A module's facts are plain JSON (cached beside the scan's findings, keyed by the file's sha256):
 
   imports  local name -> qualified name it is bound to (relative imports made absolute from the path)
+  imported every qualified name an import statement names, in any scope (the import graph's edges: `imports`
+           keeps a local name's first binding only)
   stars    modules imported with `from m import *` (absolute): names bound nowhere else are looked up there
   defs     module-level name -> source snippets that bind it (small functions, assignments)
   kernels  module-level functions decorated as Triton kernels (`@triton.jit`, `@triton.autotune`...)
@@ -40,7 +42,7 @@ from bisect import bisect_right
 from collections import Counter
 from typing import Any
 
-FACTS_FORMAT = 13  # 13: "instinct" (AMD's datacenter line, in the product name) is a platform word
+FACTS_FORMAT = 14  # 14: "imported", every module an import statement names (the import graph's edges)
 MAX_DEF_LINES = 60  # longer functions are not predicates: their value is not inferred
 MAX_SNIPPET = 400  # longer assignment values are not predicates either
 
@@ -99,6 +101,7 @@ def empty_facts(path: str) -> dict[str, Any]:
         "module": module_name(path),
         "package": path.endswith("__init__.py"),
         "imports": {},
+        "imported": [],
         "stars": [],
         "defs": {},
         "params": {},
@@ -237,15 +240,25 @@ class _Collector:
             for alias in node.names:
                 local = alias.asname or alias.name.split(".", 1)[0]
                 imports.setdefault(local, alias.name if alias.asname else local)
+                self._imported(alias.name)
             return
         base = self._absolute(node.module or "", node.level)
         if base is None:
             return
         for alias in node.names:
             if alias.name != "*":
-                imports.setdefault(alias.asname or alias.name, f"{base}.{alias.name}" if base else alias.name)
+                qualified = f"{base}.{alias.name}" if base else alias.name
+                imports.setdefault(alias.asname or alias.name, qualified)
+                self._imported(qualified)
             elif base and base not in self.facts["stars"]:
                 self.facts["stars"].append(base)
+                self._imported(base)
+
+    def _imported(self, qualified: str) -> None:
+        """Record an import's target for the import graph. `imports` binds each local name once, so two
+        functions importing `sparse_attn` from different modules would leave the second module unseen."""
+        if qualified not in self.facts["imported"]:
+            self.facts["imported"].append(qualified)
 
     def _absolute(self, module: str, level: int) -> str | None:
         if not level:

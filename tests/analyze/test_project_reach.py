@@ -293,6 +293,32 @@ def test_constexpr_flag_off_at_every_launch_compiles_its_branch_out():
     assert reach(exported, "pkg/ops.py", "no_launch")[0] == "target"  # the package's API: callers unknown
 
 
+def test_every_import_is_an_edge_of_the_import_graph_even_when_its_name_was_bound_before():
+    # seen on adasplash 0.2.2: two functions of `__init__` import `sparse_attn`, one from each kernel module; the
+    # second binding of the name is the only import of adasplash_v2, whose kernels the package does launch
+    kernels = """
+        import triton
+        @triton.jit
+        def unlaunched(x):
+            dead_code = 1
+    """
+    files = {
+        "pkg/__init__.py": """
+            def v1(x):
+                from .first import sparse_attn
+                return sparse_attn(x)
+            def v2(x):
+                from .second import sparse_attn
+                return sparse_attn(x)
+        """,
+        "pkg/first.py": kernels,
+        "pkg/second.py": kernels,
+    }
+    for module in ("pkg/first.py", "pkg/second.py"):  # imported, so an unlaunched kernel there runs nowhere
+        verdict, why = reach(files, module, "dead_code")
+        assert verdict == "nvidia_only" and "nothing in the project launches" in why
+
+
 def test_backend_class_enabled_by_a_platform_flag():
     # seen on fla 0.6.0: TileLang backends set `default_enable = IS_NVIDIA_HOPPER and ...`; their kernels
     # (another module, used only by the class's methods) never run on AMD
