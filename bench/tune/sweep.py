@@ -1051,9 +1051,10 @@ BLIND20 = [  # taken 2026-12-05 (session 28) with the read flush, a 0.1 s idle a
     ("b20_f32_rec_n512", 131072, 512, 256, "blind20", "fp32"),
     ("b20_f32_odd_n", 2048, 3500, 4096, "blind20", "fp32"),
 ]
-BLIND21 = [  # taken 2026-12-05 (session 29) like blind20 (read flush, 0.1 s idle, 200 us GPU spin before each timed launch),
-    # before any model change of the session; scored once (split "blind21") after the model is final: Falcon-40B, DBRX and
-    # Mixtral-8x22B experts, Phi-3-medium, GPT-J, Gemma-7B, Nemotron-15B, rec MLPs, off-grid sizes
+BLIND21 = [  # defined 2026-12-05 (session 29) before any model change; not swept yet (no H200 was lent that session):
+    # to be taken like blind20 (read flush, 0.1 s idle, 200 us GPU spin before each timed launch) and scored once (split
+    # "blind21") with the model of its day: Falcon-40B, DBRX and Mixtral-8x22B experts, Phi-3-medium, GPT-J, Gemma-7B,
+    # Nemotron-15B, rec MLPs, off-grid sizes
     ("b21_bf_decode_up", 1, 32768, 8192, "blind21", "bf16"),
     ("b21_bf_m24_o", 24, 8192, 8192, "blind21", "bf16"),
     ("b21_bf_m224_moe", 224, 10752, 6144, "blind21", "bf16"),
