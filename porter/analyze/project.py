@@ -166,14 +166,16 @@ def _within(module: str, prefixes: tuple[str, ...]) -> bool:
 
 
 class Project:
-    def __init__(self, facts: dict[str, dict], target, statements: ReachStatements | None = None) -> None:
+    def __init__(
+        self, facts: dict[str, dict], target, statements: ReachStatements | None = None, environment_unset: bool = False
+    ) -> None:
         self.facts = facts  # path -> facts
         self.target = target
         self.statements = statements or ReachStatements()
         self.path_of = {f["module"]: path for path, f in facts.items()}
         self.module_facts = {f["module"]: f for f in facts.values()}
         self._suffixes = _suffix_index(self.path_of)
-        self.evaluator = Evaluator(self, target)
+        self.evaluator = Evaluator(self, target, environment_unset)
         self._values: dict[tuple, Any] = {}
         self._spans: dict[tuple[str, str, int], Any] = {}  # (facts list, path, index) -> its source's value
         self._functions: dict[tuple[str, str], Reach] = {}
@@ -184,6 +186,9 @@ class Project:
         self._amd = target.vendor == "amd"
         self._off_target = "NVIDIA-only" if self._amd else "AMD-only"
         self._nvidia: Project | None = None
+        self._copies: dict[str, tuple[str, set[str]] | None] = {}  # path -> (original, kernels it shares) or None
+        self._homes: dict[str, list[str]] | None = None
+        self._by_default: Project | None = None  # the same code with the environment unset (opt-in switches off)
 
     # ---- names ------------------------------------------------------------------------------
     def locate(self, qualified: str) -> tuple[str, list[str]] | None:
@@ -578,7 +583,7 @@ class Project:
     # ---- reachability ----------------------------------------------------------------------
     def reach(self, path: str, line: int, column: int) -> Reach:
         """Does the code at (line, 1-based column) of `path` run on the target?"""
-        by_path = self._path_reach(path)
+        by_path = self._path_reach(path) or self._superseded(path)
         if by_path is not None:
             return by_path
         facts = self.facts.get(path)
@@ -605,6 +610,9 @@ class Project:
             elif value is not OPAQUE and value is not wanted:
                 why = f"runs only when `{test}` is {wanted}; on {self.target.name} it is {value}"
                 return Reach(NVIDIA_ONLY, why + _configured_note(facts, scope, test))
+            elif value is OPAQUE and truth(self._default_value("regions", path, index)) is (not wanted):
+                why = f"runs only when `{test}` is {wanted}, and it is {not wanted} while the environment variables "
+                unknown = unknown or Reach(UNKNOWN, why + "it reads are unset: only where a user opts in")
         for index, (l1, c1, l2, c2, _scope, value_text) in enumerate(facts.get("switches", ())):
             if not (l1, c1) <= point <= (l2, c2):
                 continue
@@ -614,6 +622,9 @@ class Project:
                 return Reach(
                     NVIDIA_ONLY, f"the option is set from `{value_text}`, which is False on {self.target.name}"
                 )
+            if value is OPAQUE and self._default_value("switches", path, index) is False:
+                why = f"the option is set from `{value_text}`, which is False while the environment variables it "
+                unknown = unknown or Reach(UNKNOWN, why + "reads are unset: only where a user opts in")
         for qualname, (start, end, kind, enum) in facts["scopes"].items():
             if not start <= line <= end:
                 continue
@@ -648,6 +659,45 @@ class Project:
             if fnmatch.fnmatch(path, pattern):
                 return Reach(NVIDIA_ONLY, f"matches nvidia_only_paths `{pattern}` in [tool.porter]")
         return self._import_reach(path)
+
+    def _superseded(self, path: str) -> Reach | None:
+        """A stale copy runs nowhere: a module nothing in the project imports, most of whose Triton kernels (two at
+        least) another module, one the project imports, defines under the same names (hip-attn's draft variants of
+        attention2_draft_prefetch.py). A module nothing imports is otherwise an entry point for outside callers."""
+        if path not in self._copies:
+            self._copies[path] = self._find_original(path)
+        original = self._copies[path]
+        if original is None:
+            return None
+        shared, total = len(original[1]), len(self.facts[path]["kernels"])
+        return Reach(
+            NVIDIA_ONLY,
+            f"a superseded copy: nothing in the project imports this module, and {shared} of its {total} Triton "
+            f"kernels are defined under the same names in {original[0]}, which the project imports",
+        )
+
+    def _find_original(self, path: str) -> tuple[str, set[str]] | None:
+        facts = self.facts.get(path) or {}
+        kernels = set(facts.get("kernels", ()))
+        importers = self._import_graph()[1]
+        if len(kernels) < 2 or facts.get("package") or importers.get(path):
+            return None
+        candidates: dict[str, set[str]] = {}
+        for kernel in kernels:
+            for other in self._kernel_homes().get(kernel, ()):
+                if other != path and importers.get(other):
+                    candidates.setdefault(other, set()).add(kernel)
+        best = max(sorted(candidates.items()), key=lambda item: len(item[1]), default=None)
+        return best if best is not None and 2 * len(best[1]) > len(kernels) else None
+
+    def _kernel_homes(self) -> dict[str, list[str]]:
+        """Triton kernel name -> the modules defining one by that name."""
+        if self._homes is None:
+            self._homes = {}
+            for path, facts in self.facts.items():
+                for kernel in facts.get("kernels", ()):
+                    self._homes.setdefault(kernel, []).append(path)
+        return self._homes
 
     def _import_reach(self, path: str) -> Reach | None:
         """NVIDIA-only when the module imports an NVIDIA-only library whenever it loads."""
@@ -696,6 +746,14 @@ class Project:
         if verdict.reach != NVIDIA_ONLY:
             return None
         return Reach(ROCM_ONLY, f"written for AMD, it does not run on {self._nvidia.target.name}: {verdict.reason}")
+
+    def _default_value(self, kind: str, path: str, index: int) -> Any:
+        """The value of a span the target leaves undecided when no environment variable is set: an opt-in switch
+        (fairchem's `SCT_CHUNK = int(os.environ.get("UMA_NITRO_SCT_CHUNK", "0"))`) is off. Only the environment
+        differs between the two evaluations, so a decided value here comes from a variable's default."""
+        if self._by_default is None:
+            self._by_default = Project(self.facts, self.target, self.statements, environment_unset=True)
+        return self._by_default._span_value(kind, path, index)
 
     def _span_value(self, kind: str, path: str, index: int) -> Any:
         """The value on the target of the source a span of the facts records, in its scope: a region's test

@@ -282,6 +282,38 @@ _BINARY: dict[type, Callable[[Any, Any], Any]] = {
 _STR_METHODS = {"startswith", "endswith", "lower", "upper", "split", "strip", "replace", "find", "partition"}
 
 
+# Variables a launcher, a scheduler or the system sets: their defaults say nothing about what runs by default.
+_PROVIDED_ENV = re.compile(
+    r"(RANK|LOCAL_RANK|GROUP_RANK|ROLE_RANK|WORLD_SIZE|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|HOME|PATH|USER|"
+    r"HOSTNAME|PYTHONPATH|LD_LIBRARY_PATH|TMPDIR|VIRTUAL_ENV|\w*_VISIBLE_DEVICES|CUDA_HOME|CUDA_PATH|ROCM_HOME|"
+    r"ROCM_PATH|HIP_PATH|(TORCHELASTIC|SLURM|OMPI|PMI|PMIX|MPI|PBS|LSB|KUBERNETES|CONDA|XDG)_\w*)\Z"
+)
+
+
+class UnsetEnvironment:
+    """`os.environ` as a default run sees it: a project's own switches unset, launcher-provided ones unknown."""
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str) or _PROVIDED_ENV.match(name):
+            raise LookupError(name)  # the comparison reads as undecided
+        return False
+
+    def __getitem__(self, name: object) -> Any:
+        raise KeyError(name)
+
+    def get(self, name: Any = OPAQUE, default: Any = None, *_: Any) -> Any:
+        if not isinstance(name, str) or _PROVIDED_ENV.match(name):
+            return OPAQUE
+        return default
+
+
+def unset_environment() -> dict[str, Any]:
+    """Known values that read the environment as unset (`os.environ.get("X", "0")` is "0"): for asking whether
+    code runs by default, never for what the platform decides."""
+    environment = UnsetEnvironment()
+    return {"os.environ": environment, "os.environ.get": Native(environment.get), "os.getenv": Native(environment.get)}
+
+
 class Scope:
     """Where a snippet is evaluated: module key, def qualname ('' at module level), local bindings."""
 
@@ -292,10 +324,10 @@ class Scope:
 class Evaluator:
     """Evaluates expressions under the target's facts; `resolver` supplies names (see porter.analyze.project)."""
 
-    def __init__(self, resolver, target) -> None:
+    def __init__(self, resolver, target, environment_unset: bool = False) -> None:
         self.resolver = resolver
         self.target = target
-        self.known = known_values(target)
+        self.known = known_values(target) | (unset_environment() if environment_unset else {})
         self.methods = platform_methods(target)
         self.depth = 0
 

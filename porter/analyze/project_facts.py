@@ -42,7 +42,7 @@ from bisect import bisect_right
 from collections import Counter
 from typing import Any
 
-FACTS_FORMAT = 14  # 14: "imported", every module an import statement names (the import graph's edges)
+FACTS_FORMAT = 15  # 15: regions and switches whose test reads a module constant or the environment
 MAX_DEF_LINES = 60  # longer functions are not predicates: their value is not inferred
 MAX_SNIPPET = 400  # longer assignment values are not predicates either
 
@@ -169,6 +169,21 @@ _PLATFORM_IN_TEXT_PARTS = (
 
 # any of the parts as a substring, in one regex search (a generator over the parts cost 2.5x as much)
 _ANY_PLATFORM_PART = re.compile("|".join(re.escape(part) for part in _PLATFORM_IN_TEXT_PARTS))
+
+
+def _reads_switch(test: ast.expr) -> bool:
+    """Does a test read the environment or a module constant (`SCT_CHUNK > 0`, `if USE_PDL:`), either of which may
+    be an opt-in switch that a default run leaves off?"""
+    for node in ast.walk(test):
+        if isinstance(node, ast.Name) and len(node.id) > 1 and node.id.isupper():
+            return True
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in ("environ", "getenv")
+            or (isinstance(node, ast.Name) and node.id in ("environ", "getenv"))
+        ):
+            return True
+    return False
 
 
 def is_platform_text(text: str) -> bool:
@@ -521,6 +536,7 @@ class _Collector:
             and not self._flag_test(test, scope)
             and "TYPE_CHECKING" not in text  # imports for type checkers only: never run
             and not self._calls_predicate(test)
+            and not _reads_switch(test)
         ):
             return
         decorators = getattr(first, "decorator_list", None)
@@ -585,7 +601,7 @@ class _Collector:
                 continue
             scope = scope or _scope_at(scopes, call.lineno)
             text = self._text(value)
-            if text and (is_platform_text(text) or self._flag_test(value, scope)):
+            if text and (is_platform_text(text) or self._flag_test(value, scope) or _reads_switch(value)):
                 self.facts["switches"].append(
                     [keyword.lineno, keyword.col_offset, keyword.end_lineno, keyword.end_col_offset, scope, text]
                 )

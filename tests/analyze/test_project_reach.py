@@ -1451,3 +1451,73 @@ def test_paths_named_for_an_nvidia_architecture_are_nvidia_only():
     assert reach(files, "pkg/layout/hopper_value.py", "FP8")[0] == "nvidia_only"
     assert reach(files, "pkg/layout/smem_value.py", "FP8")[0] == "target"  # an ordinary name
     assert reach(files, "pkg/arch/sm89/fp8_base.py", "FP8", "h100")[0] != "nvidia_only"  # it runs there
+
+
+def test_code_behind_an_opt_in_environment_switch_is_marked_unknown():
+    # seen on fairchem-core 2.24: `SCT_CHUNK = int(os.environ.get("UMA_NITRO_SCT_CHUNK", "0"))` gates an ablation
+    # kernel; cut-cross-entropy's CCE_AUTOTUNE turns on a perf model that calls nvidia-smi. Marked, not dropped:
+    # the second crashes on ROCm for every user who opts in (dropping both lost 3 true findings for 1 false)
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/envs.py": """
+            import os
+            from os import getenv
+
+            SCT_CHUNK = int(os.environ.get("UMA_NITRO_SCT_CHUNK", "0"))
+            PROFILE = getenv("PKG_PROFILE", "0") == "1"
+            FAST = os.getenv("PKG_FAST", "1") == "1"
+            WORLD = int(os.environ.get("WORLD_SIZE", "1"))
+        """,
+        "pkg/ops.py": """
+            import os
+            from pkg.envs import SCT_CHUNK, PROFILE, FAST, WORLD
+
+            def run(x, n):
+                if SCT_CHUNK > 0:
+                    chunked(x)
+                if PROFILE:
+                    profiled(x)
+                if FAST:
+                    fast(x)
+                else:
+                    slow(x)
+                if WORLD > 1:
+                    sharded(x)
+                if "PKG_DEBUG" in os.environ:
+                    debug(x)
+                if n > 4:
+                    large(x)
+                launch(x, use_pdl=PROFILE)
+        """,
+    }
+    verdict, why = reach(files, "pkg/ops.py", "chunked(x)")
+    assert verdict == "unknown" and "`SCT_CHUNK > 0` is True" in why and "opts in" in why
+    assert reach(files, "pkg/ops.py", "profiled(x)")[0] == "unknown"
+    assert reach(files, "pkg/ops.py", "debug(x)")[0] == "unknown"
+    assert reach(files, "pkg/ops.py", "use_pdl=PROFILE")[0] == "unknown"
+    assert reach(files, "pkg/ops.py", "fast(x)")[0] == "target"  # on unless a user turns it off
+    assert reach(files, "pkg/ops.py", "slow(x)")[0] == "unknown"
+    assert reach(files, "pkg/ops.py", "sharded(x)")[0] == "target"  # a launcher sets WORLD_SIZE: no default
+    assert reach(files, "pkg/ops.py", "large(x)")[0] == "target"  # runtime data, not a switch
+
+
+def test_a_copy_nothing_imports_of_a_module_the_project_imports_runs_nowhere():
+    # seen on hip-attn 1.2.9: v1_1/attention2_draft_causal_batch_gpu*.py are earlier drafts of
+    # attention2_draft_prefetch.py (9-12 of their 16-18 kernels by the same names); only the latter is imported
+    kernels = "".join(f"@triton.jit\ndef {name}(x):\n    pass\n" for name in ("_fwd", "_bwd", "_mask"))
+    files = {
+        "pkg/__init__.py": "from pkg.attention import attend\n",
+        "pkg/attention.py": "import triton\n" + kernels + "def attend(x):\n    _fwd[(1,)](x)\n",
+        "pkg/attention_draft.py": "import triton\n"
+        + kernels.replace("_mask", "_old_mask")
+        + "def run(x):\n    _fwd[(1,)](x)\n",
+        "pkg/tools.py": "import triton\n" + kernels + "def run(x):\n    _fwd[(1,)](x)\n",  # imported below: not a copy
+        "pkg/cli.py": "from pkg.tools import run\n",
+        "pkg/entry.py": "import triton\n@triton.jit\ndef _fwd(x):\n    pass\n@triton.jit\ndef _own(x):\n    pass\n",
+    }
+    verdict, why = reach(files, "pkg/attention_draft.py", "_fwd[(1,)]")
+    assert verdict == "nvidia_only" and "superseded copy" in why and "2 of its 3" in why and "pkg/attention.py" in why
+    assert reach(files, "pkg/attention.py", "_fwd[(1,)]")[0] == "target"
+    assert reach(files, "pkg/tools.py", "_fwd[(1,)]")[0] == "target"
+    # an entry point sharing one kernel name of two: nothing says it is a copy
+    assert reach(files, "pkg/entry.py", "def _own")[0] == "target"
