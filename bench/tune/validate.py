@@ -111,9 +111,10 @@ def main() -> int:
         help="cal, val, fresh, blind, blind2, blind3, blind4, blind5, blind6, blind7, blind8, cal5, blind9, blind10, cal6, blind11, blind12, blind13, blind14, blind15, cal7, blind16, blind17, blind18, blind19, blind20",
     )
     parser.add_argument("--rows", action="store_true", help="print the per-shape scores too")
+    parser.add_argument("--target", default="h200", help="the GPU the --data sweeps ran on (a porter target)")
     args = parser.parse_args()
     rows = calibration_rows(args.data)
-    result = evaluate(rows, "h200")
+    result = evaluate(rows, args.target)
     if args.rows:
         for r in result["rows"]:
             if r["split"] in args.split:
