@@ -1521,3 +1521,21 @@ def test_a_copy_nothing_imports_of_a_module_the_project_imports_runs_nowhere():
     assert reach(files, "pkg/tools.py", "_fwd[(1,)]")[0] == "target"
     # an entry point sharing one kernel name of two: nothing says it is a copy
     assert reach(files, "pkg/entry.py", "def _own")[0] == "target"
+
+
+def test_a_module_constant_set_false_in_the_code_turns_its_branch_off():
+    # facts format 15 records tests that read a module constant, so a hard-coded switch is evaluated too
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": """
+            LEGACY_PATH = False
+
+            def run(x):
+                if LEGACY_PATH:
+                    legacy(x)
+                current(x)
+        """,
+    }
+    verdict, why = reach(files, "pkg/ops.py", "legacy(x)")
+    assert verdict == "nvidia_only" and "`LEGACY_PATH` is True; on mi300x it is False" in why
+    assert reach(files, "pkg/ops.py", "current(x)")[0] == "target"
