@@ -158,6 +158,7 @@ class Reach:
 
 
 ON_TARGET = Reach(TARGET)
+OPT_IN = "while the environment variables it reads are unset: only where a user opts in"
 
 
 def _within(module: str, prefixes: tuple[str, ...]) -> bool:
@@ -186,7 +187,7 @@ class Project:
         self._amd = target.vendor == "amd"
         self._off_target = "NVIDIA-only" if self._amd else "AMD-only"
         self._nvidia: Project | None = None
-        self._copies: dict[str, tuple[str, set[str]] | None] = {}  # path -> (original, kernels it shares) or None
+        self._copies: dict[str, Reach | None] = {}  # path -> why it is a superseded copy, or None
         self._homes: dict[str, list[str]] | None = None
         self._by_default: Project | None = None  # the same code with the environment unset (opt-in switches off)
 
@@ -611,8 +612,8 @@ class Project:
                 why = f"runs only when `{test}` is {wanted}; on {self.target.name} it is {value}"
                 return Reach(NVIDIA_ONLY, why + _configured_note(facts, scope, test))
             elif value is OPAQUE and truth(self._default_value("regions", path, index)) is (not wanted):
-                why = f"runs only when `{test}` is {wanted}, and it is {not wanted} while the environment variables "
-                unknown = unknown or Reach(UNKNOWN, why + "it reads are unset: only where a user opts in")
+                why = f"runs only when `{test}` is {wanted}, and it is {not wanted} {OPT_IN}"
+                unknown = unknown or Reach(UNKNOWN, why)
         for index, (l1, c1, l2, c2, _scope, value_text) in enumerate(facts.get("switches", ())):
             if not (l1, c1) <= point <= (l2, c2):
                 continue
@@ -623,8 +624,7 @@ class Project:
                     NVIDIA_ONLY, f"the option is set from `{value_text}`, which is False on {self.target.name}"
                 )
             if value is OPAQUE and self._default_value("switches", path, index) is False:
-                why = f"the option is set from `{value_text}`, which is False while the environment variables it "
-                unknown = unknown or Reach(UNKNOWN, why + "reads are unset: only where a user opts in")
+                unknown = unknown or Reach(UNKNOWN, f"the option is set from `{value_text}`, which is False {OPT_IN}")
         for qualname, (start, end, kind, enum) in facts["scopes"].items():
             if not start <= line <= end:
                 continue
@@ -665,30 +665,28 @@ class Project:
         least) another module, one the project imports, defines under the same names (hip-attn's draft variants of
         attention2_draft_prefetch.py). A module nothing imports is otherwise an entry point for outside callers."""
         if path not in self._copies:
-            self._copies[path] = self._find_original(path)
-        original = self._copies[path]
-        if original is None:
-            return None
-        shared, total = len(original[1]), len(self.facts[path]["kernels"])
-        return Reach(
-            NVIDIA_ONLY,
-            f"a superseded copy: nothing in the project imports this module, and {shared} of its {total} Triton "
-            f"kernels are defined under the same names in {original[0]}, which the project imports",
-        )
+            self._copies[path] = self._copy_verdict(path)
+        return self._copies[path]
 
-    def _find_original(self, path: str) -> tuple[str, set[str]] | None:
+    def _copy_verdict(self, path: str) -> Reach | None:
         facts = self.facts.get(path) or {}
         kernels = set(facts.get("kernels", ()))
         importers = self._import_graph()[1]
         if len(kernels) < 2 or facts.get("package") or importers.get(path):
             return None
-        candidates: dict[str, set[str]] = {}
+        shared: dict[str, set[str]] = {}  # imported module -> the kernels it defines under this module's names
         for kernel in kernels:
             for other in self._kernel_homes().get(kernel, ()):
                 if other != path and importers.get(other):
-                    candidates.setdefault(other, set()).add(kernel)
-        best = max(sorted(candidates.items()), key=lambda item: len(item[1]), default=None)
-        return best if best is not None and 2 * len(best[1]) > len(kernels) else None
+                    shared.setdefault(other, set()).add(kernel)
+        original, same = max(sorted(shared.items()), key=lambda item: len(item[1]), default=("", set()))
+        if 2 * len(same) <= len(kernels):
+            return None
+        return Reach(
+            NVIDIA_ONLY,
+            f"a superseded copy: nothing in the project imports this module, and {len(same)} of its {len(kernels)} "
+            f"Triton kernels are defined under the same names in {original}, which the project imports",
+        )
 
     def _kernel_homes(self) -> dict[str, list[str]]:
         """Triton kernel name -> the modules defining one by that name."""

@@ -294,7 +294,7 @@ class UnsetEnvironment:
     """`os.environ` as a default run sees it: a project's own switches unset, launcher-provided ones unknown."""
 
     def __contains__(self, name: object) -> bool:
-        if not isinstance(name, str) or _PROVIDED_ENV.match(name):
+        if not _switch_name(name):
             raise LookupError(name)  # the comparison reads as undecided
         return False
 
@@ -302,9 +302,12 @@ class UnsetEnvironment:
         raise KeyError(name)
 
     def get(self, name: Any = OPAQUE, default: Any = None, *_: Any) -> Any:
-        if not isinstance(name, str) or _PROVIDED_ENV.match(name):
-            return OPAQUE
-        return default
+        return default if _switch_name(name) else OPAQUE
+
+
+def _switch_name(name: object) -> bool:
+    """A variable a project reads as its own switch (unset by default), not one a launcher provides."""
+    return isinstance(name, str) and not _PROVIDED_ENV.match(name)
 
 
 def unset_environment() -> dict[str, Any]:

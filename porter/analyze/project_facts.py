@@ -175,13 +175,8 @@ def _reads_switch(test: ast.expr) -> bool:
     """Does a test read the environment or a module constant (`SCT_CHUNK > 0`, `if USE_PDL:`), either of which may
     be an opt-in switch that a default run leaves off?"""
     for node in ast.walk(test):
-        if isinstance(node, ast.Name) and len(node.id) > 1 and node.id.isupper():
-            return True
-        if (
-            isinstance(node, ast.Attribute)
-            and node.attr in ("environ", "getenv")
-            or (isinstance(node, ast.Name) and node.id in ("environ", "getenv"))
-        ):
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+        if name in ("environ", "getenv") or isinstance(node, ast.Name) and len(name) > 1 and name.isupper():
             return True
     return False
 
