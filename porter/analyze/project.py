@@ -34,13 +34,14 @@ from porter.analyze.project_eval import (
     PLATFORM,
     Evaluator,
     Fn,
+    Keywords,
     PlatformRef,
     Scope,
     by_name,
     merge,
     truth,
 )
-from porter.analyze.project_facts import POSITIONAL, module_name
+from porter.analyze.project_facts import POSITIONAL, SPREAD, module_name
 from porter.records import Reach as ReachKind
 
 # Folders holding another accelerator's backend (or NVIDIA-only kernel families): never loaded on AMD.
@@ -444,11 +445,20 @@ class Project:
             if passed is not None:
                 user = self.module_facts_at(path)
                 values.append(self.evaluator.source(passed, Scope(user["module"], self.scope_at(path, line))))
+            elif SPREAD in keywords:
+                values.append(self._spread_value(keywords[SPREAD], name, default_value, path, line))
             elif POSITIONAL in keywords and 0 <= keywords[POSITIONAL] <= position:
                 values.append(default_value)  # the call leaves it to its default
             else:
                 values.append(OPAQUE)  # passed positionally as runtime data, through *args, or not a call at all
         return merge(values, False)
+
+    def _spread_value(self, spread: str, name: str, default: Any, path: str, line: int) -> Any:
+        """What a call's `**mapping` passes for a parameter: the launch keywords a helper returns per platform
+        (grouped-nf4-gemm's `**_pdl_kw(dev, rows)` gives `{}` on ROCm, leaving `PDL` to its False default)."""
+        user = self.module_facts_at(path)
+        mapping = self.evaluator.source(spread, Scope(user["module"], self.scope_at(path, line)))
+        return mapping.value(name, default) if isinstance(mapping, Keywords) else OPAQUE
 
     @staticmethod
     def _passed(keywords: dict, name: str, position: int) -> str | None:
@@ -468,7 +478,7 @@ class Project:
         values = [self.evaluator.source(default, Scope(module, qualname))]
         users = self.users(module, qualname) if "." not in qualname else []
         for path, line, _column, keywords in users:
-            if any(override in keywords for override in overrides) or keywords.get(POSITIONAL, 0) == -1:
+            if any(o in keywords for o in overrides) or keywords.get(POSITIONAL, 0) == -1 or SPREAD in keywords:
                 values.append(OPAQUE)
             elif self._passed(keywords, name, position) is not None:
                 user = self.module_facts_at(path)

@@ -78,6 +78,17 @@ class Native:
     value: Any
 
 
+@dataclass(frozen=True)
+class Keywords:
+    """A dict literal with string keys, as a call spreads it into keywords (`{"PDL": True, "launch_pdl": True}`)."""
+
+    items: tuple[tuple[str, Any], ...]
+
+    def value(self, name: str, default: Any) -> Any:
+        """What a call spreading this dict passes for parameter `name` (its default when the dict leaves it out)."""
+        return dict(self.items).get(name, default)
+
+
 class PlatformRef:
     """A platform object (vllm's current_platform, self in a Platform class): answers is_rocm() & co."""
 
@@ -251,6 +262,8 @@ def truth(value: Any) -> Any:
     """True / False when decided, else the marker."""
     if isinstance(value, _Marker):
         return value
+    if isinstance(value, Keywords):
+        return OPAQUE  # a module-level dict is often a cache that fills at run time: its emptiness is data
     if isinstance(value, (Fn, Native, Obj, PlatformRef)):
         return True
     try:
@@ -489,6 +502,12 @@ class Evaluator:
 
     _list = _tuple
     _set = _tuple
+
+    def _dict(self, node: ast.Dict, scope: Scope) -> Any:
+        if not all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
+            return OPAQUE  # a `**spread` inside the literal, or computed keys
+        pairs = ((k.value, self.expr(v, scope)) for k, v in zip(node.keys, node.values))  # type: ignore[union-attr]
+        return Keywords(tuple(sorted(pairs, key=lambda pair: pair[0])))
 
     # -- calls ----------------------------------------------------------------------------------
     def _call(self, node: ast.Call, scope: Scope) -> Any:

@@ -42,7 +42,7 @@ from bisect import bisect_right
 from collections import Counter
 from typing import Any
 
-FACTS_FORMAT = 15  # 15: regions and switches whose test reads a module constant or the environment
+FACTS_FORMAT = 16  # 16: the `**mapping` a call spreads into its keywords
 MAX_DEF_LINES = 60  # longer functions are not predicates: their value is not inferred
 MAX_SNIPPET = 400  # longer assignment values are not predicates either
 
@@ -62,7 +62,8 @@ _TUNERS = re.compile(r"autotune|heuristics")
 # A class attribute saying whether the class (a backend, an implementation) is used: `default_enable`, `ENABLED`.
 _ENABLE_ATTRIBUTE = re.compile(r"\A_?(default_)?(enable|enabled|is_enabled)\Z", re.IGNORECASE)
 KEYWORD_ONLY = 1 << 20  # parameter index of a keyword-only parameter
-POSITIONAL = "*"  # refs keyword entry: how many positional arguments the call passes (-1: *args or **kwargs)
+POSITIONAL = "*"  # refs keyword entry: how many positional arguments the call passes (-1: *args, or several **)
+SPREAD = "**"  # refs keyword entry: the source of the one `**mapping` the call spreads (`**_launch_kw(dev)`)
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 _BLOCK_FIELDS = ("body", "orelse", "finalbody")
 
@@ -298,6 +299,18 @@ class _Collector:
                 self.facts["defs"].setdefault(node.name, []).append(snippet)
             else:
                 self.facts["defs"].setdefault(node.name, [])  # known to be a function, value not inferred
+
+    def _keep_builder(self, spread: ast.expr) -> None:
+        """Keep the body of a module-level function whose result a call spreads as keywords (`**_launch_kw(dev)`):
+        which keywords it returns on the target decides the launched kernel's constexpr defaults."""
+        called = spread.func if isinstance(spread, ast.Call) else None
+        name = called.id if isinstance(called, ast.Name) else ""
+        node = self.defs.get(name)
+        if node is None or name not in self.facts["defs"] or self.facts["defs"][name]:
+            return
+        snippet = self._source(node.lineno, node.end_lineno or node.lineno)
+        if snippet is not None and snippet.count("\n") < MAX_PREDICATE_LINES:
+            self.facts["defs"][name] = [snippet]
 
     def _params(self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> None:
         args = node.args
@@ -650,12 +663,15 @@ class _Collector:
             keywords: dict[str, str | int] = {}
             if call is not None:
                 keywords = {k.arg: self._keyword_value(k) for k in call.keywords if k.arg}
-                starred = any(isinstance(a, ast.Starred) for a in call.args) or any(
-                    k.arg is None for k in call.keywords
-                )
+                spreads = [k.value for k in call.keywords if k.arg is None]
+                starred = any(isinstance(a, ast.Starred) for a in call.args) or len(spreads) > 1
                 keywords[POSITIONAL] = -1 if starred else len(call.args)  # which parameters the call may fill
                 if not starred:
                     keywords.update(self._positional_values(call.args))
+                    if spreads:  # the launch keywords a helper builds: evaluated per parameter
+                        text = self._text(spreads[0])
+                        keywords[SPREAD] = text if len(text) <= MAX_KEYWORD else ""
+                        self._keep_builder(spreads[0])
             refs.setdefault(key, []).append([node.lineno, node.col_offset, keywords])
 
 

@@ -1539,3 +1539,63 @@ def test_a_module_constant_set_false_in_the_code_turns_its_branch_off():
     verdict, why = reach(files, "pkg/ops.py", "legacy(x)")
     assert verdict == "nvidia_only" and "`LEGACY_PATH` is True; on mi300x it is False" in why
     assert reach(files, "pkg/ops.py", "current(x)")[0] == "target"
+
+
+def test_a_constexpr_left_out_of_the_launch_keywords_a_helper_builds_keeps_its_default():
+    # facts format 16 records a launch's `**mapping`: on ROCm the helper returns no keywords, so PDL stays False
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": """
+            import torch
+            import triton
+            import triton.language as tl
+
+            _NO_KW = {}
+            _PDL_KW = {"PDL": True, "launch_pdl": True}
+
+            def pdl_active(device):
+                return torch.version.hip is None and device.type == "cuda"
+
+            def _pdl_kw(device):  # no platform word here: kept because a launch spreads what it returns
+                if not pdl_active(device):
+                    return _NO_KW
+                return _PDL_KW
+
+            @triton.jit
+            def _enter(PDL: tl.constexpr):
+                if PDL:
+                    tl.inline_asm_elementwise("griddepcontrol.wait;", "=r", [], dtype=tl.int32, is_pure=False, pack=1)
+
+            @triton.jit
+            def _rows(x_ptr, PDL: tl.constexpr = False, WIDE: tl.constexpr = False):
+                _enter(PDL)
+                if WIDE:
+                    tl.store(x_ptr, 1)
+
+            def rows(x):
+                _rows[(1,)](x, **_pdl_kw(x.device))
+        """,
+    }
+    verdict, why = reach(files, "pkg/ops.py", "tl.inline_asm_elementwise")
+    assert verdict == "nvidia_only", why
+    assert reach(files, "pkg/ops.py", "tl.inline_asm_elementwise", target="h100")[0] == "target"
+    assert reach(files, "pkg/ops.py", "tl.store(x_ptr, 1)")[0] == "nvidia_only"  # not in the mapping: its default
+
+
+def test_launch_keywords_spread_from_runtime_data_leave_the_constexpr_undecided():
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def _rows(x_ptr, PDL: tl.constexpr = False):
+                if PDL:
+                    tl.inline_asm_elementwise("griddepcontrol.wait;", "=r", [], dtype=tl.int32, is_pure=False, pack=1)
+
+            def rows(x, options):
+                _rows[(1,)](x, **options)
+        """,
+    }
+    assert reach(files, "pkg/ops.py", "tl.inline_asm_elementwise")[0] == "target"
