@@ -17,7 +17,7 @@ Imports, comments, blank lines and docstrings are plumbing, not port lines: they
 Trees are read from a cache directory (--cache, else $PORTER_PORTS_CACHE, else /work/corpus/ports);
 nothing is fetched here.
 
-    python bench/real_code/ports.py [--cache DIR] [--split dev|held_out|held_out3|held_out5|held_out6|held_out7|held_out8|all] [--targets mi300x mi350x]
+    python bench/real_code/ports.py [--cache DIR] [--split dev|held_out|held_out3|held_out5|held_out6|held_out7|held_out8|held_out11|all] [--targets mi300x mi350x]
         [--pairs ID ...] [--misses] [--rewrite] [--json]
     python bench/real_code/ports.py extract --repos DIR [--split S]   # trees from local clones (git archive)
     python bench/real_code/ports.py lines                 # re-derive ports/lines.json from the trees
@@ -48,7 +48,7 @@ LINES_FILE = HERE / "lines.json"
 CLASSES_FILE = HERE / "hunk_classes.yaml"  # dev pairs
 # held-out splits of port pairs; from held_out3 on, each is classified from the diff alone before porter runs on it
 # (held_out's pairs are not classified)
-HELD_OUT_SPLITS = ("held_out", "held_out3", "held_out5", "held_out6", "held_out7", "held_out8")
+HELD_OUT_SPLITS = ("held_out", "held_out3", "held_out5", "held_out6", "held_out7", "held_out8", "held_out11")
 CLASSIFIED_HELD_OUT_SPLITS = HELD_OUT_SPLITS[1:]
 
 

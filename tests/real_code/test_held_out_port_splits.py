@@ -1,5 +1,6 @@
-"""The held-out port splits classified from the diff alone (held_out3, held_out5, held_out6, held_out7, held_out8): their pairs and hunk classes (the
-packages and labels of the held-out splits are checked in test_held_out_splits.py).
+"""The held-out port splits classified from the diff alone (held_out3, held_out5, held_out6, held_out7, held_out8,
+held_out11): their pairs and hunk classes (the packages and labels of the held-out splits are checked in
+test_held_out_splits.py).
 
 Offline: nothing is downloaded or scanned, and the port trees are not needed (only pairs.yaml, lines.json and the
 hunk-class files are read).
@@ -25,6 +26,7 @@ CLASSIFIED_SPLITS = {
     "held_out6": (6, ports.classes_file("held_out6")),
     "held_out7": (13, ports.classes_file("held_out7")),
     "held_out8": (16, ports.classes_file("held_out8")),
+    "held_out11": (14, ports.classes_file("held_out11")),
 }
 
 
