@@ -12,6 +12,7 @@ and a node's last name segment is checked against the rules' literal tails befor
 from __future__ import annotations
 
 import fnmatch
+import functools
 import io
 import re
 import tokenize
@@ -282,6 +283,8 @@ def _compile_entry(entry: dict[str, Any]) -> dict[str, Any]:
     compiled = dict(entry)
     if entry.get("aware_of"):
         compiled["_aware"] = re.compile(entry["aware_of"])
+    if entry.get("importing"):
+        compiled["_importing"] = _Patterns(entry["importing"])
     if entry.get("tail_only"):
         compiled["_tail_only"] = True
         compiled["_unless"] = re.compile(entry["unless"]) if entry.get("unless") else None
@@ -408,6 +411,12 @@ class _Matcher:
                 self.by_kind.setdefault(kind, []).append((rule, entry))
         self._qn_cache: dict[int, set[str]] = {}
 
+    @functools.cached_property
+    def _imported(self) -> list[str]:
+        """Every module and name the file imports, at any depth (a builder's `from torch.utils import
+        cpp_extension` inside a function counts)."""
+        return [name for _node, name in self.index.imports]
+
     def qnames(self, node: cst.CSTNode) -> set[str]:
         key = id(node)
         names = self._qn_cache.get(key)
@@ -416,6 +425,8 @@ class _Matcher:
         return names
 
     def hit(self, rule: Rule, entry: dict, node: cst.CSTNode, **data: Any) -> None:
+        if "_importing" in entry and not entry["_importing"].matches_prefix(self._imported):
+            return  # the module never imports the API the hit only matters through
         merged = dict(entry.get("data") or {})
         merged.update(data)
         severity: Severity | None = None
@@ -560,6 +571,13 @@ class _Matcher:
                 isinstance(c.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot, cst.In, cst.NotIn))
                 for c in parent.comparisons
             )
+        if isinstance(parent, cst.Arg):  # `flag.startswith("-gencode")`: a prefix test reads the value
+            call = self.ctx.parent(parent)
+            return (
+                isinstance(call, cst.Call)
+                and isinstance(call.func, cst.Attribute)
+                and call.func.attr.value in ("startswith", "endswith")
+            )
         return isinstance(parent, cst.DictElement) and parent.key is node
 
     def _assignment_targets(self) -> dict[int, cst.CSTNode]:
@@ -625,7 +643,7 @@ class _Matcher:
                 if id(node) in docstrings and not entry["string"].get("docstrings"):
                     continue
                 match = entry["_regex"].search(text)
-                if not match:
+                if not match or (entry["string"].get("checks_ok") and self._is_check(node)):
                     continue
                 data = {"value": text, "match": match.group(0)}
                 if "_calls" in entry:

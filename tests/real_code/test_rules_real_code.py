@@ -339,6 +339,11 @@ class OpBuilder:
         if self.is_rocm_pytorch():
             return ["-O3", "-ffast-math"]
         return ["-O3"] + self.compute_capability_args()
+
+    def builder(self):
+        from torch.utils.cpp_extension import CUDAExtension  # DeepSpeed imports it where it builds
+
+        return CUDAExtension(name=self.name, sources=self.sources(), extra_compile_args={"nvcc": self.nvcc_args()})
 """
 
 
