@@ -613,7 +613,9 @@ class Evaluator:
                 if not falls:
                     return outcomes, False
             elif isinstance(statement, (ast.Try, ast.With)):
-                found, falls = self._block(statement.body, scope, platform)
+                absent = isinstance(statement, ast.Try) and statement.handlers and self._probe_fails(statement)
+                taken = statement.handlers[0].body if absent else statement.body  # type: ignore[union-attr]
+                found, falls = self._block(taken, scope, platform)
                 outcomes.extend(found)
                 if not falls:
                     return outcomes, False
@@ -625,6 +627,21 @@ class Evaluator:
                 found, _ = self._block(statement.body, scope, platform)
                 outcomes.extend((OPAQUE if not isinstance(v, _Marker) else v, p) for v, p in found)
         return outcomes, True
+
+    def _probe_fails(self, statement: ast.Try) -> bool:
+        """The try body runs another vendor's SMI tool (`subprocess.check_output("nvidia-smi")`, optimum-benchmark's
+        is_nvidia_system()): the tool is absent on the target's machines, so its handler is what runs there."""
+        for node in ast.walk(ast.Module(body=statement.body, type_ignores=[])):
+            if not isinstance(node, ast.Call) or not node.args or _callee_name(node.func) not in _RUNS_COMMAND:
+                continue
+            command = node.args[0]
+            if isinstance(command, (ast.List, ast.Tuple)) and command.elts:
+                command = command.elts[0]
+            if isinstance(command, ast.Constant) and isinstance(command.value, str) and command.value.split():
+                vendor = _VENDOR_TOOLS.get(command.value.split()[0])
+                if vendor is not None:
+                    return vendor != self.target.vendor
+        return False
 
     def _if(self, node: ast.If, scope: Scope, platform: bool):
         decided = truth(self.expr(node.test, scope))
@@ -665,6 +682,15 @@ class Evaluator:
 
 class Stored(tuple):
     """The values a function body stores into `name[...]` (bindings key `name[]`), on any path."""
+
+
+# SMI tools exist only on their vendor's machines; calls that run a command line
+_VENDOR_TOOLS = {"nvidia-smi": "nvidia", "rocm-smi": "amd", "amd-smi": "amd"}
+_RUNS_COMMAND = {"check_output", "check_call", "run", "call", "Popen", "system", "popen", "getoutput"}
+
+
+def _callee_name(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _stored_key(name: str) -> str:

@@ -192,7 +192,7 @@ def test_select_and_ignore():
     assert load_rules(select=["environment", "opt-in"], ignore=["PT1", "PT2", "PT3"]).ids == [
         f"PT40{i}" for i in range(1, 8)
     ]
-    assert set(load_rules(select=["environment"]).ids) == {"PT401", "PT407"}  # PT402-PT406 opt-in
+    assert set(load_rules(select=["environment"]).ids) == {"PT401", "PT402", "PT407"}  # PT403-PT406 opt-in
     with pytest.raises(ConfigError, match="PT999"):
         load_rules(select=["PT999"])
 

@@ -1599,3 +1599,40 @@ def test_launch_keywords_spread_from_runtime_data_leave_the_constexpr_undecided(
         """,
     }
     assert reach(files, "pkg/ops.py", "tl.inline_asm_elementwise")[0] == "target"
+
+
+def test_a_predicate_that_probes_nvidia_smi_is_false_on_amd():
+    # optimum-benchmark's is_nvidia_system(): the tool is absent on AMD machines, so the except branch answers there
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/env.py": """
+            import subprocess
+
+            def is_nvidia_system():
+                try:
+                    subprocess.check_output("nvidia-smi")
+                    return True
+                except Exception:
+                    return False
+
+            def is_rocm_system():
+                try:
+                    subprocess.check_output(["rocm-smi", "--showuse"])
+                    return True
+                except Exception:
+                    return False
+        """,
+        "pkg/memory.py": """
+            import subprocess
+            from pkg.env import is_nvidia_system, is_rocm_system
+
+            def used(index):
+                if is_nvidia_system():
+                    return subprocess.check_output(["nvidia-smi", "--query-gpu=memory.used"])
+                if is_rocm_system():
+                    return subprocess.check_output(["rocm-smi", "--showmeminfo", "vram"])
+        """,
+    }
+    assert reach(files, "pkg/memory.py", '["nvidia-smi"')[0] == "nvidia_only"
+    assert reach(files, "pkg/memory.py", '["rocm-smi"')[0] == "target"
+    assert reach(files, "pkg/memory.py", '["nvidia-smi"', target="h100")[0] == "target"
