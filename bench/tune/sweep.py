@@ -19,7 +19,7 @@ memory over the limit, or a small-tile config on a large-M shape).
 dtypes: bf16, fp16, fp8 (e4m3, B column-major, C bf16) and fp32 (fp32 operands and C, tl.dot's default
 input_precision "tf32"; cuBLAS timed with TF32 allowed).
 
-Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8|blind17|blind18|blind19|blind20|blind21]
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8|blind17|blind18|blind19|blind20|blind21|blind22]
        [--shapes data/retime_short_shapes.json]
        [--dtypes bf16,fp8] [--budget-s 480] [--workers 16] [--idle-s 0.1 --idle-above-ms 0.3]
 """
@@ -1051,9 +1051,9 @@ BLIND20 = [  # taken 2026-12-05 (session 28) with the read flush, a 0.1 s idle a
     ("b20_f32_rec_n512", 131072, 512, 256, "blind20", "fp32"),
     ("b20_f32_odd_n", 2048, 3500, 4096, "blind20", "fp32"),
 ]
-BLIND21 = [  # defined 2026-12-05 (session 29) before any model change; not swept yet (no H200 was lent that session):
-    # to be taken like blind20 (read flush, 0.1 s idle, 200 us GPU spin before each timed launch) and scored once (split
-    # "blind21") with the model of its day: Falcon-40B, DBRX and Mixtral-8x22B experts, Phi-3-medium, GPT-J, Gemma-7B,
+BLIND21 = [  # defined 2026-12-05 (session 29) before any model change; swept in session 31 on the lent H100 like
+    # blind20 (read flush, 0.1 s idle, 200 us GPU spin before each timed launch) and scored once (split "blind21", h100
+    # spec) with the model of session 25: Falcon-40B, DBRX and Mixtral-8x22B experts, Phi-3-medium, GPT-J, Gemma-7B,
     # Nemotron-15B, rec MLPs, off-grid sizes
     ("b21_bf_decode_up", 1, 32768, 8192, "blind21", "bf16"),
     ("b21_bf_m24_o", 24, 8192, 8192, "blind21", "bf16"),
@@ -1083,6 +1083,38 @@ BLIND21 = [  # defined 2026-12-05 (session 29) before any model change; not swep
     ("b21_f32_m16384_qkv", 16384, 3584, 3072, "blind21", "fp32"),
     ("b21_f32_rec_n768", 65536, 768, 384, "blind21", "fp32"),
     ("b21_f32_odd_all", 1777, 2999, 3111, "blind21", "fp32"),
+]
+BLIND22 = [  # defined 2026-12-05 (session 31) with the model of session 25, before any sweep of it: Llama-3.2-3B,
+    # Qwen2-57B-A14B experts, Yi-34B, Command-R, StarCoder2-15B, MPT-30B, Grok-1 experts, rec MLPs, off-grid sizes; to
+    # be swept like blind21 and scored once (split "blind22") on whichever GPU is lent
+    ("b22_bf_decode_o", 1, 3072, 3072, "blind22", "bf16"),
+    ("b22_bf_m48_up", 48, 20480, 7168, "blind22", "bf16"),
+    ("b22_bf_m384_moe", 384, 2560, 3584, "blind22", "bf16"),
+    ("b22_bf_m2560_qkv", 2560, 8192, 8192, "blind22", "bf16"),
+    ("b22_bf_m40960_down", 40960, 6144, 24576, "blind22", "bf16"),
+    ("b22_bf_rec_n320", 65536, 320, 2048, "blind22", "bf16"),
+    ("b22_bf_odd_mk", 4321, 4096, 3000, "blind22", "bf16"),
+    ("b22_h_decode_qkv", 1, 9216, 7168, "blind22", "fp16"),
+    ("b22_h_m20_down", 20, 6144, 24576, "blind22", "fp16"),
+    ("b22_h_m768_moe", 768, 32768, 6144, "blind22", "fp16"),
+    ("b22_h_m4096_up", 4096, 16384, 6144, "blind22", "fp16"),
+    ("b22_h_m32768_o", 32768, 7168, 7168, "blind22", "fp16"),
+    ("b22_h_rec_n256", 131072, 256, 1024, "blind22", "fp16"),
+    ("b22_h_odd_all", 3333, 2500, 1999, "blind22", "fp16"),
+    ("b22_f8_decode_up", 1, 20480, 7168, "blind22", "fp8"),
+    ("b22_f8_m32_o", 32, 8192, 8192, "blind22", "fp8"),
+    ("b22_f8_m512_moe", 512, 2560, 3584, "blind22", "fp8"),
+    ("b22_f8_m3072_qkv", 3072, 10240, 6144, "blind22", "fp8"),
+    ("b22_f8_m49152_up", 49152, 16384, 6144, "blind22", "fp8"),
+    ("b22_f8_rec_n640", 98304, 640, 1536, "blind22", "fp8"),
+    ("b22_f8_odd_n", 4096, 5555, 4096, "blind22", "fp8"),
+    ("b22_f32_decode_o", 1, 8192, 8192, "blind22", "fp32"),
+    ("b22_f32_m16_up", 16, 12288, 3072, "blind22", "fp32"),
+    ("b22_f32_m640_moe", 640, 2560, 3584, "blind22", "fp32"),
+    ("b22_f32_m2048_down", 2048, 3072, 12288, "blind22", "fp32"),
+    ("b22_f32_m24576_o", 24576, 4096, 4096, "blind22", "fp32"),
+    ("b22_f32_rec_n1024", 65536, 1024, 512, "blind22", "fp32"),
+    ("b22_f32_odd_mn", 2999, 4444, 2048, "blind22", "fp32"),
 ]
 SUITES = {
     "full": SHAPES,
@@ -1115,6 +1147,7 @@ SUITES = {
     "blind19": BLIND19,
     "blind20": BLIND20,
     "blind21": BLIND21,
+    "blind22": BLIND22,
 }
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")  # the default; cal4 and blind3 were run with --dtypes fp16,fp32
