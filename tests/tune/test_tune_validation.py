@@ -353,11 +353,25 @@ H100_BLIND21 = {
 }
 
 
-@pytest.mark.parametrize("group", H100_BLIND21)
-def test_model_keeps_its_measured_scores_on_the_h100_sweep(group):
-    rows = load_rows(DATA_DIR / "h100_blind21.json")
-    assert len(rows) == 28 and {r.split for r in rows} == {"blind21"}
-    table = evaluate(rows, "h100")[f"blind21/{group}"]
-    for selector, (geomean, minimum) in H100_BLIND21[group].items():
+# blind22 (28 shapes defined in session 31 before its sweep), swept on the same H100 right after blind21's scoring and
+# scored once with the same model (data/blind22_h100_scored_once.txt): bf16 and fp16 meet the goal there
+H100_SWEEPS = {
+    "blind21": H100_BLIND21,
+    "blind22": {
+        "all": {"model": (0.962, 0.852), "model_top4": (0.992, 0.935)},
+        "bf16": {"model": (0.980, 0.927)},
+        "fp16": {"model": (0.970, 0.870)},
+        "fp8": {"model": (0.933, 0.852)},
+        "fp32": {"model": (0.968, 0.909)},
+    },
+}
+
+
+@pytest.mark.parametrize("split,group", [(s, g) for s in H100_SWEEPS for g in H100_SWEEPS[s]])
+def test_model_keeps_its_measured_scores_on_the_h100_sweeps(split, group):
+    rows = load_rows(DATA_DIR / f"h100_{split}.json")
+    assert len(rows) == 28 and {r.split for r in rows} == {split}
+    table = evaluate(rows, "h100")[f"{split}/{group}"]
+    for selector, (geomean, minimum) in H100_SWEEPS[split][group].items():
         assert table[selector]["geomean"] >= geomean - TOL, (group, selector, table[selector])
         assert table[selector]["min"] >= minimum - TOL, (group, selector, table[selector])
