@@ -443,8 +443,7 @@ class Project:
         for path, line, _column, keywords in users:
             passed = self._passed(keywords, name, position)
             if passed is not None:
-                user = self.module_facts_at(path)
-                values.append(self.evaluator.source(passed, Scope(user["module"], self.scope_at(path, line))))
+                values.append(self._at_call(passed, path, line))
             elif SPREAD in keywords:
                 values.append(self._spread_value(keywords[SPREAD], name, default_value, path, line))
             elif POSITIONAL in keywords and 0 <= keywords[POSITIONAL] <= position:
@@ -456,9 +455,12 @@ class Project:
     def _spread_value(self, spread: str, name: str, default: Any, path: str, line: int) -> Any:
         """What a call's `**mapping` passes for a parameter: the launch keywords a helper returns per platform
         (grouped-nf4-gemm's `**_pdl_kw(dev, rows)` gives `{}` on ROCm, leaving `PDL` to its False default)."""
-        user = self.module_facts_at(path)
-        mapping = self.evaluator.source(spread, Scope(user["module"], self.scope_at(path, line)))
+        mapping = self._at_call(spread, path, line)
         return mapping.value(name, default) if isinstance(mapping, Keywords) else OPAQUE
+
+    def _at_call(self, source: str, path: str, line: int) -> Any:
+        """The value of `source` (an argument a call passes) in the scope of the call at `path`:`line`."""
+        return self.evaluator.source(source, Scope(self.module_facts_at(path)["module"], self.scope_at(path, line)))
 
     @staticmethod
     def _passed(keywords: dict, name: str, position: int) -> str | None:
@@ -481,9 +483,7 @@ class Project:
             if any(o in keywords for o in overrides) or keywords.get(POSITIONAL, 0) == -1 or SPREAD in keywords:
                 values.append(OPAQUE)
             elif self._passed(keywords, name, position) is not None:
-                user = self.module_facts_at(path)
-                passed = self._passed(keywords, name, position) or ""
-                values.append(self.evaluator.source(passed, Scope(user["module"], self.scope_at(path, line))))
+                values.append(self._at_call(self._passed(keywords, name, position) or "", path, line))
             elif POSITIONAL in keywords and keywords[POSITIONAL] > position:
                 values.append(OPAQUE)  # passed positionally as runtime data
         return merge(values, False)

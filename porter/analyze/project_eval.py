@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from porter.analyze.project_facts import last_name
+
 
 class _Marker:
     def __init__(self, name: str) -> None:
@@ -613,8 +615,9 @@ class Evaluator:
                 if not falls:
                     return outcomes, False
             elif isinstance(statement, (ast.Try, ast.With)):
-                absent = isinstance(statement, ast.Try) and statement.handlers and self._probe_fails(statement)
-                taken = statement.handlers[0].body if absent else statement.body  # type: ignore[union-attr]
+                taken = statement.body
+                if isinstance(statement, ast.Try) and statement.handlers and self._probe_fails(statement):
+                    taken = statement.handlers[0].body
                 found, falls = self._block(taken, scope, platform)
                 outcomes.extend(found)
                 if not falls:
@@ -632,7 +635,7 @@ class Evaluator:
         """The try body runs another vendor's SMI tool (`subprocess.check_output("nvidia-smi")`, optimum-benchmark's
         is_nvidia_system()): the tool is absent on the target's machines, so its handler is what runs there."""
         for node in ast.walk(ast.Module(body=statement.body, type_ignores=[])):
-            if not isinstance(node, ast.Call) or not node.args or _callee_name(node.func) not in _RUNS_COMMAND:
+            if not isinstance(node, ast.Call) or not node.args or last_name(node.func) not in _RUNS_COMMAND:
                 continue
             command = node.args[0]
             if isinstance(command, (ast.List, ast.Tuple)) and command.elts:
@@ -687,10 +690,6 @@ class Stored(tuple):
 # SMI tools exist only on their vendor's machines; calls that run a command line
 _VENDOR_TOOLS = {"nvidia-smi": "nvidia", "rocm-smi": "amd", "amd-smi": "amd"}
 _RUNS_COMMAND = {"check_output", "check_call", "run", "call", "Popen", "system", "popen", "getoutput"}
-
-
-def _callee_name(func: ast.expr) -> str:
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _stored_key(name: str) -> str:

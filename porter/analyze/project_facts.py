@@ -286,7 +286,7 @@ class _Collector:
         self.facts["scopes"][qualname] = [start, node.end_lineno or node.lineno, "def", ""]
         self._params(node, qualname)
         self.defs[qualname] = node
-        if module_level and any(_last_name(_called(d)) in _KERNEL_DECORATORS for d in node.decorator_list):
+        if module_level and any(last_name(_called(d)) in _KERNEL_DECORATORS for d in node.decorator_list):
             self.facts["kernels"].append(node.name)
             if _returns_value(node):
                 self.facts["device"].append(node.name)
@@ -353,7 +353,7 @@ class _Collector:
         for decorator in node.decorator_list:
             if not isinstance(decorator, ast.Call):
                 continue
-            called = _last_name(decorator.func)
+            called = last_name(decorator.func)
             if called == "autotune":
                 argument = decorator.args[0] if decorator.args else _keyword(decorator, "configs")
                 configs = _ConfigList(self._module_bindings()).values(argument) if argument is not None else None
@@ -844,7 +844,7 @@ def _called(decorator: ast.expr) -> ast.expr:
     return decorator.func if isinstance(decorator, ast.Call) else decorator
 
 
-def _last_name(node: ast.expr) -> str:
+def last_name(node: ast.expr) -> str:
     """`triton.autotune` -> "autotune"; `Config` -> "Config"."""
     if isinstance(node, ast.Attribute):
         return node.attr
@@ -898,7 +898,7 @@ class _ConfigList:
                     return None
                 out.extend(found)
             return out
-        if isinstance(node, ast.Call) and _last_name(node.func) == "Config":
+        if isinstance(node, ast.Call) and last_name(node.func) == "Config":
             return [self._config(node, env)]
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             left, right = self.values(node.left, env), self.values(node.right, env)
@@ -994,7 +994,7 @@ class _ConfigList:
         """The configs one statement adds ([] for a statement that builds none), or None when it cannot tell."""
         value: ast.expr | None = None
         if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
-            call, method = statement.value, _last_name(statement.value.func)
+            call, method = statement.value, last_name(statement.value.func)
             if method in ("append", "extend") and len(call.args) == 1:
                 value = ast.List(elts=[call.args[0]], ctx=ast.Load()) if method == "append" else call.args[0]
         elif isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add):
@@ -1023,4 +1023,4 @@ def _literal_binding(statement: ast.stmt) -> bool:
 
 
 def _builds_config(node: ast.AST) -> bool:
-    return any(isinstance(n, ast.Call) and _last_name(n.func) == "Config" for n in ast.walk(node))
+    return any(isinstance(n, ast.Call) and last_name(n.func) == "Config" for n in ast.walk(node))
