@@ -27,6 +27,7 @@ class ModelConstants:
     l2_device_bytes_per_clk: float | None = None  # aggregate L2 -> units bandwidth (None: units x per-unit)
     wrapped_bytes_per_clk: float | None = None  # device rate for rows past M (offs % M re-reads the same
     # few lines, so the same L2 slices serve them); None: off
+    wrapped_by_dtype: dict[str, float] = field(default_factory=dict)  # per rate key, where it differs
     single_row_wrapped_bytes_per_clk: float | None = None  # the same at M = 1, where every row past M
     # re-reads A's one row (Triton compiles M == 1 as a constant); None: wrapped_bytes_per_clk
     single_row_wrapped_by_dtype: dict[str, float] = field(default_factory=dict)  # per rate key, where it differs

@@ -76,7 +76,7 @@ class Machine:
             hbm_bps=target.hbm_gbps * 1e9 * const.hbm_eff,
             l2_unit_bps=const.l2_bytes_per_unit_clk * clock,
             l2_device_bps=(const.l2_device_bytes_per_clk or const.l2_bytes_per_unit_clk * target.units) * clock,
-            wrapped_bps=const.wrapped_bytes_per_clk * clock if const.wrapped_bytes_per_clk else None,
+            wrapped_bps=_wrapped_bytes_per_clk(const, dtype) * clock if const.wrapped_bytes_per_clk else None,
             l2_reuse_bytes=reuse_pool * const.l2_fraction,
             xcds=target.xcds if per_xcd else 1,
             mall_bps=const.mall_gbps * 1e9 if (per_xcd and const.mall_gbps) else None,
@@ -94,6 +94,10 @@ class Machine:
             ),
             mfma_table=_mfma_table(target, dtype),
         )
+
+
+def _wrapped_bytes_per_clk(const: ModelConstants, dtype: GemmDtype) -> float:
+    return const.wrapped_by_dtype.get(dtype.rate_key, const.wrapped_bytes_per_clk or 0.0)
 
 
 def _peak_flops_clk(target: Target, dtype: GemmDtype) -> float:

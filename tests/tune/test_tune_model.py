@@ -12,7 +12,7 @@ from porter.targets import get_target
 from porter.tune import default_space, explain_infeasible, parse_config, predict_gemm_ms, rank_gemm
 from porter.tune.config import GemmConfig
 from porter.tune.dtypes import resolve_dtype
-from porter.tune.model import Machine, blocks_per_unit, unit_flops_clk
+from porter.tune.model import Machine, blocks_per_unit, predict_seconds, unit_flops_clk
 
 BIG_TILE = {"BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 8, "num_stages": 4}
 
@@ -292,3 +292,18 @@ def test_fp8_mma_sync_conversions_are_reused_over_the_warp_tile():
     assert unit_flops_clk(fp8, wide)[0] > 1.25 * unit_flops_clk(fp8, narrow)[0]
     bf16 = Machine.build(target, resolve_dtype("bf16", target))
     assert unit_flops_clk(bf16, wide)[0] == unit_flops_clk(bf16, narrow)[0]
+
+
+def test_rows_past_m_cost_little_on_16_bit_tiles_and_more_on_fp8():
+    """A 64-row tile at M = 32 re-reads rows 0-31 for its rows 32-63 (offs % M). The H200 sweeps time
+    16-bit tiles as if those re-reads were nearly free (b19_bf_m32_down: 64x64 beats 32x64 by 16%),
+    and fp8's 64-row tiles at small M as if they were not (specs.yaml: wrapped_by_dtype)."""
+    target = get_target("h200")
+    tile = GemmConfig(64, 64, 128, 4, 5)
+
+    def wrapped_share(dtype: str) -> float:
+        machine = Machine.build(target, resolve_dtype(dtype, target))
+        return predict_seconds(machine, 32, 4608, 36864, tile) / predict_seconds(machine, 64, 4608, 36864, tile)
+
+    assert wrapped_share("bf16") < 1.01
+    assert wrapped_share("fp8e4m3") > 1.04
