@@ -19,7 +19,7 @@ memory over the limit, or a small-tile config on a large-M shape).
 dtypes: bf16, fp16, fp8 (e4m3, B column-major, C bf16) and fp32 (fp32 operands and C, tl.dot's default
 input_precision "tf32"; cuBLAS timed with TF32 allowed).
 
-Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8|blind17|blind18|blind19|blind20|blind21|blind22]
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8|blind17|blind18|blind19|blind20|blind21|blind22|blind23]
        [--shapes data/retime_short_shapes.json]
        [--dtypes bf16,fp8] [--budget-s 480] [--workers 16] [--idle-s 0.1 --idle-above-ms 0.3]
 """
@@ -1116,6 +1116,38 @@ BLIND22 = [  # defined 2026-12-05 (session 31) with the model of session 25, bef
     ("b22_f32_rec_n1024", 65536, 1024, 512, "blind22", "fp32"),
     ("b22_f32_odd_mn", 2999, 4444, 2048, "blind22", "fp32"),
 ]
+BLIND23 = [  # defined 2026-12-05 (session 32) after session 32's model change (490cd54), before any sweep of it:
+    # Falcon-7B, Mistral-Small-24B, Snowflake Arctic and OLMoE experts, InternLM2-20B, Llama-3.2-1B, Qwen2.5-0.5B,
+    # Llama-3.1-405B, rec MLPs, off-grid sizes; to be swept like blind22 and scored once (split "blind23")
+    ("b23_bf_decode_up", 1, 18176, 4544, "blind23", "bf16"),
+    ("b23_bf_m16_down", 16, 5120, 32768, "blind23", "bf16"),
+    ("b23_bf_m160_moe", 160, 4864, 7168, "blind23", "bf16"),
+    ("b23_bf_m1536_qkv", 1536, 8192, 6144, "blind23", "bf16"),
+    ("b23_bf_m16384_up", 16384, 8192, 2048, "blind23", "bf16"),
+    ("b23_bf_rec_n224", 131072, 224, 768, "blind23", "bf16"),
+    ("b23_bf_odd_n", 2500, 6001, 3072, "blind23", "bf16"),
+    ("b23_h_decode_down", 1, 896, 4864, "blind23", "fp16"),
+    ("b23_h_m56_up", 56, 32768, 5120, "blind23", "fp16"),
+    ("b23_h_m288_moe", 288, 2048, 2048, "blind23", "fp16"),
+    ("b23_h_m2048_o", 2048, 6144, 6144, "blind23", "fp16"),
+    ("b23_h_m32768_down", 32768, 4544, 18176, "blind23", "fp16"),
+    ("b23_h_rec_n448", 65536, 448, 1536, "blind23", "fp16"),
+    ("b23_h_odd_k", 4096, 4096, 3001, "blind23", "fp16"),
+    ("b23_f8_decode_down", 1, 16384, 53248, "blind23", "fp8"),
+    ("b23_f8_m8_up", 8, 53248, 16384, "blind23", "fp8"),
+    ("b23_f8_m96_moe", 96, 9728, 7168, "blind23", "fp8"),
+    ("b23_f8_m768_qkv", 768, 18432, 16384, "blind23", "fp8"),
+    ("b23_f8_m8192_down", 8192, 4544, 18176, "blind23", "fp8"),
+    ("b23_f8_rec_n896", 65536, 896, 384, "blind23", "fp8"),
+    ("b23_f8_odd_mn", 3457, 5001, 4096, "blind23", "fp8"),
+    ("b23_f32_decode_qkv", 1, 3072, 2048, "blind23", "fp32"),
+    ("b23_f32_m40_down", 40, 2048, 8192, "blind23", "fp32"),
+    ("b23_f32_m208_moe", 208, 2816, 2048, "blind23", "fp32"),
+    ("b23_f32_m3072_up", 3072, 9728, 2560, "blind23", "fp32"),
+    ("b23_f32_m65536_o", 65536, 2048, 2048, "blind23", "fp32"),
+    ("b23_f32_rec_n160", 131072, 160, 512, "blind23", "fp32"),
+    ("b23_f32_odd_nk", 3000, 1777, 2999, "blind23", "fp32"),
+]
 SUITES = {
     "full": SHAPES,
     "fresh": FRESH,
@@ -1148,6 +1180,7 @@ SUITES = {
     "blind20": BLIND20,
     "blind21": BLIND21,
     "blind22": BLIND22,
+    "blind23": BLIND23,
 }
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")  # the default; cal4 and blind3 were run with --dtypes fp16,fp32
