@@ -32,12 +32,21 @@ from validate import DATA, sweep_rows  # noqa: E402
 DTYPES = ("bf16", "fp16", "fp8", "fp32")
 
 
+# Sweeps timed on an H100 (session 31 on): one fold each, scored against porter's h100 spec, which shares the
+# H200's constants (one chip; only the HBM figure differs).
+H100_DATA = sorted((ROOT / "bench" / "tune" / "data").glob("h100_*.json"))
+
+
+def gpu_of(sweep: str) -> str:
+    return "h100" if sweep.startswith("h100_") else "h200"
+
+
 def pick_scores(rows: list[tuple[str, Row]], const: ModelConstants) -> list[float]:
     """best / time of the model's pick, per row."""
-    target = get_target("h200")
+    targets = {gpu: get_target(gpu) for gpu in ("h100", "h200")}
     scores = []
-    for _, row in rows:
-        pred = model_predictions(row, target, const)
+    for sweep, row in rows:
+        pred = model_predictions(row, targets[gpu_of(sweep)], const)
         pick = min(range(len(pred)), key=pred.__getitem__)
         scores.append(row.best / row.ms[pick])
     return scores
@@ -82,7 +91,7 @@ def by_dtype(rows, scores: list[float], dtype: str) -> list[float]:
 
 def print_per_sweep(rows, scores: list[float]) -> None:
     print(f"{'sweep':8s}" + "".join(f"{d:>16s}" for d in DTYPES))
-    for sweep in [p.stem.removeprefix("h200_") for p in DATA if p.exists()] + ["all"]:
+    for sweep in sorted({sw for sw, _ in rows}) + ["all"]:
         cells = []
         for dtype in DTYPES:
             vals = [s for (sw, row), s in zip(rows, scores) if row.dtype == dtype and sweep in (sw, "all")]
@@ -95,8 +104,9 @@ def main() -> int:
     parser.add_argument("--const", help="a ModelConstants field")
     parser.add_argument("--values", nargs="+", default=[], help="values to try (none = unset; KEY=VALUE for tables)")
     parser.add_argument("--dtype", nargs="+", default=list(DTYPES))
+    parser.add_argument("--h100", action="store_true", help="also the H100 sweeps (data/h100_*.json), a fold each")
     args = parser.parse_args()
-    paths = [p for p in DATA if p.exists()]
+    paths = [p for p in DATA if p.exists()] + (H100_DATA if args.h100 else [])
     rows = [(sweep, row) for sweep, row in sweep_rows(paths) if row.dtype in args.dtype]
     base = constants_for(get_target("h200"))
     if not args.const:

@@ -76,6 +76,7 @@ class ModelConstants:
     # element-wise C stores with M off the grid too: the kernel's registers per accumulator (the value,
     # its address, row and column predicates); 0: not priced (see model._store_registers)
     store_row_regs_per_acc: float = 0.0
+    store_row_regs_by_dtype: dict[str, float] = field(default_factory=dict)  # per rate key, where it differs
     spill_cost: float = 4.0  # slowdown per register-file's worth of spilled registers
     spill_cost_by_dtype: dict[str, float] = field(default_factory=dict)  # per rate key, where it differs
     async_mma_buffers: int | None = None  # stage buffers an in-flight async MMA (wgmma) holds; None: 1 where wgmma

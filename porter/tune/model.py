@@ -340,7 +340,10 @@ def _store_registers(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | N
     of N off the grid alone spills once per tile, unmeasurable in the timings, and is not priced."""
     if unaligned is None or not unaligned.store_rows:  # (an Unaligned with stores only is falsy)
         return 0.0
-    return acc_regs(machine, cfg) * machine.const.store_row_regs_per_acc
+    const = machine.const
+    return acc_regs(machine, cfg) * const.store_row_regs_by_dtype.get(
+        machine.dtype.rate_key, const.store_row_regs_per_acc
+    )
 
 
 def _loop_registers(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | None) -> float:
