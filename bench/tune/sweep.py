@@ -19,7 +19,7 @@ memory over the limit, or a small-tile config on a large-M shape).
 dtypes: bf16, fp16, fp8 (e4m3, B column-major, C bf16) and fp32 (fp32 operands and C, tl.dot's default
 input_precision "tf32"; cuBLAS timed with TF32 allowed).
 
-Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8|blind17|blind18|blind19|blind20|blind21|blind22|blind23]
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8|blind17|blind18|blind19|blind20|blind21|blind22|blind23|blind24]
        [--shapes data/retime_short_shapes.json]
        [--dtypes bf16,fp8] [--budget-s 480] [--workers 16] [--idle-s 0.1 --idle-above-ms 0.3]
 """
@@ -1148,6 +1148,38 @@ BLIND23 = [  # defined 2026-12-05 (session 32) after session 32's model change (
     ("b23_f32_rec_n160", 131072, 160, 512, "blind23", "fp32"),
     ("b23_f32_odd_nk", 3000, 1777, 2999, "blind23", "fp32"),
 ]
+BLIND24 = [  # defined 2026-12-05 (session 32) after the 16-bit store-row change (b875fcd), before any sweep of it:
+    # Gemma-3-12B and -27B, Phi-3.5-MoE and Qwen3-30B-A3B experts, Mistral-Nemo-12B, Qwen3-8B, Granite-3-2B, rec MLPs,
+    # off-grid sizes; to be swept like blind23 and scored once (split "blind24")
+    ("b24_bf_decode_down", 1, 3840, 15360, "blind24", "bf16"),
+    ("b24_bf_m12_up", 12, 43008, 5376, "blind24", "bf16"),
+    ("b24_bf_m96_moe", 96, 12800, 4096, "blind24", "bf16"),
+    ("b24_bf_m640_qkv", 640, 6144, 5120, "blind24", "bf16"),
+    ("b24_bf_m12288_o", 12288, 5376, 5376, "blind24", "bf16"),
+    ("b24_bf_rec_n80", 131072, 80, 1024, "blind24", "bf16"),
+    ("b24_bf_odd_mk", 3333, 4096, 2222, "blind24", "bf16"),
+    ("b24_h_decode_up", 1, 24576, 4096, "blind24", "fp16"),
+    ("b24_h_m28_down", 28, 4096, 12288, "blind24", "fp16"),
+    ("b24_h_m416_moe", 416, 1536, 2048, "blind24", "fp16"),
+    ("b24_h_m3072_qkv", 3072, 8192, 3840, "blind24", "fp16"),
+    ("b24_h_m24576_up", 24576, 28672, 5120, "blind24", "fp16"),
+    ("b24_h_rec_n576", 65536, 576, 2048, "blind24", "fp16"),
+    ("b24_h_odd_mn", 4999, 3001, 4096, "blind24", "fp16"),
+    ("b24_f8_decode_qkv", 1, 8192, 3840, "blind24", "fp8"),
+    ("b24_f8_m4_down", 4, 5376, 21504, "blind24", "fp8"),
+    ("b24_f8_m224_moe", 224, 1536, 2048, "blind24", "fp8"),
+    ("b24_f8_m2048_up", 2048, 28672, 5120, "blind24", "fp8"),
+    ("b24_f8_m32768_o", 32768, 3840, 4096, "blind24", "fp8"),
+    ("b24_f8_rec_n320", 131072, 320, 640, "blind24", "fp8"),
+    ("b24_f8_odd_k", 6144, 4096, 2999, "blind24", "fp8"),
+    ("b24_f32_decode_down", 1, 2048, 8192, "blind24", "fp32"),
+    ("b24_f32_m8_up", 8, 16384, 2048, "blind24", "fp32"),
+    ("b24_f32_m96_moe", 96, 12800, 4096, "blind24", "fp32"),
+    ("b24_f32_m1536_o", 1536, 4096, 4096, "blind24", "fp32"),
+    ("b24_f32_m16384_down", 16384, 2048, 8192, "blind24", "fp32"),
+    ("b24_f32_rec_n256", 131072, 256, 1024, "blind24", "fp32"),
+    ("b24_f32_odd_mn", 2777, 3333, 2048, "blind24", "fp32"),
+]
 SUITES = {
     "full": SHAPES,
     "fresh": FRESH,
@@ -1181,6 +1213,7 @@ SUITES = {
     "blind21": BLIND21,
     "blind22": BLIND22,
     "blind23": BLIND23,
+    "blind24": BLIND24,
 }
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")  # the default; cal4 and blind3 were run with --dtypes fp16,fp32
