@@ -1,10 +1,11 @@
-"""Plot porter tune's predicted time against the H200's measured time, one panel per dtype.
+"""Plot porter tune's predicted time against the measured time, one panel per dtype.
 
     /work/venv/bin/python bench/tune/plot.py [--out bench/tune/pred_vs_measured.png]
 
-Every timed (shape, config) of the stored sweeps (bench/tune/data/h200_*.json) is a grey dot;
-the model's pick of each shape is a coloured dot (calibration rows blue, the blind split that was
-scored once after the model was final orange; every earlier split is calibration now).
+Every timed (shape, config) of the stored sweeps (bench/tune/data/h200_*.json, and h100_*.json
+against the h100 spec) is a grey dot; the model's pick of each shape is a coloured dot (calibration
+rows blue, the blind split scored once with the final model orange; every earlier split is
+calibration now).
 Each panel's title gives the median |log(predicted / measured)| of the picks and of all configs,
 and the held-out geomean score (best / pick). Needs matplotlib (pip install '.[plot]').
 """
@@ -24,10 +25,11 @@ from porter.targets import get_target  # noqa: E402
 from porter.tune.scoring import model_predictions  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from validate import calibration_rows  # noqa: E402  (the calibration sweeps: never a sealed blind split beside them)
+from validate import DATA, sweep_rows  # noqa: E402  (the calibration sweeps: never a sealed blind split beside them)
 
 DTYPES = ("bf16", "fp16", "fp8", "fp32")
-HELD_OUT = {"blind7"}  # the last split scored once (a823306); the bf16 spill cost was refit on it after
+HELD_OUT = {"h100_blind24"}  # the last split scored once, with the final model of session 32
+H100_DATA = sorted((ROOT / "bench" / "tune" / "data").glob("h100_*.json"))
 
 
 def main() -> int:
@@ -39,8 +41,8 @@ def main() -> int:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    target = get_target("h200")
-    rows = calibration_rows()
+    targets = {gpu: get_target(gpu) for gpu in ("h100", "h200")}
+    rows = sweep_rows([p for p in DATA if p.exists()] + H100_DATA)
     fig, axes = plt.subplots(2, 2, figsize=(10, 9.2))
     for ax, tag in zip(axes.flat, DTYPES):
         every_x, every_y, picks, errs_all, errs_pick, scores = (
@@ -51,15 +53,15 @@ def main() -> int:
             [],
             [],
         )
-        for row in (r for r in rows if r.dtype == tag):
-            pred = model_predictions(row, target)
+        for sweep, row in ((sw, r) for sw, r in rows if r.dtype == tag):
+            pred = model_predictions(row, targets["h100" if sweep.startswith("h100_") else "h200"])
             pick = min(range(len(pred)), key=lambda i: pred[i])
             for p, t in zip(pred, row.ms):
                 if math.isfinite(p):
                     every_x.append(t)
                     every_y.append(p)
                     errs_all.append(abs(math.log(p / t)))
-            group = "held-out" if row.split in HELD_OUT else "cal"
+            group = "held-out" if sweep in HELD_OUT else "cal"
             picks[group][0].append(row.ms[pick])
             picks[group][1].append(pred[pick])
             errs_pick.append(abs(math.log(pred[pick] / row.ms[pick])))
@@ -74,7 +76,7 @@ def main() -> int:
         ax.plot([lo, hi], [lo, hi], c="k", lw=0.8)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel("measured ms (H200)")
+        ax.set_xlabel("measured ms (H200; H100 sweeps against the h100 spec)")
         ax.set_ylabel("predicted ms")
         geo = math.exp(sum(scores) / len(scores)) if scores else float("nan")
         ax.set_title(
@@ -83,7 +85,7 @@ def main() -> int:
             fontsize=9,
         )
         ax.legend(fontsize=7, loc="upper left")
-    fig.suptitle("porter tune on the H200: predicted vs measured time per (shape, config)", fontsize=11)
+    fig.suptitle("porter tune on the H200 and H100: predicted vs measured time per (shape, config)", fontsize=11)
     fig.tight_layout()
     fig.savefig(args.out, dpi=90)
     print(f"-> {args.out}")
