@@ -19,7 +19,7 @@ memory over the limit, or a small-tile config on a large-M shape).
 dtypes: bf16, fp16, fp8 (e4m3, B column-major, C bf16) and fp32 (fp32 operands and C, tl.dot's default
 input_precision "tf32"; cuBLAS timed with TF32 allowed).
 
-Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8|blind17|blind18|blind19|blind20|blind21|blind22|blind23|blind24]
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8|blind17|blind18|blind19|blind20|blind21|blind22|blind23|blind24|blind25]
        [--shapes data/retime_short_shapes.json]
        [--dtypes bf16,fp8] [--budget-s 480] [--workers 16] [--idle-s 0.1 --idle-above-ms 0.3]
 """
@@ -1180,6 +1180,38 @@ BLIND24 = [  # defined 2026-12-05 (session 32) after the 16-bit store-row change
     ("b24_f32_rec_n256", 131072, 256, 1024, "blind24", "fp32"),
     ("b24_f32_odd_mn", 2777, 3333, 2048, "blind24", "fp32"),
 ]
+BLIND25 = [  # defined 2026-12-05 (session 32) with the final model of the session (b875fcd), no change after it:
+    # Pythia-12B, OPT-30B, DeepSeek-V2 and Llama-4-Scout experts, T5-XXL, ViT-H, BLOOM-7B, Whisper-large, CLIP-L, rec
+    # MLPs, off-grid sizes; to be swept like blind24 and scored once (split "blind25")
+    ("b25_bf_decode_up", 1, 20480, 5120, "blind25", "bf16"),
+    ("b25_bf_m4_down", 4, 7168, 28672, "blind25", "bf16"),
+    ("b25_bf_m192_moe", 192, 3072, 5120, "blind25", "bf16"),
+    ("b25_bf_m4096_ff", 4096, 10240, 4096, "blind25", "bf16"),
+    ("b25_bf_m65536_vit", 65536, 5120, 1280, "blind25", "bf16"),
+    ("b25_bf_rec_n112", 98304, 112, 2048, "blind25", "bf16"),
+    ("b25_bf_odd_all", 2345, 3457, 1999, "blind25", "bf16"),
+    ("b25_h_decode_o", 1, 7168, 7168, "blind25", "fp16"),
+    ("b25_h_m8_up", 8, 16384, 4096, "blind25", "fp16"),
+    ("b25_h_m320_moe", 320, 16384, 5120, "blind25", "fp16"),
+    ("b25_h_m4096_down", 4096, 1280, 5120, "blind25", "fp16"),
+    ("b25_h_m16384_clip", 16384, 4096, 1024, "blind25", "fp16"),
+    ("b25_h_rec_n1280", 65536, 1280, 320, "blind25", "fp16"),
+    ("b25_h_odd_nk", 3072, 3001, 2001, "blind25", "fp16"),
+    ("b25_f8_decode_up", 1, 57344, 7168, "blind25", "fp8"),
+    ("b25_f8_m16_o", 16, 5120, 5120, "blind25", "fp8"),
+    ("b25_f8_m64_moe", 64, 16384, 5120, "blind25", "fp8"),
+    ("b25_f8_m4096_down", 4096, 5120, 20480, "blind25", "fp8"),
+    ("b25_f8_m65536_qkv", 65536, 6144, 4096, "blind25", "fp8"),
+    ("b25_f8_rec_n192", 131072, 192, 1536, "blind25", "fp8"),
+    ("b25_f8_odd_mk", 5001, 4096, 3003, "blind25", "fp8"),
+    ("b25_f32_decode_down", 1, 4096, 10240, "blind25", "fp32"),
+    ("b25_f32_m32_up", 32, 10240, 4096, "blind25", "fp32"),
+    ("b25_f32_m512_moe", 512, 3072, 5120, "blind25", "fp32"),
+    ("b25_f32_m2048_qkv", 2048, 6144, 4096, "blind25", "fp32"),
+    ("b25_f32_m32768_down", 32768, 1280, 5120, "blind25", "fp32"),
+    ("b25_f32_rec_n48", 131072, 48, 1024, "blind25", "fp32"),
+    ("b25_f32_odd_k", 4096, 2048, 3333, "blind25", "fp32"),
+]
 SUITES = {
     "full": SHAPES,
     "fresh": FRESH,
@@ -1214,6 +1246,7 @@ SUITES = {
     "blind22": BLIND22,
     "blind23": BLIND23,
     "blind24": BLIND24,
+    "blind25": BLIND25,
 }
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")  # the default; cal4 and blind3 were run with --dtypes fp16,fp32
