@@ -22,7 +22,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def make_pairs(out: Path, split: str, scored: list[Path]) -> None:
+def make_pairs(out: Path, split: str, scored: list[Path], target: str = "h200") -> None:
     sys.path.insert(0, str(HERE.parents[1]))
     sys.path.insert(0, str(HERE))
     from validate import DATA  # noqa: E402  (the calibration sweeps: never a sealed blind split beside them)
@@ -31,7 +31,7 @@ def make_pairs(out: Path, split: str, scored: list[Path]) -> None:
 
     # a blind sweep joins only through --data, once its scored_once file exists
     rows = [row for path in [*DATA, *scored] if path.exists() for row in load_rows(path)]
-    result = evaluate(rows, "h200")
+    result = evaluate(rows, target)
     by_key = {(r.dtype, r.name): r for r in rows}
     pairs = []
     for entry in result["rows"]:
@@ -95,6 +95,7 @@ def main() -> int:
     parser.add_argument("--make", type=Path, help="write the pick/best pairs of --split here")
     parser.add_argument("--split", default="blind2")
     parser.add_argument("--data", type=Path, action="append", default=[], help="a scored blind sweep (with --make)")
+    parser.add_argument("--target", default="h200", help="the porter target the --data sweep ran on (with --make)")
     parser.add_argument("--pairs", type=Path)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--rounds", type=int, default=3)
@@ -103,7 +104,7 @@ def main() -> int:
     parser.add_argument("--lead-us", type=float, default=0.0, help="GPU spin before each timed launch (sweep.py)")
     args = parser.parse_args()
     if args.make:
-        make_pairs(args.make, args.split, args.data)
+        make_pairs(args.make, args.split, args.data, args.target)
     elif args.pairs and args.out:
         confirm(args.pairs, args.out, args.rounds, args.idle_s, args.flush, args.lead_us)
     else:
