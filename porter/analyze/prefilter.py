@@ -478,6 +478,10 @@ def _cuda_build_import(words: SourceWords) -> bool:  # wheel_variants.cuda_build
     return words.has_all(("torch", "cuda", "is_available"))
 
 
+def _sm_arch_list(words: SourceWords) -> bool:  # build_scripts.sm_arch_list_reduced: torch.cuda.get_arch_list()
+    return words.has_all(("torch", "cuda", "get_arch_list"))
+
+
 def _graph_capture(words: SourceWords) -> bool:  # pytorch.graph_capture_hazards: with torch.cuda.graph(...)
     return "graph" in words.with_calls and words.has_all(("torch", "cuda"))
 
@@ -561,6 +565,7 @@ VISITOR_TRIGGERS: dict[str, Trigger] = {
     "l2_cache_size_use": _l2_cache_size,
     "torch_version_cuda_use": _torch_version_cuda,
     "cuda_build_chosen_by_availability": _cuda_build_import,
+    "sm_arch_list_reduced": _sm_arch_list,
     "graph_capture_hazards": _graph_capture,
     "triton_warp_size_32": _warp_size_32,
     "triton_tf32_dot": _tf32_dot,
