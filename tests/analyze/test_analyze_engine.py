@@ -213,9 +213,9 @@ def test_select_and_ignore():
     ignored = load_rules(select=["PT2"], ignore=["PT204", "hip-device-string"])
     assert "PT204" not in ignored.ids and "PT220" not in ignored.ids and "PT202" in ignored.ids
     assert load_rules(select=["environment", "opt-in"], ignore=["PT1", "PT2", "PT3"]).ids == [
-        f"PT40{i}" for i in range(1, 8)
+        f"PT40{i}" for i in range(1, 9)
     ]
-    assert set(load_rules(select=["environment"]).ids) == {"PT401", "PT402", "PT407"}  # PT403-PT406 opt-in
+    assert set(load_rules(select=["environment"]).ids) == {"PT401", "PT402", "PT407", "PT408"}  # PT403-PT406 opt-in
     with pytest.raises(ConfigError, match="PT999"):
         load_rules(select=["PT999"])
 
