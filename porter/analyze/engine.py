@@ -617,7 +617,8 @@ class _Matcher:
                 if (rule.id, id(node)) in reported:
                     continue  # `from x import a, b` lists x, x.a and x.b: one statement, one finding
                 reported.add((rule.id, id(node)))
-                self.hit(rule, entry, node, module=matched, qualified_name=matched, imports_in_file=1)
+                first_call = self._first_call_through(node, matched) if entry.get("first_call") else {}
+                self.hit(rule, entry, node, module=matched, qualified_name=matched, imports_in_file=1, **first_call)
                 first.setdefault(key, {"data": self.hits[-1].data, id(node): None})
         for call in self.index.of(cst.Call):  # importlib.import_module("x") / __import__("x")
             if self._tail(call.func) not in ("import_module", "__import__") or not call.args:
@@ -629,7 +630,23 @@ class _Matcher:
                         continue
                     matched = entry["_patterns"].matches_prefix([module])
                     if matched:
-                        self.hit(rule, entry, call, module=matched, qualified_name=matched)
+                        first_call = {"first_call_note": ""} if entry.get("first_call") else {}
+                        self.hit(rule, entry, call, module=matched, qualified_name=matched, **first_call)
+
+    def _first_call_through(self, node: cst.CSTNode, module: str) -> dict[str, Any]:
+        """The first call into `module` after its import, in the importing function (anywhere below, for a
+        module-level import): where a binding that loads its library lazily (pynvml's nvmlInit) fails at run
+        time. Data for the message (`first_call_note`) and a `first_call` line the report can point at."""
+        function = next((a for a in self.ctx.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
+        after = self.ctx.position(node).end.line
+        for call in self.index.of(cst.Call):
+            line = self.ctx.position(call).start.line
+            if line <= after or (function is not None and all(a is not function for a in self.ctx.ancestors(call))):
+                continue
+            if any(name == module or name.startswith(module + ".") for name in self.ctx.qualified_names(call.func)):
+                code = self.ctx.code_for(call.func)
+                return {"first_call_note": f" (first called on line {line}: `{code}()`)", "first_call": {"line": line}}
+        return {"first_call_note": ""}
 
     def _string_nodes(self) -> Iterable[cst.CSTNode]:
         yield from self.index.of(cst.SimpleString)

@@ -474,6 +474,14 @@ def _torch_version_cuda(words: SourceWords) -> bool:  # pytorch.torch_version_cu
     return words.has_all(("torch", "version", "cuda"))
 
 
+def _cuda_build_import(words: SourceWords) -> bool:  # wheel_variants.cuda_build_chosen_by_availability
+    return words.has_all(("torch", "cuda", "is_available"))
+
+
+def _sm_arch_list(words: SourceWords) -> bool:  # build_scripts.sm_arch_list_reduced: torch.cuda.get_arch_list()
+    return words.has_all(("torch", "cuda", "get_arch_list"))
+
+
 def _graph_capture(words: SourceWords) -> bool:  # pytorch.graph_capture_hazards: with torch.cuda.graph(...)
     return "graph" in words.with_calls and words.has_all(("torch", "cuda"))
 
@@ -556,6 +564,8 @@ VISITOR_TRIGGERS: dict[str, Trigger] = {
     "triton_inline_ptx": _inline_asm,
     "l2_cache_size_use": _l2_cache_size,
     "torch_version_cuda_use": _torch_version_cuda,
+    "cuda_build_chosen_by_availability": _cuda_build_import,
+    "sm_arch_list_reduced": _sm_arch_list,
     "graph_capture_hazards": _graph_capture,
     "triton_warp_size_32": _warp_size_32,
     "triton_tf32_dot": _tf32_dot,

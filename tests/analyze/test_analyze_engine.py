@@ -53,6 +53,29 @@ def test_version_parse_names_the_calls_that_reach_it_on_rocm():
     assert "called on line 9 outside any CUDA-only test" in finding.message
 
 
+def test_nvml_import_names_its_first_call():
+    # optimum-benchmark-pr57's memory tracker: importing the binding works on ROCm, its nvmlInit() raises
+    code = (
+        "import torch\n"
+        "nvmlInit = None\n"
+        "def peak_memory(device_ids):\n"
+        "    import py3nvml.py3nvml as nvml\n"
+        "    torch.cuda.synchronize()\n"
+        "    nvml.nvmlInit()\n"
+        "    return [nvml.nvmlDeviceGetHandleByIndex(i) for i in device_ids]\n"
+        "def other():\n"
+        "    nvml.nvmlShutdown()\n"
+    )
+    (finding,) = [f for f in analyze_source(code, "m.py", MI300X, RULES) if f.rule == "PT307"]
+    assert finding.line == 4 and finding.data["first_call"] == {"line": 6}
+    assert "(first called on line 6: `nvml.nvmlInit()`)" in finding.message
+
+
+def test_nvml_import_without_a_call_has_no_first_call():
+    (finding,) = [f for f in analyze_source("import pynvml\n", "m.py", MI300X, RULES) if f.rule == "PT307"]
+    assert "first_call" not in finding.data and "{" not in finding.message
+
+
 def test_rocm_safe_code_is_not_flagged():
     code = (
         "import torch\nimport torch.distributed as dist\n"
@@ -190,9 +213,9 @@ def test_select_and_ignore():
     ignored = load_rules(select=["PT2"], ignore=["PT204", "hip-device-string"])
     assert "PT204" not in ignored.ids and "PT220" not in ignored.ids and "PT202" in ignored.ids
     assert load_rules(select=["environment", "opt-in"], ignore=["PT1", "PT2", "PT3"]).ids == [
-        f"PT40{i}" for i in range(1, 8)
+        f"PT40{i}" for i in range(1, 9)
     ]
-    assert set(load_rules(select=["environment"]).ids) == {"PT401", "PT402", "PT407"}  # PT403-PT406 opt-in
+    assert set(load_rules(select=["environment"]).ids) == {"PT401", "PT402", "PT407", "PT408"}  # PT403-PT406 opt-in
     with pytest.raises(ConfigError, match="PT999"):
         load_rules(select=["PT999"])
 

@@ -80,3 +80,77 @@ def _refuses(statement: cst.If) -> bool:
     body: Sequence[cst.BaseStatement] = getattr(statement.body, "body", [])
     last = body[-1] if body else None
     return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], _EXITS)
+
+
+# ---- the sm_ entries of torch.cuda.get_arch_list(), reduced as if never empty ---------------------------------
+
+_GET_ARCH_LIST = "torch.cuda.get_arch_list"
+_REDUCERS = frozenset({"max", "min"})
+_COMPREHENSIONS = (cst.ListComp, cst.GeneratorExp, cst.SetComp)
+_TESTS = (cst.UnaryOperation, cst.BooleanOperation, cst.Comparison, cst.ComparisonTarget)
+
+
+@register("sm_arch_list_reduced")
+def sm_arch_list_reduced(ctx: ModuleContext, rule: Any, target: Any) -> Iterable[Hit]:
+    """`supported_sm = [int(a.split('_')[1]) for a in torch.cuda.get_arch_list() if 'sm_' in a]` then
+    `max(supported_sm)` (torch's cpp_extension arch-flag code, copied into JIT loaders such as exllamav2's ext.py
+    before 7662b61): ROCm PyTorch lists gfx targets only, the list is empty and max() raises ValueError. A module
+    that tests the list first (`if not supported_sm: continue`) or passes `default=` is left alone."""
+    for kind in _COMPREHENSIONS:
+        for comprehension in ctx.nodes(kind):
+            arch_call = _sm_filtered_arch_list(ctx, comprehension)
+            if arch_call is None or only_on_cuda(ctx, comprehension):
+                continue
+            reducer = _unguarded_reducer(ctx, comprehension, ctx.scope_names(arch_call))
+            if reducer is not None:
+                yield Hit(comprehension, {"reducer": reducer})
+
+
+def _sm_filtered_arch_list(ctx: ModuleContext, comprehension: cst.BaseComp) -> cst.Call | None:
+    """The `torch.cuda.get_arch_list()` call a comprehension iterates, when its filter keeps only `sm_` entries."""
+    loop = comprehension.for_in
+    iterated = loop.iter
+    if not (isinstance(iterated, cst.Call) and _GET_ARCH_LIST in ctx.qualified_names(iterated.func)):
+        return None
+    return iterated if any("sm_" in ctx.code_for(condition.test) for condition in loop.ifs) else None
+
+
+def _unguarded_reducer(ctx: ModuleContext, comprehension: cst.BaseComp, scope: tuple[str, ...]) -> str | None:
+    """`max` / `min` applied to the comprehension, directly or through the one name it is assigned to, with no
+    `default=` and no test of that name in the same function."""
+    direct = _reducer_around(ctx, comprehension)
+    if direct is not None:
+        return direct
+    assign = ctx.parent(comprehension)
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+        return None
+    bound = assign.targets[0].target
+    if not isinstance(bound, cst.Name):
+        return None
+    uses = [n for n in ctx.nodes(cst.Name) if n.value == bound.value and ctx.scope_names(n) == scope and n is not bound]
+    if any(_is_tested(ctx, use) for use in uses):
+        return None
+    return next((r for r in (_reducer_around(ctx, use) for use in uses) if r is not None), None)
+
+
+def _reducer_around(ctx: ModuleContext, node: cst.CSTNode) -> str | None:
+    """The name of the `max` / `min` call (without `default=`) that `node` is part of an argument of."""
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.Call) and isinstance(ancestor.func, cst.Name):
+            if ancestor.func.value in _REDUCERS:
+                keywords = {arg.keyword.value for arg in ancestor.args if arg.keyword is not None}
+                return None if "default" in keywords else ancestor.func.value
+        if isinstance(ancestor, cst.BaseStatement):
+            return None
+    return None
+
+
+def _is_tested(ctx: ModuleContext, use: cst.Name) -> bool:
+    """`if not sms`, `if sms:`, `sms and ...`, `len(sms)`, `sms == []`: the code checks for an empty list."""
+    parent = ctx.parent(use)
+    if isinstance(parent, _TESTS):
+        return True
+    if isinstance(parent, (cst.If, cst.While, cst.IfExp)) and parent.test is use:
+        return True
+    call = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
+    return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "len"

@@ -209,6 +209,8 @@ def _parse_or_compare(ctx: ModuleContext, node: cst.CSTNode) -> str | None:
     parent = ctx.parent(node)
     if isinstance(parent, cst.Attribute) and parent.value is node:
         return "parsed"  # torch.version.cuda.split(".") raises on ROCm (None)
+    if _concatenated(parent):
+        return "concatenated"  # "CUDA " + torch.version.cuda: str + None raises TypeError on ROCm
     if isinstance(parent, cst.Arg):
         call = ctx.parent(parent)
         func = call.func if isinstance(call, cst.Call) else None
@@ -223,6 +225,14 @@ def _parse_or_compare(ctx: ModuleContext, node: cst.CSTNode) -> str | None:
             return None  # `torch.version.cuda is not None`: an explicit platform test, right on ROCm
         return "compared"
     return None
+
+
+def _concatenated(parent: cst.CSTNode | None) -> bool:
+    """An operand of `+` or `+=` (string building): None there raises TypeError, where an f-string, `%` or
+    `str.format` would print "None"."""
+    if isinstance(parent, cst.BinaryOperation):
+        return isinstance(parent.operator, cst.Add)
+    return isinstance(parent, cst.AugAssign) and isinstance(parent.operator, cst.AddAssign)
 
 
 _CONDITION_PARTS = (cst.Comparison, cst.ComparisonTarget, cst.BooleanOperation, cst.UnaryOperation)
