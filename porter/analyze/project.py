@@ -120,6 +120,8 @@ NVIDIA_ARCH_NAME = re.compile(r"(sm_?\d{2,3}[a-z]?|hopper|blackwell)", re.IGNORE
 AMD_FOLDERS = frozenset({"rocm", "_rocm", "amd", "_amd", "hip", "_hip"})
 AMD_FILE_PREFIXES = ("rocm", "hip", "amd")
 AMD_ONLY_LIBRARIES = ("aiter",)
+# words in a module's name that retire it: an unimported `sgd_legacy.py` is kept for reference, not for callers
+RETIRED_WORDS = frozenset({"legacy", "deprecated", "obsolete", "old"})
 _NOT_NVIDIA_ENUMS = (_NOT_TARGET_ENUMS - {"CUDA"}) | {"ROCM"}
 TARGET: ReachKind = "target"
 UNKNOWN: ReachKind = "unknown"
@@ -673,10 +675,30 @@ class Project:
     def _superseded(self, path: str) -> Reach | None:
         """A stale copy runs nowhere: a module nothing in the project imports, most of whose Triton kernels (two at
         least) another module, one the project imports, defines under the same names (hip-attn's draft variants of
-        attention2_draft_prefetch.py). A module nothing imports is otherwise an entry point for outside callers."""
+        attention2_draft_prefetch.py), or whose name tells outside callers not to import it. A module nothing
+        imports is otherwise an entry point for outside callers."""
         if path not in self._copies:
-            self._copies[path] = self._copy_verdict(path)
+            self._copies[path] = self._copy_verdict(path) or self._retired_verdict(path)
         return self._copies[path]
+
+    def _retired_verdict(self, path: str) -> Reach | None:
+        """A module nothing in the project imports whose name keeps outside callers away too: a private module
+        (`_memory_io.py`, a benchmark left beside the kernels) or one its authors retired (`sgd_legacy.py`,
+        `*_deprecated.py`, the live version sitting beside it). Nobody imports it, so it runs nowhere. Judged only
+        where its package's `__init__` was scanned too: a scan of the file alone sees none of its importers."""
+        facts = self.facts.get(path) or {}
+        parent, _, stem = facts.get("module", "").rpartition(".")
+        if facts.get("package") or not self.module_facts.get(parent, {}).get("package"):
+            return None
+        if self._import_graph()[1].get(path):
+            return None
+        if stem.startswith("_") and not stem.startswith("__"):
+            why = f"a private module (`{stem}`) nothing in the project imports"
+        elif RETIRED_WORDS & set(stem.lower().split("_")):
+            why = f"a retired module (`{stem}`) nothing in the project imports"
+        else:
+            return None
+        return Reach(NVIDIA_ONLY, why + ": it runs nowhere")
 
     def _copy_verdict(self, path: str) -> Reach | None:
         facts = self.facts.get(path) or {}

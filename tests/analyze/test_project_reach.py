@@ -1523,6 +1523,29 @@ def test_a_copy_nothing_imports_of_a_module_the_project_imports_runs_nowhere():
     assert reach(files, "pkg/entry.py", "def _own")[0] == "target"
 
 
+def test_a_private_or_retired_module_nothing_imports_runs_nowhere():
+    # seen on flashlib 0.4.0 (umap/triton/sgd_legacy.py beside the live sgd_step.py) and fp8-coat 1.0.11
+    # (real_quantization/_memory_io.py, a bandwidth benchmark no module imports)
+    kernel = "import triton\n@triton.jit\ndef _step(x):\n    pass\ndef run(x):\n    _step[(1,)](x)\n"
+    files = {
+        "pkg/__init__.py": "from pkg.sgd_step import run\n",
+        "pkg/sgd_step.py": kernel,
+        "pkg/sgd_legacy.py": kernel,
+        "pkg/_memory_io.py": kernel,
+        "pkg/_quantize.py": kernel,  # private, but imported below: it runs
+        "pkg/linear.py": "from pkg._quantize import run\n",
+        "pkg/tools.py": kernel,  # public and unimported: an entry point for outside callers
+    }
+    verdict, why = reach(files, "pkg/sgd_legacy.py", "_step[(1,)]")
+    assert verdict == "nvidia_only" and "retired module (`sgd_legacy`)" in why
+    verdict, why = reach(files, "pkg/_memory_io.py", "_step[(1,)]")
+    assert verdict == "nvidia_only" and "private module (`_memory_io`)" in why
+    for live in ("pkg/sgd_step.py", "pkg/_quantize.py", "pkg/tools.py"):
+        assert reach(files, live, "_step[(1,)]")[0] == "target"
+    # scanned without its package, nothing tells whether a module is imported
+    assert reach({"pkg/_memory_io.py": kernel}, "pkg/_memory_io.py", "_step[(1,)]")[0] == "target"
+
+
 def test_a_module_constant_set_false_in_the_code_turns_its_branch_off():
     # facts format 15 records tests that read a module constant, so a hard-coded switch is evaluated too
     files = {
