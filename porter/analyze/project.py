@@ -764,6 +764,11 @@ class Project:
                 return Reach(NVIDIA_ONLY, f"the module imports `{module}` (line {line}), an AMD-only library")
         return None
 
+    def may_convolve(self) -> bool:
+        """Can a convolution run in this project: does a module name one or import a library of ready-made models?
+        A scan of one module alone cannot tell where its model comes from, so it may."""
+        return len(self.facts) < 2 or any(facts.get("convolves", True) for facts in self.facts.values())
+
     def amd_only(self, path: str, line: int, column: int) -> Reach | None:
         """Code written for AMD: the same analysis, run for an NVIDIA GPU of the target facts, finds that it does not
         run there (a ROCm guard around it, an arch test only AMD passes, a ROCm module, folder or platform class,

@@ -42,7 +42,7 @@ from bisect import bisect_right
 from collections import Counter
 from typing import Any
 
-FACTS_FORMAT = 16  # 16: the `**mapping` a call spreads into its keywords
+FACTS_FORMAT = 17  # 17: whether the module may run a convolution
 MAX_DEF_LINES = 60  # longer functions are not predicates: their value is not inferred
 MAX_SNIPPET = 400  # longer assignment values are not predicates either
 
@@ -65,6 +65,20 @@ KEYWORD_ONLY = 1 << 20  # parameter index of a keyword-only parameter
 POSITIONAL = "*"  # refs keyword entry: how many positional arguments the call passes (-1: *args, or several **)
 SPREAD = "**"  # refs keyword entry: the source of the one `**mapping` the call spreads (`**_launch_kw(dev)`)
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+# Convolution modules and functions: the ops whose algorithm `torch.backends.cudnn.benchmark` searches for (on ROCm
+# MIOpen's exhaustive find); matmuls, norms and attention never consult it
+_CONVOLUTIONS = frozenset(
+    {f"{lazy}Conv{kind}{n}d" for lazy in ("", "Lazy") for kind in ("", "Transpose") for n in (1, 2, 3)}
+    | {f"conv{kind}{n}d" for kind in ("", "_transpose") for n in (1, 2, 3)}
+    | {"convolution", "_convolution", "conv_tbc"}
+)
+# Libraries of ready-made models, many of them convolutional: a project importing one may build its model there
+_MODEL_LIBRARIES = frozenset(
+    {
+        "torchvision", "timm", "diffusers", "transformers", "ultralytics", "mmcv", "mmdet", "mmseg",
+        "detectron2", "monai", "segmentation_models_pytorch", "open_clip", "torchaudio", "speechbrain",
+    }
+)  # fmt: skip
 _BLOCK_FIELDS = ("body", "orelse", "finalbody")
 
 
@@ -118,6 +132,7 @@ def empty_facts(path: str) -> dict[str, Any]:
         "tuned": {},
         "kernels": [],
         "device": [],
+        "convolves": False,  # names a convolution or imports a model library (`_CONVOLUTIONS`, `_MODEL_LIBRARIES`)
     }
 
 
@@ -211,6 +226,8 @@ class _Collector:
         self._walk(tree)
         self.facts["requires"] = _unconditional_imports(tree.body)
         self.facts["branches"] = _branch_imports(tree.body)
+        if any(imported.split(".", 1)[0] in _MODEL_LIBRARIES for imported in self.facts["imported"]):
+            self.facts["convolves"] = True
         return self.facts
 
     # -- statements, with the scope each lies in ------------------------------------------------
@@ -573,18 +590,21 @@ class _Collector:
         )
 
     def _walk(self, tree: ast.Module) -> None:
-        """Expression-level guards (if/while bodies, `a if t else b`, `t and x`, comprehension filters)
-        and the references the call-site analysis needs, in one pass over every node."""
+        """Expression-level guards (if/while bodies, `a if t else b`, `t and x`, comprehension filters), the
+        references the call-site analysis needs and whether a convolution is named, in one pass over every node."""
         scopes = sorted(((v[0], v[1], k) for k, v in self.facts["scopes"].items() if v[2] == "def"), key=lambda s: s[0])
         attribute_bases: set[int] = set()
         names: list[ast.Name | ast.Attribute] = []
         calls: dict[int, ast.Call] = {}
+        convolves = False
         for node in _nodes(tree):
             kind = type(node)
             if kind is ast.Name:
                 names.append(node)
+                convolves = convolves or node.id in _CONVOLUTIONS
             elif kind is ast.Attribute:
                 attribute_bases.add(id(node.value))
+                convolves = convolves or node.attr in _CONVOLUTIONS
                 if isinstance(node.value, ast.Name):
                     names.append(node)
             elif kind is ast.Call:
@@ -599,6 +619,7 @@ class _Collector:
             elif kind in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
                 self._comprehension(node, _scope_at(scopes, node.lineno))
         self._references(names, attribute_bases, calls)
+        self.facts["convolves"] = convolves
 
     def _switches(self, call: ast.Call, scopes: list[tuple[int, int, str]]) -> None:
         """Keywords whose value may be off on the target: a platform value or a flag of the enclosing kernel."""

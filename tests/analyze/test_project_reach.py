@@ -973,6 +973,26 @@ def test_nvidia_tuning_findings_are_dropped_in_code_written_for_amd(tmp_path):
         assert (path, "PT103") in reported
 
 
+def test_a_convolution_premise_holds_only_where_the_project_may_convolve(tmp_path):
+    # seen on rwkv 0.8.32: model.py sets cudnn.benchmark, but RWKV runs no convolution, so MIOpen's find never runs
+    flag = "import torch\ntorch.backends.cudnn.benchmark = True\n"
+    model = "import torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n        self.proj = nn.{layer}\n"
+
+    def pt205_paths(files: dict[str, str]) -> set[str]:
+        root = tmp_path / str(len(list(tmp_path.iterdir())))
+        write(root, files)
+        found = scan_tree(root, "mi300x", load_rules(), jobs=1, config=PorterConfig())
+        return {f.path for f in found.findings if f.rule == "PT205"}
+
+    recurrent = {"pkg/__init__.py": "", "pkg/train.py": flag, "pkg/model.py": model.format(layer="Linear(4, 4)")}
+    assert pt205_paths(recurrent) == set()
+    convolutional = {**recurrent, "pkg/model.py": model.format(layer="Conv2d(3, 8, 3)")}
+    assert pt205_paths(convolutional) == {"pkg/train.py"}
+    from_a_model_zoo = {**recurrent, "pkg/model.py": "import timm\n"}
+    assert pt205_paths(from_a_model_zoo) == {"pkg/train.py"}
+    assert pt205_paths({"train.py": flag}) == {"train.py"}  # alone, the model may live anywhere
+
+
 def test_amd_arch_guards_decide_per_target_and_mark_code_written_for_amd():
     files = ops("""
         import torch
