@@ -42,7 +42,7 @@ from bisect import bisect_right
 from collections import Counter
 from typing import Any
 
-FACTS_FORMAT = 17  # 17: whether the module may run a convolution
+FACTS_FORMAT = 17  # 17: whether the module may run a convolution; tests of a local bound once to True / False
 MAX_DEF_LINES = 60  # longer functions are not predicates: their value is not inferred
 MAX_SNIPPET = 400  # longer assignment values are not predicates either
 
@@ -453,6 +453,7 @@ class _Collector:
             or _PLATFORM_WORD.search(name)
             or is_platform_text(self._text(value))
             or self._reads_platform_local(name, value, scope)
+            or self._hard_coded_switch(name, value, scope)
         ):
             if module_level:
                 self.facts["defs"].setdefault(name, []).append("")  # bound to something not inferred
@@ -477,6 +478,22 @@ class _Collector:
             and any(isinstance(n, ast.Name) and n.id in bound for n in _nodes(value))  # every Name, as ast.walk
             and self._store_count(scope, name) == 1
         )
+
+    def _hard_coded_switch(self, name: str, value: ast.expr, scope: str) -> bool:
+        """Is a function's local bound once, to True or False (hip-attn's `using_fused_iteration = True`, the other
+        branch kept for reference)? A test of it decides its branch wherever the function runs."""
+        return (
+            isinstance(value, ast.Constant)
+            and isinstance(value.value, bool)
+            and bool(scope)
+            and self._store_count(scope, name) == 1
+        )
+
+    def _tests_hard_coded_switch(self, test: ast.expr, scope: str) -> bool:
+        """Does a test read only such a local (`if using_fused_iteration:`, `if not debug:`)?"""
+        node = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
+        bound = self.facts["locals"].get(scope, {}).get(node.id, ()) if isinstance(node, ast.Name) else ()
+        return len(bound) == 1 and bound[0] in ("True", "False")
 
     def _store_count(self, scope: str, name: str) -> int:
         """How often the function `scope` stores `name` (counted once per function, and only when asked: most
@@ -562,6 +579,7 @@ class _Collector:
             and "TYPE_CHECKING" not in text  # imports for type checkers only: never run
             and not self._calls_predicate(test)
             and not _reads_switch(test)
+            and not self._tests_hard_coded_switch(test, scope)
         ):
             return
         decorators = getattr(first, "decorator_list", None)

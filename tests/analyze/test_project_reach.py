@@ -1584,6 +1584,30 @@ def test_a_module_constant_set_false_in_the_code_turns_its_branch_off():
     assert reach(files, "pkg/ops.py", "current(x)")[0] == "target"
 
 
+def test_a_local_hard_coded_once_decides_its_branch():
+    # seen on hip-attn 1.2.9: `using_fused_iteration = True` then `if using_fused_iteration: ... else: <old path>`
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": """
+            def run(x, steps):
+                fused = True
+                if fused:
+                    current(x)
+                else:
+                    legacy(x)
+                done = False
+                for _ in steps:
+                    if not done:
+                        first(x)
+                    done = True
+        """,
+    }
+    verdict, why = reach(files, "pkg/ops.py", "legacy(x)")
+    assert verdict == "nvidia_only" and "`fused` is False" in why
+    assert reach(files, "pkg/ops.py", "current(x)")[0] == "target"
+    assert reach(files, "pkg/ops.py", "first(x)")[0] == "target"  # stored twice: the loop changes it
+
+
 def test_a_constexpr_left_out_of_the_launch_keywords_a_helper_builds_keeps_its_default():
     # facts format 16 records a launch's `**mapping`: on ROCm the helper returns no keywords, so PDL stays False
     files = {
