@@ -604,12 +604,17 @@ class Project:
             return ON_TARGET
         point = (line, column - 1)
         for l1, c1, l2, c2, module in facts.get("needs", ()):
-            if self._amd and (l1, c1) <= point <= (l2, c2) and _within(module, NVIDIA_ONLY_LIBRARIES):
+            if not (self._amd and (l1, c1) <= point <= (l2, c2)):
+                continue
+            if _within(module, NVIDIA_ONLY_LIBRARIES):
                 return Reach(
                     NVIDIA_ONLY,
                     f"runs only where `import {module}` succeeds (its ImportError handler "
                     f"exits before), which it cannot on {self.target.name}",
                 )
+            unloadable = self._unloadable(module)
+            if unloadable is not None:
+                return Reach(NVIDIA_ONLY, f"runs only after `import {module}`, which fails: {unloadable.reason}")
         unknown: Reach | None = None
         for index, region in enumerate(facts["regions"]):
             l1, c1, l2, c2, scope, test, wanted = region
@@ -756,6 +761,12 @@ class Project:
                     f"compile only for NVIDIA, never for {self.target.name}",
                 )
         return None
+
+    def _unloadable(self, qualified: str) -> Reach | None:
+        """Why the project module defining `qualified` cannot load on the target (it imports an NVIDIA-only
+        library whenever it loads), or None."""
+        found = self.locate(qualified)
+        return self._import_reach(self.path_of[found[0]]) if found is not None else None
 
     def _import_reach_on_nvidia(self, path: str) -> Reach | None:
         """Off an NVIDIA GPU when the module imports an AMD-only library (AITER) whenever it loads."""

@@ -42,7 +42,7 @@ from bisect import bisect_right
 from collections import Counter
 from typing import Any
 
-FACTS_FORMAT = 17  # 17: whether the module may run a convolution; tests of a local bound once to True / False
+FACTS_FORMAT = 17  # 17: convolutions; tests of a local bound once to True / False; a function's own-package imports
 MAX_DEF_LINES = 60  # longer functions are not predicates: their value is not inferred
 MAX_SNIPPET = 400  # longer assignment values are not predicates either
 
@@ -563,10 +563,25 @@ class _Collector:
                 self.facts["needs"].append(
                     [rest[0].lineno, rest[0].col_offset, rest[-1].end_lineno, rest[-1].end_col_offset, module]
                 )
+        if scope and isinstance(statement, (ast.Import, ast.ImportFrom)):
+            for module in self._own_package_imports(statement):
+                self.facts["needs"].append(
+                    [rest[0].lineno, rest[0].col_offset, rest[-1].end_lineno, rest[-1].end_col_offset, module]
+                )
         if isinstance(statement, ast.Assert):
             self._region(rest[0], rest[-1], scope, statement.test, True)
         elif isinstance(statement, ast.If) and not statement.orelse and _ends_in_exit(statement.body):
             self._region(rest[0], rest[-1], scope, statement.test, False)
+
+    def _own_package_imports(self, node: ast.Import | ast.ImportFrom) -> list[str]:
+        """What an import inside a function loads from this module's own top-level package: the rest of the
+        function runs only if that module loads (a chain importing a CuTe DSL sibling before its Triton ones)."""
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            base = self._absolute(node.module or "", node.level)
+            names = [f"{base}.{alias.name}" if base else alias.name for alias in node.names if alias.name != "*"]
+        return [name for name in names if name.split(".", 1)[0] == self.top[0]]
 
     def _region(
         self, first: ast.expr | ast.stmt, last: ast.expr | ast.stmt, scope: str, test: ast.expr, wanted: bool

@@ -1584,6 +1584,32 @@ def test_a_module_constant_set_false_in_the_code_turns_its_branch_off():
     assert reach(files, "pkg/ops.py", "current(x)")[0] == "target"
 
 
+def test_a_function_runs_past_an_import_of_its_own_package_only_where_that_module_loads():
+    # seen on kernel-fun: chain.backward imports bwd_intra (cutlass, cuda.bindings) beside bwd_wy_t, then launches
+    # bwd_wy_t's Triton kernel; on ROCm the import raises first
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/cute_part.py": "import cutlass\n",
+        "pkg/triton_part.py": "def launch(x):\n    pass\n",
+        "pkg/chain.py": """
+            def backward(x):
+                prepare(x)
+                from . import cute_part, triton_part
+                triton_part.launch(x)
+
+            def forward(x):
+                from .triton_part import launch
+                launch(x)
+        """,
+    }
+    verdict, why = reach(files, "pkg/chain.py", "triton_part.launch(x)")
+    assert verdict == "nvidia_only" and "`import pkg.cute_part`" in why and "cutlass" in why
+    assert reach(files, "pkg/chain.py", "prepare(x)")[0] == "target"
+    built, texts = project(files)
+    line = texts["pkg/chain.py"].splitlines().index("    launch(x)") + 1
+    assert built.reach("pkg/chain.py", line, 5).reach == "target"
+
+
 def test_a_local_hard_coded_once_decides_its_branch():
     # seen on hip-attn 1.2.9: `using_fused_iteration = True` then `if using_fused_iteration: ... else: <old path>`
     files = {
