@@ -690,12 +690,13 @@ class Project:
         """A module nothing in the project imports whose name keeps outside callers away too: a private module
         (`_memory_io.py`, a benchmark left beside the kernels) or one its authors retired (`sgd_legacy.py`,
         `*_deprecated.py`, the live version sitting beside it). Nobody imports it, so it runs nowhere. Judged only
-        where its package's `__init__` was scanned too: a scan of the file alone sees none of its importers."""
+        where its package's `__init__` was scanned too: a scan of the file alone sees none of its importers. A module
+        defining `main` may be a console script's entry point (`pkg._cli:main`), which runs with no import."""
         facts = self.facts.get(path) or {}
         parent, _, stem = facts.get("module", "").rpartition(".")
         if facts.get("package") or not self.module_facts.get(parent, {}).get("package"):
             return None
-        if self._import_graph()[1].get(path):
+        if self._import_graph()[1].get(path) or "main" in facts.get("defs", {}):
             return None
         if stem.startswith("_") and not stem.startswith("__"):
             why = f"a private module (`{stem}`) nothing in the project imports"

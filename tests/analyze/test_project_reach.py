@@ -1555,12 +1555,13 @@ def test_a_private_or_retired_module_nothing_imports_runs_nowhere():
         "pkg/_quantize.py": kernel,  # private, but imported below: it runs
         "pkg/linear.py": "from pkg._quantize import run\n",
         "pkg/tools.py": kernel,  # public and unimported: an entry point for outside callers
+        "pkg/_cli.py": kernel + "def main():\n    run(1)\n",  # a console script's entry point (`pkg._cli:main`)
     }
     verdict, why = reach(files, "pkg/sgd_legacy.py", "_step[(1,)]")
     assert verdict == "nvidia_only" and "retired module (`sgd_legacy`)" in why
     verdict, why = reach(files, "pkg/_memory_io.py", "_step[(1,)]")
     assert verdict == "nvidia_only" and "private module (`_memory_io`)" in why
-    for live in ("pkg/sgd_step.py", "pkg/_quantize.py", "pkg/tools.py"):
+    for live in ("pkg/sgd_step.py", "pkg/_quantize.py", "pkg/tools.py", "pkg/_cli.py"):
         assert reach(files, live, "_step[(1,)]")[0] == "target"
     # scanned without its package, nothing tells whether a module is imported
     assert reach({"pkg/_memory_io.py": kernel}, "pkg/_memory_io.py", "_step[(1,)]")[0] == "target"
