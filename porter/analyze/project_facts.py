@@ -492,8 +492,8 @@ class _Collector:
     def _tests_hard_coded_switch(self, test: ast.expr, scope: str) -> bool:
         """Does a test read only such a local (`if using_fused_iteration:`, `if not debug:`)?"""
         node = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
-        bound = self.facts["locals"].get(scope, {}).get(node.id, ()) if isinstance(node, ast.Name) else ()
-        return len(bound) == 1 and bound[0] in ("True", "False")
+        bound: list[str] = self.facts["locals"].get(scope, {}).get(node.id, []) if isinstance(node, ast.Name) else []
+        return bound in (["True"], ["False"])
 
     def _store_count(self, scope: str, name: str) -> int:
         """How often the function `scope` stores `name` (counted once per function, and only when asked: most
