@@ -120,6 +120,8 @@ NVIDIA_ARCH_NAME = re.compile(r"(sm_?\d{2,3}[a-z]?|hopper|blackwell)", re.IGNORE
 AMD_FOLDERS = frozenset({"rocm", "_rocm", "amd", "_amd", "hip", "_hip"})
 AMD_FILE_PREFIXES = ("rocm", "hip", "amd")
 AMD_ONLY_LIBRARIES = ("aiter",)
+# words in a module's name that retire it: an unimported `sgd_legacy.py` is kept for reference, not for callers
+RETIRED_WORDS = frozenset({"legacy", "deprecated", "obsolete", "old"})
 _NOT_NVIDIA_ENUMS = (_NOT_TARGET_ENUMS - {"CUDA"}) | {"ROCM"}
 TARGET: ReachKind = "target"
 UNKNOWN: ReachKind = "unknown"
@@ -602,12 +604,17 @@ class Project:
             return ON_TARGET
         point = (line, column - 1)
         for l1, c1, l2, c2, module in facts.get("needs", ()):
-            if self._amd and (l1, c1) <= point <= (l2, c2) and _within(module, NVIDIA_ONLY_LIBRARIES):
+            if not (self._amd and (l1, c1) <= point <= (l2, c2)):
+                continue
+            if _within(module, NVIDIA_ONLY_LIBRARIES):
                 return Reach(
                     NVIDIA_ONLY,
                     f"runs only where `import {module}` succeeds (its ImportError handler "
                     f"exits before), which it cannot on {self.target.name}",
                 )
+            unloadable = self._unloadable(module)
+            if unloadable is not None:
+                return Reach(NVIDIA_ONLY, f"runs only after `import {module}`, which fails: {unloadable.reason}")
         unknown: Reach | None = None
         for index, region in enumerate(facts["regions"]):
             l1, c1, l2, c2, scope, test, wanted = region
@@ -673,10 +680,31 @@ class Project:
     def _superseded(self, path: str) -> Reach | None:
         """A stale copy runs nowhere: a module nothing in the project imports, most of whose Triton kernels (two at
         least) another module, one the project imports, defines under the same names (hip-attn's draft variants of
-        attention2_draft_prefetch.py). A module nothing imports is otherwise an entry point for outside callers."""
+        attention2_draft_prefetch.py), or whose name tells outside callers not to import it. A module nothing
+        imports is otherwise an entry point for outside callers."""
         if path not in self._copies:
-            self._copies[path] = self._copy_verdict(path)
+            self._copies[path] = self._copy_verdict(path) or self._retired_verdict(path)
         return self._copies[path]
+
+    def _retired_verdict(self, path: str) -> Reach | None:
+        """A module nothing in the project imports whose name keeps outside callers away too: a private module
+        (`_memory_io.py`, a benchmark left beside the kernels) or one its authors retired (`sgd_legacy.py`,
+        `*_deprecated.py`, the live version sitting beside it). Nobody imports it, so it runs nowhere. Judged only
+        where its package's `__init__` was scanned too: a scan of the file alone sees none of its importers. A module
+        defining `main` may be a console script's entry point (`pkg._cli:main`), which runs with no import."""
+        facts = self.facts.get(path) or {}
+        parent, _, stem = facts.get("module", "").rpartition(".")
+        if facts.get("package") or not self.module_facts.get(parent, {}).get("package"):
+            return None
+        if self._import_graph()[1].get(path) or "main" in facts.get("defs", {}):
+            return None
+        if stem.startswith("_") and not stem.startswith("__"):
+            why = f"a private module (`{stem}`) nothing in the project imports"
+        elif RETIRED_WORDS & set(stem.lower().split("_")):
+            why = f"a retired module (`{stem}`) nothing in the project imports"
+        else:
+            return None
+        return Reach(NVIDIA_ONLY, why + ": it runs nowhere")
 
     def _copy_verdict(self, path: str) -> Reach | None:
         facts = self.facts.get(path) or {}
@@ -735,12 +763,23 @@ class Project:
                 )
         return None
 
+    def _unloadable(self, qualified: str) -> Reach | None:
+        """Why the project module defining `qualified` cannot load on the target (it imports an NVIDIA-only
+        library whenever it loads), or None."""
+        found = self.locate(qualified)
+        return self._import_reach(self.path_of[found[0]]) if found is not None else None
+
     def _import_reach_on_nvidia(self, path: str) -> Reach | None:
         """Off an NVIDIA GPU when the module imports an AMD-only library (AITER) whenever it loads."""
         for module, line in (self.facts.get(path) or {}).get("requires", ()):
             if _within(module, AMD_ONLY_LIBRARIES):
                 return Reach(NVIDIA_ONLY, f"the module imports `{module}` (line {line}), an AMD-only library")
         return None
+
+    def may_convolve(self) -> bool:
+        """Can a convolution run in this project: does a module name one or import a library of ready-made models?
+        A scan of one module alone cannot tell where its model comes from, so it may."""
+        return len(self.facts) < 2 or any(facts.get("convolves", True) for facts in self.facts.values())
 
     def amd_only(self, path: str, line: int, column: int) -> Reach | None:
         """Code written for AMD: the same analysis, run for an NVIDIA GPU of the target facts, finds that it does not

@@ -42,7 +42,7 @@ from bisect import bisect_right
 from collections import Counter
 from typing import Any
 
-FACTS_FORMAT = 16  # 16: the `**mapping` a call spreads into its keywords
+FACTS_FORMAT = 17  # 17: convolutions; tests of a local bound once to True / False; a function's own-package imports
 MAX_DEF_LINES = 60  # longer functions are not predicates: their value is not inferred
 MAX_SNIPPET = 400  # longer assignment values are not predicates either
 
@@ -65,6 +65,20 @@ KEYWORD_ONLY = 1 << 20  # parameter index of a keyword-only parameter
 POSITIONAL = "*"  # refs keyword entry: how many positional arguments the call passes (-1: *args, or several **)
 SPREAD = "**"  # refs keyword entry: the source of the one `**mapping` the call spreads (`**_launch_kw(dev)`)
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+# Convolution modules and functions: the ops whose algorithm `torch.backends.cudnn.benchmark` searches for (on ROCm
+# MIOpen's exhaustive find); matmuls, norms and attention never consult it
+_CONVOLUTIONS = frozenset(
+    {f"{lazy}Conv{kind}{n}d" for lazy in ("", "Lazy") for kind in ("", "Transpose") for n in (1, 2, 3)}
+    | {f"conv{kind}{n}d" for kind in ("", "_transpose") for n in (1, 2, 3)}
+    | {"convolution", "_convolution", "conv_tbc"}
+)
+# Libraries of ready-made models, many of them convolutional: a project importing one may build its model there
+_MODEL_LIBRARIES = frozenset(
+    {
+        "torchvision", "timm", "diffusers", "transformers", "ultralytics", "mmcv", "mmdet", "mmseg",
+        "detectron2", "monai", "segmentation_models_pytorch", "open_clip", "torchaudio", "speechbrain",
+    }
+)  # fmt: skip
 _BLOCK_FIELDS = ("body", "orelse", "finalbody")
 
 
@@ -118,6 +132,7 @@ def empty_facts(path: str) -> dict[str, Any]:
         "tuned": {},
         "kernels": [],
         "device": [],
+        "convolves": False,  # names a convolution or imports a model library (`_CONVOLUTIONS`, `_MODEL_LIBRARIES`)
     }
 
 
@@ -211,6 +226,8 @@ class _Collector:
         self._walk(tree)
         self.facts["requires"] = _unconditional_imports(tree.body)
         self.facts["branches"] = _branch_imports(tree.body)
+        if any(imported.split(".", 1)[0] in _MODEL_LIBRARIES for imported in self.facts["imported"]):
+            self.facts["convolves"] = True
         return self.facts
 
     # -- statements, with the scope each lies in ------------------------------------------------
@@ -436,6 +453,7 @@ class _Collector:
             or _PLATFORM_WORD.search(name)
             or is_platform_text(self._text(value))
             or self._reads_platform_local(name, value, scope)
+            or self._hard_coded_switch(name, value, scope)
         ):
             if module_level:
                 self.facts["defs"].setdefault(name, []).append("")  # bound to something not inferred
@@ -460,6 +478,22 @@ class _Collector:
             and any(isinstance(n, ast.Name) and n.id in bound for n in _nodes(value))  # every Name, as ast.walk
             and self._store_count(scope, name) == 1
         )
+
+    def _hard_coded_switch(self, name: str, value: ast.expr, scope: str) -> bool:
+        """Is a function's local bound once, to True or False (hip-attn's `using_fused_iteration = True`, the other
+        branch kept for reference)? A test of it decides its branch wherever the function runs."""
+        return (
+            isinstance(value, ast.Constant)
+            and isinstance(value.value, bool)
+            and bool(scope)
+            and self._store_count(scope, name) == 1
+        )
+
+    def _tests_hard_coded_switch(self, test: ast.expr, scope: str) -> bool:
+        """Does a test read only such a local (`if using_fused_iteration:`, `if not debug:`)?"""
+        node = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
+        bound: list[str] = self.facts["locals"].get(scope, {}).get(node.id, []) if isinstance(node, ast.Name) else []
+        return bound in (["True"], ["False"])
 
     def _store_count(self, scope: str, name: str) -> int:
         """How often the function `scope` stores `name` (counted once per function, and only when asked: most
@@ -529,10 +563,25 @@ class _Collector:
                 self.facts["needs"].append(
                     [rest[0].lineno, rest[0].col_offset, rest[-1].end_lineno, rest[-1].end_col_offset, module]
                 )
+        if scope and isinstance(statement, (ast.Import, ast.ImportFrom)):
+            for module in self._own_package_imports(statement):
+                self.facts["needs"].append(
+                    [rest[0].lineno, rest[0].col_offset, rest[-1].end_lineno, rest[-1].end_col_offset, module]
+                )
         if isinstance(statement, ast.Assert):
             self._region(rest[0], rest[-1], scope, statement.test, True)
         elif isinstance(statement, ast.If) and not statement.orelse and _ends_in_exit(statement.body):
             self._region(rest[0], rest[-1], scope, statement.test, False)
+
+    def _own_package_imports(self, node: ast.Import | ast.ImportFrom) -> list[str]:
+        """What an import inside a function loads from this module's own top-level package: the rest of the
+        function runs only if that module loads (a chain importing a CuTe DSL sibling before its Triton ones)."""
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            base = self._absolute(node.module or "", node.level)
+            names = [f"{base}.{alias.name}" if base else alias.name for alias in node.names if alias.name != "*"]
+        return [name for name in names if name.split(".", 1)[0] == self.top[0]]
 
     def _region(
         self, first: ast.expr | ast.stmt, last: ast.expr | ast.stmt, scope: str, test: ast.expr, wanted: bool
@@ -545,6 +594,7 @@ class _Collector:
             and "TYPE_CHECKING" not in text  # imports for type checkers only: never run
             and not self._calls_predicate(test)
             and not _reads_switch(test)
+            and not self._tests_hard_coded_switch(test, scope)
         ):
             return
         decorators = getattr(first, "decorator_list", None)
@@ -573,18 +623,21 @@ class _Collector:
         )
 
     def _walk(self, tree: ast.Module) -> None:
-        """Expression-level guards (if/while bodies, `a if t else b`, `t and x`, comprehension filters)
-        and the references the call-site analysis needs, in one pass over every node."""
+        """Expression-level guards (if/while bodies, `a if t else b`, `t and x`, comprehension filters), the
+        references the call-site analysis needs and whether a convolution is named, in one pass over every node."""
         scopes = sorted(((v[0], v[1], k) for k, v in self.facts["scopes"].items() if v[2] == "def"), key=lambda s: s[0])
         attribute_bases: set[int] = set()
         names: list[ast.Name | ast.Attribute] = []
         calls: dict[int, ast.Call] = {}
+        convolves = False
         for node in _nodes(tree):
             kind = type(node)
             if kind is ast.Name:
                 names.append(node)
+                convolves = convolves or node.id in _CONVOLUTIONS
             elif kind is ast.Attribute:
                 attribute_bases.add(id(node.value))
+                convolves = convolves or node.attr in _CONVOLUTIONS
                 if isinstance(node.value, ast.Name):
                     names.append(node)
             elif kind is ast.Call:
@@ -599,6 +652,7 @@ class _Collector:
             elif kind in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
                 self._comprehension(node, _scope_at(scopes, node.lineno))
         self._references(names, attribute_bases, calls)
+        self.facts["convolves"] = convolves
 
     def _switches(self, call: ast.Call, scopes: list[tuple[int, int, str]]) -> None:
         """Keywords whose value may be off on the target: a platform value or a flag of the enclosing kernel."""

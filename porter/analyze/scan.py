@@ -178,14 +178,18 @@ def _result(
 
 def assign_reach(findings: list[Finding], project: Project, ruleset) -> tuple[list[Finding], list[Finding]]:
     """Each finding's reach from the project analysis: (reported: target + unknown, dropped: nvidia_only, and
-    rocm_only for rules whose premise is NVIDIA tuning (`premise: nvidia-tuning`) in code written for AMD)."""
+    rocm_only for rules whose premise is NVIDIA tuning (`premise: nvidia-tuning`) in code written for AMD).
+    A finding whose premise is a convolution (`premise: convolution`) is no finding in a project running none."""
     rules = getattr(ruleset, "rules", ())
     opted_out = {rule.id for rule in rules if rule.get("platform_guards", True) is False}
     nvidia_tuning = {rule.id for rule in rules if rule.get("premise") == "nvidia-tuning"}
+    about_convolutions = {rule.id for rule in rules if rule.get("premise") == "convolution"}
     reported: list[Finding] = []
     unreachable: list[Finding] = []
     for finding in findings:
         if "refusal_alternatives" in finding.data and not _refuses_target(finding, project):
+            continue
+        if finding.rule in about_convolutions and not project.may_convolve():
             continue
         if finding.reach != "nvidia_only" and finding.rule not in opted_out and finding.rule not in _BUILTIN_RULES:
             verdict = project.reach(finding.path, finding.line, finding.column)

@@ -973,6 +973,26 @@ def test_nvidia_tuning_findings_are_dropped_in_code_written_for_amd(tmp_path):
         assert (path, "PT103") in reported
 
 
+def test_a_convolution_premise_holds_only_where_the_project_may_convolve(tmp_path):
+    # seen on rwkv 0.8.32: model.py sets cudnn.benchmark, but RWKV runs no convolution, so MIOpen's find never runs
+    flag = "import torch\ntorch.backends.cudnn.benchmark = True\n"
+    model = "import torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n        self.proj = nn.{layer}\n"
+
+    def pt205_paths(files: dict[str, str]) -> set[str]:
+        root = tmp_path / str(len(list(tmp_path.iterdir())))
+        write(root, files)
+        found = scan_tree(root, "mi300x", load_rules(), jobs=1, config=PorterConfig())
+        return {f.path for f in found.findings if f.rule == "PT205"}
+
+    recurrent = {"pkg/__init__.py": "", "pkg/train.py": flag, "pkg/model.py": model.format(layer="Linear(4, 4)")}
+    assert pt205_paths(recurrent) == set()
+    convolutional = {**recurrent, "pkg/model.py": model.format(layer="Conv2d(3, 8, 3)")}
+    assert pt205_paths(convolutional) == {"pkg/train.py"}
+    from_a_model_zoo = {**recurrent, "pkg/model.py": "import timm\n"}
+    assert pt205_paths(from_a_model_zoo) == {"pkg/train.py"}
+    assert pt205_paths({"train.py": flag}) == {"train.py"}  # alone, the model may live anywhere
+
+
 def test_amd_arch_guards_decide_per_target_and_mark_code_written_for_amd():
     files = ops("""
         import torch
@@ -1523,6 +1543,30 @@ def test_a_copy_nothing_imports_of_a_module_the_project_imports_runs_nowhere():
     assert reach(files, "pkg/entry.py", "def _own")[0] == "target"
 
 
+def test_a_private_or_retired_module_nothing_imports_runs_nowhere():
+    # seen on flashlib 0.4.0 (umap/triton/sgd_legacy.py beside the live sgd_step.py) and fp8-coat 1.0.11
+    # (real_quantization/_memory_io.py, a bandwidth benchmark no module imports)
+    kernel = "import triton\n@triton.jit\ndef _step(x):\n    pass\ndef run(x):\n    _step[(1,)](x)\n"
+    files = {
+        "pkg/__init__.py": "from pkg.sgd_step import run\n",
+        "pkg/sgd_step.py": kernel,
+        "pkg/sgd_legacy.py": kernel,
+        "pkg/_memory_io.py": kernel,
+        "pkg/_quantize.py": kernel,  # private, but imported below: it runs
+        "pkg/linear.py": "from pkg._quantize import run\n",
+        "pkg/tools.py": kernel,  # public and unimported: an entry point for outside callers
+        "pkg/_cli.py": kernel + "def main():\n    run(1)\n",  # a console script's entry point (`pkg._cli:main`)
+    }
+    verdict, why = reach(files, "pkg/sgd_legacy.py", "_step[(1,)]")
+    assert verdict == "nvidia_only" and "retired module (`sgd_legacy`)" in why
+    verdict, why = reach(files, "pkg/_memory_io.py", "_step[(1,)]")
+    assert verdict == "nvidia_only" and "private module (`_memory_io`)" in why
+    for live in ("pkg/sgd_step.py", "pkg/_quantize.py", "pkg/tools.py", "pkg/_cli.py"):
+        assert reach(files, live, "_step[(1,)]")[0] == "target"
+    # scanned without its package, nothing tells whether a module is imported
+    assert reach({"pkg/_memory_io.py": kernel}, "pkg/_memory_io.py", "_step[(1,)]")[0] == "target"
+
+
 def test_a_module_constant_set_false_in_the_code_turns_its_branch_off():
     # facts format 15 records tests that read a module constant, so a hard-coded switch is evaluated too
     files = {
@@ -1539,6 +1583,56 @@ def test_a_module_constant_set_false_in_the_code_turns_its_branch_off():
     verdict, why = reach(files, "pkg/ops.py", "legacy(x)")
     assert verdict == "nvidia_only" and "`LEGACY_PATH` is True; on mi300x it is False" in why
     assert reach(files, "pkg/ops.py", "current(x)")[0] == "target"
+
+
+def test_a_function_runs_past_an_import_of_its_own_package_only_where_that_module_loads():
+    # seen on kernel-fun: chain.backward imports bwd_intra (cutlass, cuda.bindings) beside bwd_wy_t, then launches
+    # bwd_wy_t's Triton kernel; on ROCm the import raises first
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/cute_part.py": "import cutlass\n",
+        "pkg/triton_part.py": "def launch(x):\n    pass\n",
+        "pkg/chain.py": """
+            def backward(x):
+                prepare(x)
+                from . import cute_part, triton_part
+                triton_part.launch(x)
+
+            def forward(x):
+                from .triton_part import launch
+                launch(x)
+        """,
+    }
+    verdict, why = reach(files, "pkg/chain.py", "triton_part.launch(x)")
+    assert verdict == "nvidia_only" and "`import pkg.cute_part`" in why and "cutlass" in why
+    assert reach(files, "pkg/chain.py", "prepare(x)")[0] == "target"
+    built, texts = project(files)
+    line = texts["pkg/chain.py"].splitlines().index("    launch(x)") + 1
+    assert built.reach("pkg/chain.py", line, 5).reach == "target"
+
+
+def test_a_local_hard_coded_once_decides_its_branch():
+    # seen on hip-attn 1.2.9: `using_fused_iteration = True` then `if using_fused_iteration: ... else: <old path>`
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": """
+            def run(x, steps):
+                fused = True
+                if fused:
+                    current(x)
+                else:
+                    legacy(x)
+                done = False
+                for _ in steps:
+                    if not done:
+                        first(x)
+                    done = True
+        """,
+    }
+    verdict, why = reach(files, "pkg/ops.py", "legacy(x)")
+    assert verdict == "nvidia_only" and "`fused` is False" in why
+    assert reach(files, "pkg/ops.py", "current(x)")[0] == "target"
+    assert reach(files, "pkg/ops.py", "first(x)")[0] == "target"  # stored twice: the loop changes it
 
 
 def test_a_constexpr_left_out_of_the_launch_keywords_a_helper_builds_keeps_its_default():
