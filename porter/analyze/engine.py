@@ -24,6 +24,7 @@ import libcst as cst
 
 from porter.analyze.guards import only_on_cuda
 from porter.analyze.index import build_index, catches_any, dotted_name, iter_strings, literal_value, qualified_names
+from porter.analyze.project_facts import MISSING_COMMAND_ERRORS
 from porter.analyze.rules import Rule, RuleSet, lookup_fact
 from porter.analyze.triton import flow
 from porter.analyze.visitors import ModuleContext, get_visitor
@@ -243,21 +244,9 @@ def _tail_match(entry: dict[str, Any], names: Iterable[str]) -> str | None:
     return None
 
 
-_MISSING_COMMAND_ERRORS = {
-    "FileNotFoundError",
-    "OSError",
-    "IOError",
-    "EnvironmentError",
-    "CalledProcessError",
-    "SubprocessError",
-    "Exception",
-    "BaseException",
-}
-
-
 def _catches_missing_command(node: cst.Try) -> bool:
     """A handler that runs when the command is absent (a bare except, or one naming such an error)."""
-    return catches_any(node, _MISSING_COMMAND_ERRORS)
+    return catches_any(node, MISSING_COMMAND_ERRORS)
 
 
 def _asks_which(test: cst.BaseExpression) -> bool:

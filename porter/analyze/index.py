@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from itertools import accumulate
 from typing import Any, TypeVar, cast
 
@@ -259,7 +259,7 @@ def _probes_availability(test: cst.BaseExpression) -> bool:
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"}
 
 
-def catches_any(node: cst.Try, errors: set[str]) -> bool:
+def catches_any(node: cst.Try, errors: Collection[str]) -> bool:
     """Whether one of the try's handlers is a bare except or names one of `errors` (last dotted part)."""
     for handler in node.handlers:
         if handler.type is None:

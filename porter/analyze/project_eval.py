@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from porter.analyze.project_facts import last_name
+from porter.analyze.project_facts import MISSING_COMMAND_ERRORS, last_name
 
 
 class _Marker:
@@ -616,8 +616,9 @@ class Evaluator:
                     return outcomes, False
             elif isinstance(statement, (ast.Try, ast.With)):
                 taken = statement.body
-                if isinstance(statement, ast.Try) and statement.handlers and self._probe_fails(statement):
-                    taken = statement.handlers[0].body
+                if isinstance(statement, ast.Try) and self._probe_fails(statement):
+                    handler = _missing_command_handler(statement)
+                    taken = handler.body if handler is not None else taken
                 found, falls = self._block(taken, scope, platform)
                 outcomes.extend(found)
                 if not falls:
@@ -718,3 +719,15 @@ def _dotted(node: ast.AST) -> str | None:
         return None
     parts.append(node.id)
     return ".".join(reversed(parts))
+
+
+def _missing_command_handler(statement: ast.Try) -> ast.ExceptHandler | None:
+    """The handler that runs where the probed tool is absent: the first bare one, or the first naming an error a
+    missing or failing command raises (an `except ImportError:` before it does not catch FileNotFoundError)."""
+    for handler in statement.handlers:
+        if handler.type is None:
+            return handler
+        names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        if any(last_name(name) in MISSING_COMMAND_ERRORS for name in names):
+            return handler
+    return None

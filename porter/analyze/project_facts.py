@@ -898,6 +898,16 @@ def _called(decorator: ast.expr) -> ast.expr:
     return decorator.func if isinstance(decorator, ast.Call) else decorator
 
 
+# exceptions raised when a command-line tool is missing or fails (subprocess on a machine without the tool): a
+# handler naming one of them (or a bare except) is what runs there
+MISSING_COMMAND_ERRORS = frozenset(
+    {
+        "FileNotFoundError", "OSError", "IOError", "EnvironmentError", "CalledProcessError", "SubprocessError",
+        "Exception", "BaseException",
+    }
+)  # fmt: skip
+
+
 def last_name(node: ast.expr) -> str:
     """`triton.autotune` -> "autotune"; `Config` -> "Config"."""
     if isinstance(node, ast.Attribute):

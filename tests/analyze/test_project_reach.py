@@ -1730,3 +1730,32 @@ def test_a_predicate_that_probes_nvidia_smi_is_false_on_amd():
     assert reach(files, "pkg/memory.py", '["nvidia-smi"')[0] == "nvidia_only"
     assert reach(files, "pkg/memory.py", '["rocm-smi"')[0] == "target"
     assert reach(files, "pkg/memory.py", '["nvidia-smi"', target="h100")[0] == "target"
+
+
+def test_the_smi_probe_answers_with_the_handler_that_catches_the_missing_tool():
+    # a handler for another error first (KeyboardInterrupt re-raised) is not what runs where nvidia-smi is absent
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/env.py": """
+            import subprocess
+
+            def is_nvidia_system():
+                try:
+                    subprocess.check_output(["nvidia-smi", "-L"])
+                    return True
+                except KeyboardInterrupt:
+                    raise
+                except (FileNotFoundError, subprocess.CalledProcessError):
+                    return False
+        """,
+        "pkg/memory.py": """
+            import subprocess
+            from pkg.env import is_nvidia_system
+
+            def used(index):
+                if is_nvidia_system():
+                    return subprocess.check_output(["nvidia-smi", "--query-gpu=memory.used"])
+        """,
+    }
+    assert reach(files, "pkg/memory.py", '["nvidia-smi"')[0] == "nvidia_only"
+    assert reach(files, "pkg/memory.py", '["nvidia-smi"', target="h100")[0] == "target"
