@@ -27,18 +27,9 @@ from porter.tune.constants import ModelConstants, constants_for  # noqa: E402
 from porter.tune.scoring import Row, model_predictions  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from validate import DATA, sweep_rows  # noqa: E402
+from validate import DATA, H100_DATA, gpu_of, sweep_rows  # noqa: E402
 
 DTYPES = ("bf16", "fp16", "fp8", "fp32")
-
-
-# Sweeps timed on an H100 (session 31 on): one fold each, scored against porter's h100 spec, which shares the
-# H200's constants (one chip; only the HBM figure differs).
-H100_DATA = sorted((ROOT / "bench" / "tune" / "data").glob("h100_*.json"))
-
-
-def gpu_of(sweep: str) -> str:
-    return "h100" if sweep.startswith("h100_") else "h200"
 
 
 def pick_scores(rows: list[tuple[str, Row]], const: ModelConstants) -> list[float]:
@@ -104,7 +95,11 @@ def main() -> int:
     parser.add_argument("--const", help="a ModelConstants field")
     parser.add_argument("--values", nargs="+", default=[], help="values to try (none = unset; KEY=VALUE for tables)")
     parser.add_argument("--dtype", nargs="+", default=list(DTYPES))
-    parser.add_argument("--h100", action="store_true", help="also the H100 sweeps (data/h100_*.json), a fold each")
+    parser.add_argument(
+        "--h100",
+        action="store_true",
+        help="also the H100 sweeps (data/h100_*.json), a fold each, against the h100 spec",
+    )
     args = parser.parse_args()
     paths = [p for p in DATA if p.exists()] + (H100_DATA if args.h100 else [])
     rows = [(sweep, row) for sweep, row in sweep_rows(paths) if row.dtype in args.dtype]

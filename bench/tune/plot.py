@@ -25,11 +25,10 @@ from porter.targets import get_target  # noqa: E402
 from porter.tune.scoring import model_predictions  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from validate import DATA, sweep_rows  # noqa: E402  (the calibration sweeps: never a sealed blind split beside them)
+from validate import DATA, H100_DATA, gpu_of, sweep_rows  # noqa: E402  (the calibration sweeps: never a sealed blind split beside them)
 
 DTYPES = ("bf16", "fp16", "fp8", "fp32")
 HELD_OUT = {"h100_blind24"}  # the last split scored once, with the final model of session 32
-H100_DATA = sorted((ROOT / "bench" / "tune" / "data").glob("h100_*.json"))
 
 
 def main() -> int:
@@ -54,7 +53,7 @@ def main() -> int:
             [],
         )
         for sweep, row in ((sw, r) for sw, r in rows if r.dtype == tag):
-            pred = model_predictions(row, targets["h100" if sweep.startswith("h100_") else "h200"])
+            pred = model_predictions(row, targets[gpu_of(sweep)])
             pick = min(range(len(pred)), key=lambda i: pred[i])
             for p, t in zip(pred, row.ms):
                 if math.isfinite(p):

@@ -56,6 +56,16 @@ DATA = [
         "h200_blind20.json",
     )
 ]
+# Sweeps timed on an H100 (session 31 on), scored against porter's h100 spec, which shares the H200's constants (one
+# chip; only the HBM figure differs). sweep_rows names them by file stem, `h100_blind21` ...
+H100_DATA = sorted((ROOT / "bench" / "tune" / "data").glob("h100_*.json"))
+
+
+def gpu_of(sweep: str) -> str:
+    """The porter target a sweep (as sweep_rows names it) was timed on."""
+    return "h100" if sweep.startswith("h100_") else "h200"
+
+
 # Short rows of DATA timed again, the first file preferred; a row's split field there names the sweep it came from:
 # - every row whose best was under 60 us, in session 28 with a 200 us GPU spin before each timed launch (sweep.py
 #   --lead-us): without it, Triton's 25-50 us Python launch path can land between the start event and the kernel

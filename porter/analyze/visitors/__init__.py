@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 VisitorFn = Callable[["ModuleContext", "Rule", Any], Iterable["Hit"]]
 
 _VISITORS: Registry[VisitorFn] = Registry("visitor", ("porter.analyze.visitors", "porter.analyze.triton"))
+# the nodes a boolean test is built of: a name inside one is being tested, not used as a value
+CONDITION_PARTS = (cst.Comparison, cst.ComparisonTarget, cst.BooleanOperation, cst.UnaryOperation)
 
 
 @dataclass

@@ -10,7 +10,7 @@ import libcst as cst
 
 from porter.analyze.guards import CUDA, ROCM, only_on_cuda, platform_of_test
 from porter.analyze.index import iter_strings
-from porter.analyze.visitors import Hit, ModuleContext, register
+from porter.analyze.visitors import CONDITION_PARTS, Hit, ModuleContext, register
 
 # CUDA toolkit / driver libraries a ROCm machine does not have (ROCm's are hiprand, hipblas, rccl, amdhip64...)
 CUDA_LINK_FLAG = re.compile(
@@ -87,7 +87,6 @@ def _refuses(statement: cst.If) -> bool:
 _GET_ARCH_LIST = "torch.cuda.get_arch_list"
 _REDUCERS = frozenset({"max", "min"})
 _COMPREHENSIONS = (cst.ListComp, cst.GeneratorExp, cst.SetComp)
-_TESTS = (cst.UnaryOperation, cst.BooleanOperation, cst.Comparison, cst.ComparisonTarget)
 
 
 @register("sm_arch_list_reduced")
@@ -148,7 +147,7 @@ def _reducer_around(ctx: ModuleContext, node: cst.CSTNode) -> str | None:
 def _is_tested(ctx: ModuleContext, use: cst.Name) -> bool:
     """`if not sms`, `if sms:`, `sms and ...`, `len(sms)`, `sms == []`: the code checks for an empty list."""
     parent = ctx.parent(use)
-    if isinstance(parent, _TESTS):
+    if isinstance(parent, CONDITION_PARTS):
         return True
     if isinstance(parent, (cst.If, cst.While, cst.IfExp)) and parent.test is use:
         return True

@@ -12,7 +12,7 @@ import libcst as cst
 
 from porter.analyze.guards import only_on_cuda
 from porter.analyze.index import literal_value
-from porter.analyze.visitors import Hit, ModuleContext, register
+from porter.analyze.visitors import CONDITION_PARTS, Hit, ModuleContext, register
 from porter.analyze.visitors.triton_common import defines_triton_kernels
 
 _COMPARE: dict[type, Callable[[Any, Any], Any]] = {
@@ -235,9 +235,6 @@ def _concatenated(parent: cst.CSTNode | None) -> bool:
     return isinstance(parent, cst.AugAssign) and isinstance(parent.operator, cst.AddAssign)
 
 
-_CONDITION_PARTS = (cst.Comparison, cst.ComparisonTarget, cst.BooleanOperation, cst.UnaryOperation)
-
-
 def _rejects_rocm(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     """`if ... torch.version.cuda is None: raise` / `assert torch.version.cuda`: ROCm builds refused.
 
@@ -245,7 +242,7 @@ def _rejects_rocm(ctx: ModuleContext, node: cst.CSTNode) -> bool:
     a test whose branch only skips or logs is a platform test and stays unflagged.
     """
     part, parent = node, ctx.parent(node)
-    while isinstance(parent, _CONDITION_PARTS):
+    while isinstance(parent, CONDITION_PARTS):
         part, parent = parent, ctx.parent(parent)
     if isinstance(parent, cst.Assert) and parent.test is part:
         return "version.hip" not in ctx.code_for(part)

@@ -9,6 +9,7 @@ from typing import Any
 import libcst as cst
 
 from porter.analyze.guards import only_on_cuda, platform_of_test
+from porter.analyze.index import dotted_name
 from porter.analyze.visitors import Hit, ModuleContext, register
 
 _IS_AVAILABLE = "torch.cuda.is_available"
@@ -49,15 +50,9 @@ def _imported_modules(block: cst.BaseSuite) -> Iterator[str]:
     for line in getattr(block, "body", ()):
         for small in getattr(line, "body", ()) if isinstance(line, cst.SimpleStatementLine) else ():
             if isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None:
-                yield _dotted(small.module)
+                yield dotted_name(small.module) or ""
             elif isinstance(small, cst.Import):
-                yield from (_dotted(alias.name) for alias in small.names)
-
-
-def _dotted(node: cst.BaseExpression) -> str:
-    if isinstance(node, cst.Attribute):
-        return f"{_dotted(node.value)}.{node.attr.value}"
-    return node.value if isinstance(node, cst.Name) else ""
+                yield from (dotted_name(alias.name) or "" for alias in small.names)
 
 
 def _cuda_variant(chosen: Iterable[str], otherwise: Iterable[str]) -> tuple[str, str] | None:
