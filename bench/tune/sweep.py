@@ -19,7 +19,7 @@ memory over the limit, or a small-tile config on a large-M shape).
 dtypes: bf16, fp16, fp8 (e4m3, B column-major, C bf16) and fp32 (fp32 operands and C, tl.dot's default
 input_precision "tf32"; cuBLAS timed with TF32 allowed).
 
-Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8|blind17|blind18|blind19|blind20|blind21|blind22|blind23|blind24|blind25]
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8|blind17|blind18|blind19|blind20|blind21|blind22|blind23|blind24|blind25|blind26]
        [--shapes data/retime_short_shapes.json]
        [--dtypes bf16,fp8] [--budget-s 480] [--workers 16] [--idle-s 0.1 --idle-above-ms 0.3]
 """
@@ -1212,6 +1212,38 @@ BLIND25 = [  # defined 2026-12-05 (session 32) with the final model of the sessi
     ("b25_f32_rec_n48", 131072, 48, 1024, "blind25", "fp32"),
     ("b25_f32_odd_k", 4096, 2048, 3333, "blind25", "fp32"),
 ]
+BLIND26 = [  # defined 2026-12-05 (session 33) with main's model at 6a25ca7 (session 32's final), no change after it:
+    # Mixtral-8x22B, Llama-2-70B, Qwen2-57B-A14B experts, Falcon-40B, Gemma-2-27B, SDXL attention, DLRM-style rec MLPs,
+    # off-grid sizes; to be swept like blind25 and scored once (split "blind26")
+    ("b26_bf_decode_up", 1, 22016, 6144, "blind26", "bf16"),
+    ("b26_bf_m24_o", 24, 6656, 6656, "blind26", "bf16"),
+    ("b26_bf_m288_moe", 288, 2560, 3584, "blind26", "bf16"),
+    ("b26_bf_m6144_qkv", 6144, 9216, 8192, "blind26", "bf16"),
+    ("b26_bf_m32768_attn", 32768, 1920, 640, "blind26", "bf16"),
+    ("b26_bf_rec_n144", 65536, 144, 1536, "blind26", "bf16"),
+    ("b26_bf_odd_nk", 1777, 5003, 2561, "blind26", "bf16"),
+    ("b26_h_decode_down", 1, 4608, 36864, "blind26", "fp16"),
+    ("b26_h_m12_up", 12, 28672, 8192, "blind26", "fp16"),
+    ("b26_h_m640_moe", 640, 5120, 2560, "blind26", "fp16"),
+    ("b26_h_m8192_o", 8192, 4608, 4096, "blind26", "fp16"),
+    ("b26_h_m49152_ff", 49152, 2560, 640, "blind26", "fp16"),
+    ("b26_h_rec_n96", 131072, 96, 1536, "blind26", "fp16"),
+    ("b26_h_odd_mk", 3001, 6144, 1777, "blind26", "fp16"),
+    ("b26_f8_decode_o", 1, 6144, 6144, "blind26", "fp8"),
+    ("b26_f8_m32_up", 32, 36864, 4608, "blind26", "fp8"),
+    ("b26_f8_m160_moe", 160, 5632, 6144, "blind26", "fp8"),
+    ("b26_f8_m3072_down", 3072, 8192, 28672, "blind26", "fp8"),
+    ("b26_f8_m24576_qkv", 24576, 10240, 8192, "blind26", "fp8"),
+    ("b26_f8_rec_n128", 131072, 128, 2048, "blind26", "fp8"),
+    ("b26_f8_odd_all", 4444, 3333, 2999, "blind26", "fp8"),
+    ("b26_f32_decode_up", 1, 13824, 6144, "blind26", "fp32"),
+    ("b26_f32_m48_o", 48, 6144, 6144, "blind26", "fp32"),
+    ("b26_f32_m320_moe", 320, 2816, 4096, "blind26", "fp32"),
+    ("b26_f32_m4096_up", 4096, 5632, 2048, "blind26", "fp32"),
+    ("b26_f32_m24576_down", 24576, 1536, 4096, "blind26", "fp32"),
+    ("b26_f32_rec_n64", 98304, 64, 1536, "blind26", "fp32"),
+    ("b26_f32_odd_n", 4096, 3001, 4096, "blind26", "fp32"),
+]
 SUITES = {
     "full": SHAPES,
     "fresh": FRESH,
@@ -1247,6 +1279,7 @@ SUITES = {
     "blind23": BLIND23,
     "blind24": BLIND24,
     "blind25": BLIND25,
+    "blind26": BLIND26,
 }
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")  # the default; cal4 and blind3 were run with --dtypes fp16,fp32
