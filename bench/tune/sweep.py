@@ -1212,9 +1212,9 @@ BLIND25 = [  # defined 2026-12-05 (session 32) with the final model of the sessi
     ("b25_f32_rec_n48", 131072, 48, 1024, "blind25", "fp32"),
     ("b25_f32_odd_k", 4096, 2048, 3333, "blind25", "fp32"),
 ]
-BLIND26 = [  # defined 2026-12-05 (session 33) with main's model at 6a25ca7 (session 32's final), no change after it:
-    # Mixtral-8x22B, Llama-2-70B, Qwen2-57B-A14B experts, Falcon-40B, Gemma-2-27B, SDXL attention, DLRM-style rec MLPs,
-    # off-grid sizes; to be swept like blind25 and scored once (split "blind26")
+BLIND26 = [  # defined 2026-12-05 (session 33) before any sweep and before that session's DRAM terms; not swept yet (no
+    # device was lent after it): Mixtral-8x22B, Llama-2-70B, Qwen2-57B-A14B experts, Falcon-40B, Gemma-2-27B, SDXL
+    # attention, DLRM-style rec MLPs, off-grid sizes; to be swept like blind25 and scored once (split "blind26")
     ("b26_bf_decode_up", 1, 22016, 6144, "blind26", "bf16"),
     ("b26_bf_m24_o", 24, 6656, 6656, "blind26", "bf16"),
     ("b26_bf_m288_moe", 288, 2560, 3584, "blind26", "bf16"),

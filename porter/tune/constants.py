@@ -32,7 +32,16 @@ class ModelConstants:
     # re-reads A's one row (Triton compiles M == 1 as a constant); None: wrapped_bytes_per_clk
     single_row_wrapped_by_dtype: dict[str, float] = field(default_factory=dict)  # per rate key, where it differs
     mall_gbps: float | None = None  # AMD Infinity Cache bandwidth (serves per-XCD L2 misses)
+    # contiguous bytes of one row a tile's K step must read for DRAM to serve it at full rate: a shorter
+    # segment (BLOCK_K x element bytes along K) wastes the rest of each access (None: off)
+    dram_segment_bytes: float | None = None
+    dram_segment_exponent: float = 1.0  # cost of a segment s < dram_segment_bytes: (dram_segment_bytes / s) ** this
     mem_latency_ns: float = 800.0  # latency of a load that misses L2 (DRAM)
+    # DRAM bytes a unit must keep in flight to draw its share of the bandwidth, in bandwidth-latency
+    # products (its share of the HBM rate x mem_latency); a step with fewer streams slower (None: off)
+    dram_inflight_latencies: float | None = None
+    dram_inflight_exponent: float = 0.5  # slowdown (needed / in flight) ** this
+    dram_inflight_rate_keys: tuple[str, ...] | None = None  # rate keys it applies to (None: every one)
     l2_latency_ns: float = 300.0  # latency of a load that hits L2; a step's latency mixes the two
     overlap_power: float = math.inf  # how concurrent limits combine (p-norm; inf = the slowest alone)
     sync_mma_lds_overlap_power: float | None = None  # NVIDIA mma.sync: how ldmatrix reads and MMAs combine

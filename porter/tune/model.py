@@ -625,6 +625,7 @@ class _StepContext:
         tile_bytes = (bm + bn) * bk * self.elem
         l2 = max(per_unit * tile_bytes / mc.l2_unit_bps, tiles * tile_bytes / mc.l2_device_bps)
         dram, dram_bytes = self._dram_step(tiles)
+        dram *= self._inflight_factor(per_unit, dram_bytes / tiles)
         # a step's loads hit L2 except for the share that comes from DRAM
         miss = min(1.0, dram_bytes / (tiles * tile_bytes))
         latency = mc.l2_latency_s + miss * (mc.latency_s - mc.l2_latency_s)
@@ -640,6 +641,20 @@ class _StepContext:
         epilogue = const.epilogue_cycles_per_elem * bm * bn / (cfg.num_warps * mc.wave)
         fixed = mc.latency_s + (const.tile_cycles + epilogue) / mc.clock_hz
         return self.k_steps * step + store + fixed
+
+    def _inflight_factor(self, per_unit: int, tile_dram_bytes: float) -> float:
+        """How much slower than its share of the HBM rate a unit streams when its co-resident tiles
+        keep too few DRAM bytes in flight (Little's law under load): each has its loads of `depth`
+        steps ahead outstanding, a tile with no stage ahead part of one step's."""
+        mc, const = self.mc, self.mc.const
+        if not const.dram_inflight_latencies or not tile_dram_bytes or self.unaligned:
+            return 1.0  # element-wise loads: no stages ahead, see _serial_step
+        if const.dram_inflight_rate_keys is not None and mc.dtype.rate_key not in const.dram_inflight_rate_keys:
+            return 1.0  # a width it did not help on (leave-one-sweep-out)
+        depth = max(self.cfg.num_stages - 1 - mc.mma_buffers, const.unbuffered_latency_hidden)
+        needed = const.dram_inflight_latencies * mc.hbm_bps / mc.units * mc.latency_s
+        inflight = per_unit * depth * tile_dram_bytes
+        return max(1.0, needed / inflight) ** const.dram_inflight_exponent
 
     def _burst_stall(self, unit_step_bytes: float) -> float:
         """Seconds a K step waits on issuing its own copies, in launches of many waves. Measured on
@@ -720,6 +735,16 @@ class _StepContext:
             return single * mc.clock_hz
         return mc.wrapped_bps
 
+    def _segment_cost(self, elems: int) -> float:
+        """DRAM time per byte, relative to full rate, of rows read `elems` contiguous elements at a
+        time. Tall GEMMs with a narrow N stream A from DRAM: there 16-bit tiles with BLOCK_K 32
+        (64-byte row segments) ran 10-25% slower than the same tiles with BLOCK_K 64 at equal
+        predicted times, fp8's 32-byte segments slower still, fp32's 128-byte ones not at all."""
+        const = self.mc.const
+        if not const.dram_segment_bytes:
+            return 1.0
+        return max(1.0, const.dram_segment_bytes / (elems * self.elem)) ** const.dram_segment_exponent
+
     def _dram_step(self, tiles: int) -> tuple[float, float]:
         """(seconds, DRAM bytes) per K step for the DRAM (and Infinity Cache) traffic of one wave."""
         mc, cfg = self.mc, self.cfg
@@ -734,7 +759,8 @@ class _StepContext:
         if self.b_cross_wave is not None:
             b_bytes = min(b_bytes, self.b_cross_wave)
         dram_bytes = a_bytes + b_bytes
-        seconds = dram_bytes / mc.hbm_bps
+        b_segment = bk if mc.dtype.b_k_contiguous else min(bn, self.n)
+        seconds = (a_bytes * self._segment_cost(bk) + b_bytes * self._segment_cost(b_segment)) / mc.hbm_bps
         if mc.wrapped_bps and bm > self.m:
             seconds += tiles * (bm - self.m) * bk * self.elem / self._wrapped_bps()
         if mc.xcds > 1:

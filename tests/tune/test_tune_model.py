@@ -325,3 +325,30 @@ def test_rows_past_m_cost_little_on_16_bit_tiles_and_more_on_fp8():
 
     assert wrapped_share("bf16") < 1.01
     assert wrapped_share("fp8e4m3") > 1.04
+
+
+def test_tall_narrow_gemms_pick_deep_128_row_tiles_with_128_byte_rows():
+    """bf16 131072x80x1024 (a rec layer) on the H100 sweep h100_blind24: 128x128x64 on 8 warps, 3 stages, 0.109 ms;
+    BLOCK_K 32 (64-byte rows of A per step) 0.130, 64-row tiles on 2 stages 0.137. Without the DRAM row-segment
+    and in-flight terms the model tied all three and picked the last."""
+    shape = ("h100", "bf16", 131072, 80, 1024)
+    best = predict_gemm_ms(*shape, GemmConfig(128, 128, 64, 8, 3).to_dict())
+    assert best < predict_gemm_ms(*shape, GemmConfig(128, 128, 32, 8, 5).to_dict())
+    assert best < predict_gemm_ms(*shape, GemmConfig(64, 128, 64, 4, 2).to_dict())
+
+
+def test_dram_row_segments_cost_only_under_128_bytes():
+    """BLOCK_K 32 reads 64-byte rows of a 16-bit A but 128-byte rows of an fp32 one: only the first pays."""
+    from porter.tune.model import _StepContext
+
+    target = get_target("h100")
+    cfg = GemmConfig(128, 128, 32, 8, 4)
+
+    def segment_cost(dtype: str) -> float:
+        machine = Machine.build(target, resolve_dtype(dtype, target))
+        ctx = _StepContext.__new__(_StepContext)
+        ctx.mc, ctx.elem = machine, machine.dtype.in_bytes
+        return ctx._segment_cost(cfg.BLOCK_K)
+
+    assert segment_cost("bf16") == pytest.approx(2**0.5)
+    assert segment_cost("fp32") == 1.0
