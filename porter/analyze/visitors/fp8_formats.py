@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 
 import libcst as cst
 
-from porter.analyze.guards import only_on_cuda
+from porter.analyze.guards import ROCM, only_on_cuda, platform_of_test
 from porter.analyze.index import literal_value
 from porter.analyze.visitors import Hit, ModuleContext, register
 from porter.analyze.visitors.pytorch import (
@@ -459,3 +459,86 @@ def _e5m2_bound_uses(ctx: ModuleContext, branch: cst.CSTNode, names: set[str]) -
             yield node
         elif isinstance(node, cst.Name) and node.value in names and not _is_assign_target(ctx, node):
             yield node
+
+
+# torch's FNUZ fp8 dtypes: gfx942's formats, not gfx950's (OCP). Triton's (tl.float8e4b8 / e5b16) are
+# PT115's, which reports them on gfx950 under any test.
+FNUZ_TORCH = {"torch.float8_e4m3fnuz", "torch.float8_e5m2fnuz"}
+
+
+@register("fnuz_chosen_by_vendor_test")
+def fnuz_chosen_by_vendor_test(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
+    """PT228: `if torch.version.hip: dtype = torch.float8_e4m3fnuz` (or the else of a CUDA-build test) picks
+    gfx942's FNUZ fp8 for every ROCm build, gfx950's OCP fp8 included. The finding is the vendor test, the
+    line a port turns into an arch test; the FNUZ dtype chosen under it is named. A test that also asks the
+    arch (`is_MI300()`, a capability, `gcnArchName`) or a FNUZ dtype that is only compared is not matched."""
+    reported: set[int] = set()
+    for reference in [*ctx.nodes(cst.Attribute), *ctx.nodes(cst.Name)]:
+        dtype = _fnuz_dtype(ctx, reference)
+        if dtype is None or _in_comparison(ctx, reference):
+            continue
+        branch = _nearest_branch(ctx, reference)
+        if branch is None or id(branch.test) in reported or not _rocm_side(ctx, branch, reference):
+            continue
+        reported.add(id(branch.test))
+        yield Hit(branch.test, {"dtype": ctx.code_for(reference).strip(), "test": ctx.code_for(branch.test).strip()})
+
+
+def _fnuz_dtype(ctx: ModuleContext, node: cst.CSTNode) -> str | None:
+    parent = ctx.parent(node)
+    if isinstance(parent, cst.Attribute) and parent.value is node:
+        return None  # the inner part of a longer dotted name
+    if isinstance(node, cst.Name) and isinstance(parent, cst.Attribute):
+        return None
+    return next((name for name in ctx.qualified_names(node) if name in FNUZ_TORCH), None)
+
+
+def _nearest_branch(ctx: ModuleContext, node: cst.CSTNode) -> cst.If | cst.IfExp | None:
+    """The innermost if / conditional expression whose body or else holds `node` (not its test)."""
+    child = node
+    for parent in ctx.ancestors(node):
+        if isinstance(parent, (cst.If, cst.IfExp)) and child is not parent.test:
+            return parent
+        if isinstance(parent, (cst.FunctionDef, cst.ClassDef)):
+            return None
+        child = parent
+    return None
+
+
+def _rocm_side(ctx: ModuleContext, branch: cst.If | cst.IfExp, node: cst.CSTNode) -> bool:
+    """`node` is in the branch a ROCm build takes, chosen by a test that asks only the vendor."""
+    platform = _vendor_only(ctx, branch.test)
+    if platform is None:
+        return False
+    in_body = node is branch.body or any(a is branch.body for a in ctx.ancestors(node))
+    return in_body == (platform == ROCM)
+
+
+def _vendor_only(ctx: ModuleContext, test: cst.BaseExpression) -> str | None:
+    """The platform a test states when each of its parts is a vendor test or `torch.cuda.is_available()`
+    (so `torch.version.hip and is_MI300()` asks the arch too: None)."""
+    parts = _conjuncts(test)
+    platforms = {platform_of_test(ctx, part) for part in parts if not _asks_availability(ctx, part)}
+    if len(platforms) != 1 or None in platforms:
+        return None
+    return platforms.pop()
+
+
+def _conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return [*_conjuncts(test.left), *_conjuncts(test.right)]
+    return [test]
+
+
+def _asks_availability(ctx: ModuleContext, part: cst.BaseExpression) -> bool:
+    return isinstance(part, cst.Call) and "torch.cuda.is_available" in ctx.qualified_names(part)
+
+
+def _in_comparison(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """`x.dtype in (torch.float8_e4m3fnuz, ...)`: a FNUZ dtype tested for, not chosen."""
+    for parent in ctx.ancestors(node):
+        if isinstance(parent, cst.Comparison):
+            return True
+        if isinstance(parent, (cst.BaseStatement, cst.BaseSmallStatement)):
+            return False
+    return False
