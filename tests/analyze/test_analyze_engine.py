@@ -115,7 +115,9 @@ def test_feature_flag_variant():
 
 
 def test_capability_outcome_is_computed_for_the_target():
-    code = "import torch\nmajor, minor = torch.cuda.get_device_capability()\nif major * 10 + minor >= 95:\n    pass"
+    code = (
+        "import torch\nmajor, minor = torch.cuda.get_device_capability()\nif major * 10 + minor >= 95:\n    use_tma()"
+    )
     # false on gfx942 (9, 4): it stays where pre-Hopper NVIDIA parts go, fine; true on gfx950 (9, 5): Blackwell's branch
     assert analyze_source(code, "m.py", MI300X, RULES) == []
     (on_350,) = analyze_source(code, "m.py", MI350X, RULES)

@@ -704,7 +704,7 @@ def test_scan_drops_nvidia_only_findings_and_recomputes_reach_from_cached_facts(
             import torch
             from pkg.utils import amd_build
 
-            def pick():
+            def pick_tma():
                 if not amd_build():
                     return torch.cuda.get_device_capability() >= (9, 0)
                 return False

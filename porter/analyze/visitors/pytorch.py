@@ -329,6 +329,10 @@ def capability_comparison(ctx: ModuleContext, rule: Any, target: Any) -> Iterabl
                 if hit is not None and _branch_shared_below(ctx, comparison, aliases, target, floor, nvidia, hit):
                     break  # `major > 8 or (major == 8 and minor >= 9)`: Ada's fp8 gate, not a Hopper one
                 if hit is not None and not _harmless_branch(ctx, comparison, hit.data["outcome"] == "true"):
+                    turns_on = _turns_on(ctx, comparison, target)
+                    if turns_on is None:
+                        break  # nothing the gate turns on breaks on the target: a workspace size, a dtype list...
+                    hit.data["turns_on"] = turns_on
                     exit_data = _platform_exit(ctx, comparison)
                     if exit_data.get("covers_rocm"):
                         break  # the probe already returns before the gate on ROCm (the port is done)
@@ -442,6 +446,82 @@ def _comparison_on(ctx: ModuleContext, node: cst.CSTNode, aliases: Any, capabili
     if op is None or value is None or part is None:
         return None
     return _outcome(op, _part_of(capability, part), value)
+
+
+# What a capability gate turns on that breaks on AMD, named in the function holding the gate (its name, docstring,
+# body) or, at module level, in the gate's statement: Hopper-only hardware (TMA and tensor descriptors, wgmma,
+# clusters, NVLS multicast), NVIDIA-only kernel stacks (Gluon's NVIDIA layouts, CuTe / CUTLASS / quack, DeepGEMM,
+# FA3's flash_attn_interface) and PTX. On the real-code corpus the gates with none of these chose something benign
+# on AMD (a cuBLAS workspace size, a dtype allow-list, fp8 casts around collectives, an autotune list the
+# autotuner prunes, the conservative path): on mi300x 0 true of 19 labelled (11 false, 8 debatable), against 8
+# true, 1 false and 1 debatable of the 10 with one.
+_HOPPER_ONLY = re.compile(
+    r"tma\b|tma_|tensor_?descriptor|wgmma|cluster|multimem|nvls|multicast|gluon|\bcute\b|cutlass|quack|deep_?gemm"
+    r"|flash_attn_interface|\bptx\b|inline_asm|setmaxnreg|warp_?speciali[sz]",
+    re.IGNORECASE,
+)
+# torch._scaled_mm is hipBLASLt on ROCm, which takes only FNUZ fp8 on gfx942: an OCP fp8 GEMM the gate enables fails
+_VENDOR_FP8_GEMM = re.compile(r"_scaled_mm")
+# A fixed launch table the gate picks (`BLOCK_M, BLOCK_N, num_warps, num_stages = _kernel_meta_sm9x(...)`): no
+# autotuner drops a Hopper tile that overflows the target's LDS (lmdeploy's flash attention, ported with a HIP case)
+_LAUNCH_VALUES = {"num_warps", "num_stages"}
+# A switch for the project's own compiled kernels (`self.ns_use_kernels = ...`, quack's CuTe GEMMs behind it)
+_KERNEL_SWITCH = re.compile(r"use_\w*kernel", re.IGNORECASE)
+
+
+def _turns_on(ctx: ModuleContext, comparison: cst.Comparison, target: Any) -> str | None:
+    """What the gate turns on that breaks on the target, as the message names it; None when nothing does."""
+    function = _enclosing_function(ctx, comparison)
+    statement = _gate_statement(ctx, comparison)
+    text = ctx.code_for(function if function is not None else statement)
+    feature = _HOPPER_ONLY.search(text)
+    if feature:
+        return f"`{feature.group(0)}`"
+    if target.fp8_family == "fnuz" and _VENDOR_FP8_GEMM.search(text):
+        return "torch._scaled_mm on OCP fp8"
+    assigned = _assigned_names(statement) if isinstance(statement, cst.If) else set()
+    launch = sorted(assigned & _LAUNCH_VALUES)
+    if launch:
+        return f"a fixed launch table ({', '.join(launch)})"
+    switch = next((name for name in sorted(assigned) if _KERNEL_SWITCH.search(name)), None)
+    if switch:
+        return f"the project's own kernels (`{switch}`)"
+    return None
+
+
+def _gate_statement(ctx: ModuleContext, comparison: cst.Comparison) -> cst.CSTNode:
+    """The `if` whose test holds the gate, else the statement holding it."""
+    node: cst.CSTNode = comparison
+    parent = ctx.parent(node)
+    while parent is not None:
+        if isinstance(parent, cst.If) and parent.test is node:
+            return parent
+        if isinstance(parent, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+            return parent
+        node, parent = parent, ctx.parent(parent)
+    return node
+
+
+def _assigned_names(statement: cst.CSTNode) -> set[str]:
+    """The names and attributes an `if` statement's branches assign (`a, b = ...`, `self.flag = ...`)."""
+    names: set[str] = set()
+    for assign in _descendants(statement, cst.Assign):
+        for target in assign.targets:
+            elements = target.target.elements if isinstance(target.target, cst.Tuple) else [target.target]
+            for element in elements:
+                value = element.value if isinstance(element, cst.Element) else element
+                if isinstance(value, cst.Name):
+                    names.add(value.value)
+                elif isinstance(value, cst.Attribute):
+                    names.add(value.attr.value)
+    return names
+
+
+def _descendants(node: cst.CSTNode, kind: type) -> Iterator[Any]:
+    if isinstance(node, kind):
+        yield node
+    for child in node.children:
+        yield from _descendants(child, kind)
 
 
 _ROCM_TEST = re.compile(r"\bhip\b|is_hip|is_rocm|rocm|torch\.version\.hip", re.IGNORECASE)
