@@ -59,6 +59,8 @@ from corpus import (  # noqa: E402
     write_findings,
 )
 
+from porter.records import DROPPED_REACH  # noqa: E402
+
 OPT_IN = "opt-in"  # the select key that turns on every rule that is off by default
 
 
@@ -123,11 +125,7 @@ def score(
     """Per target, per rule tallies. `rules`: the rules that ran (labels of other rules are not 'gone')."""
     scores = {t: TargetScore(t) for t in targets}
     for finding in findings:
-        if (
-            finding.target not in scores
-            or finding.reach in ("nvidia_only", "rocm_only")
-            or finding.package not in packages
-        ):
+        if finding.target not in scores or finding.reach in DROPPED_REACH or finding.package not in packages:
             continue
         tally = scores[finding.target].rules[finding.rule]
         tally.findings += 1
@@ -284,7 +282,7 @@ def print_ports(ports: dict | None) -> None:
 def print_unlabelled(findings: Sequence[CorpusFinding], labels: LabelIndex, rule: str, limit: int) -> None:
     shown = 0
     for finding in findings:
-        if finding.rule != rule or finding.reach in ("nvidia_only", "rocm_only") or labels.lookup(finding) is not None:
+        if finding.rule != rule or finding.reach in DROPPED_REACH or labels.lookup(finding) is not None:
             continue
         print(
             f"{finding.package} {finding.target} {finding.path}:{finding.line} n={finding.occurrence} "

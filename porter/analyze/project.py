@@ -14,6 +14,8 @@ after the per-file analysis; it costs dictionary work, not parsing. Two things c
   another vendor's folder or platform class (`backend/_ascend`, vllm's CudaPlatform) or in a module that
   imports an NVIDIA-only library whenever it loads, or when every use of its function is NVIDIA-only (a
   package's API, re-exported by an `__init__`, stays unknown: users call it). `if TYPE_CHECKING:` never runs.
+  "opt_in": a default run (environment switches unset, option parameters as the project's own calls pass them)
+  leaves the Triton kernel holding it uncompiled; host code so guarded is "unknown" with the option named.
 
 Users state what inference misses, as mypy's always_true/always_false: `[tool.porter] nvidia_only = [...]`
 (predicates true only on NVIDIA), `rocm_only = [...]`, `nvidia_only_paths = [globs]`.
@@ -127,6 +129,12 @@ TARGET: ReachKind = "target"
 UNKNOWN: ReachKind = "unknown"
 NVIDIA_ONLY: ReachKind = "nvidia_only"  # the code does not run on the target (named for the usual case)
 ROCM_ONLY: ReachKind = "rocm_only"  # runs on the target but on no NVIDIA GPU: NVIDIA-tuning findings are dropped
+OPT_IN_REACH: ReachKind = "opt_in"  # runs only where a user turns a default-off option on: dropped, shown on request
+_DROPPED_KINDS = (NVIDIA_ONLY, OPT_IN_REACH)
+# Where a project's own calls do not show how it runs by default: its tests, benchmarks and examples pass options
+# (use_atomic=True) to exercise them. Path parts (folders) and module-name prefixes / suffixes.
+OUTSIDE_FOLDERS = frozenset({"test", "tests", "testing", "benchmark", "benchmarks", "bench", "examples", "example"})
+OUTSIDE_STEMS = re.compile(r"\A(test_|bench_|benchmark_)|_(test|tests|bench|benchmark)\Z|\A(test|tests|conftest)\Z")
 
 
 @dataclass(frozen=True)
@@ -161,7 +169,10 @@ class Reach:
 
 
 ON_TARGET = Reach(TARGET)
-OPT_IN = "while the environment variables it reads are unset: only where a user opts in"
+OPT_IN = (
+    "in a default run (environment switches unset, options as the project's own calls outside its tests pass "
+    "them): only where a user opts in"
+)
 
 
 def _within(module: str, prefixes: tuple[str, ...]) -> bool:
@@ -193,6 +204,8 @@ class Project:
         self._copies: dict[str, Reach | None] = {}  # path -> why it is a superseded copy, or None
         self._homes: dict[str, list[str]] | None = None
         self._by_default: Project | None = None  # the same code with the environment unset (opt-in switches off)
+        # the default run: the environment unset, and option parameters as the project's own calls leave them
+        self._default_run = environment_unset
 
     # ---- names ------------------------------------------------------------------------------
     def locate(self, qualified: str) -> tuple[str, list[str]] | None:
@@ -287,6 +300,12 @@ class Project:
                     lambda q=qualname, found=sources: merge(
                         [evaluator.source(s, Scope(scope.module, q)) for s in found], False
                     ),
+                )
+            options = facts.get("options", {}).get(qualname, {}) if self._default_run else {}
+            if name in options:  # a default run: the option as the project's own calls leave it
+                return self._memo(
+                    ("option", scope.module, qualname, name),
+                    lambda q=qualname, declared=options: self._option(scope.module, q, name, declared[name]),
                 )
             params = facts["params"].get(qualname, {})
             if name in params:
@@ -454,6 +473,45 @@ class Project:
                 values.append(OPAQUE)  # passed positionally as runtime data, through *args, or not a call at all
         return merge(values, False)
 
+    def _option(self, module: str, qualname: str, name: str, option: list) -> Any:
+        """An option parameter in a default run: what every call of the function in the project passes, its tests,
+        benchmarks and `__main__` self-tests left out (polarquant's `use_atomic=False` default, set True only by
+        the module's own benchmark). A function no such call uses is an entry point for outside callers, who may
+        pass anything: only a private parameter (`_owners=None`, for tests) then keeps its default. A package's API
+        (re-exported by an `__init__`, or in `__all__`) is called by users who turn its options on (flashlib's
+        `fused=False` fallback, flag_gems's `use_int4_w4a16=True`): undecided. A method's callers are not indexed."""
+        default, position = option
+        if "." in qualname:
+            return OPAQUE
+        if (module, qualname) in self._package_api() or qualname in (self.module_facts[module]["exports"] or ()):
+            return OPAQUE  # an API's option (`fused=True`, `use_int4_w4a16=False`): a feature its users turn on
+        default_value = self.evaluator.source(default, Scope(module, ""))
+        users = [user for user in self.users(module, qualname) if not self.outside_use(user[0], user[1])]
+        if not users:
+            return default_value if name.startswith("_") else OPAQUE
+        values = []
+        for path, line, _column, keywords in users:
+            passed = self._passed(keywords, name, position)
+            if passed is not None:
+                values.append(self._at_call(passed, path, line))
+            elif SPREAD in keywords:
+                values.append(self._spread_value(keywords[SPREAD], name, default_value, path, line))
+            elif POSITIONAL in keywords and 0 <= keywords[POSITIONAL] <= position:
+                values.append(default_value)  # the call leaves it to its default
+            else:
+                values.append(OPAQUE)  # passed positionally as runtime data, through *args, or not a call at all
+        return merge(values, False)
+
+    def outside_use(self, path: str, line: int) -> bool:
+        """Is a use of a function in the project's tests, benchmarks or examples, or in a module's `__main__`
+        self-test: a caller exercising options, not the project's own default path?"""
+        parts = path.replace("\\", "/").split("/")
+        if any(part.lower() in OUTSIDE_FOLDERS for part in parts[:-1]):
+            return True
+        if OUTSIDE_STEMS.search(parts[-1].rsplit(".", 1)[0].lower()):
+            return True
+        return any(l1 <= line <= l2 for l1, l2 in self.facts.get(path, {}).get("main", ()))
+
     def _spread_value(self, spread: str, name: str, default: Any, path: str, line: int) -> Any:
         """What a call's `**mapping` passes for a parameter: the launch keywords a helper returns per platform
         (grouped-nf4-gemm's `**_pdl_kw(dev, rows)` gives `{}` on ROCm, leaving `PDL` to its False default)."""
@@ -518,7 +576,21 @@ class Project:
                     if span is not None and span[0] <= line <= span[1]:
                         continue  # recursion: a use inside the function itself
                     users.setdefault(owner, []).append((path, line, column, keywords))
+        self._index_op_users(users)
         return users
+
+    def _index_op_users(self, users: dict[tuple[str, str], list]) -> None:
+        """`torch.ops.ns.name(...)` uses the function registered as that custom op (fairchem's `@triton_op`
+        launchers, called only through torch.ops). The arguments are not read: no parameter is decided by them."""
+        registered = {
+            op: (f["module"], function) for f in self.facts.values() for op, function in f.get("ops", {}).items()
+        }
+        if not registered:
+            return
+        for path, facts in self.facts.items():
+            for line, column, op in facts.get("op_uses", ()):
+                if op in registered:
+                    users.setdefault(registered[op], []).append((path, line, column, {}))
 
     def _package_api(self) -> set[tuple[str, str]]:
         """(module, name) of what package `__init__` modules re-export by name (`from .softplus import softplus`,
@@ -595,7 +667,23 @@ class Project:
 
     # ---- reachability ----------------------------------------------------------------------
     def reach(self, path: str, line: int, column: int) -> Reach:
-        """Does the code at (line, 1-based column) of `path` run on the target?"""
+        """Does the code at (line, 1-based column) of `path` run on the target? Code that runs only where a user
+        turns a default-off option on is dropped as opt-in inside a Triton kernel (a default run never compiles
+        it: fairchem's ablation kernel, polarquant's atomic split-K variant) and marked unknown in host code, which
+        fails at once for every user who turns the option on (cut-cross-entropy's CCE_AUTOTUNE perf model calls
+        nvidia-smi): on the labelled corpus the first were false, the second true."""
+        verdict = self._reach(path, line, column)
+        if verdict.reach == OPT_IN_REACH and not self._in_kernel(path, line):
+            return Reach(UNKNOWN, verdict.reason)
+        return verdict
+
+    def _in_kernel(self, path: str, line: int) -> bool:
+        """Does the line lie in a Triton kernel or device function (module level, `@triton.jit` and the like)?"""
+        facts = self.facts.get(path) or {}
+        scopes = facts.get("scopes", {})
+        return any(scopes[k][0] <= line <= scopes[k][1] for k in facts.get("kernels", ()) if k in scopes)
+
+    def _reach(self, path: str, line: int, column: int) -> Reach:
         by_path = self._path_reach(path) or self._superseded(path)
         if by_path is not None:
             return by_path
@@ -616,6 +704,7 @@ class Project:
             if unloadable is not None:
                 return Reach(NVIDIA_ONLY, f"runs only after `import {module}`, which fails: {unloadable.reason}")
         unknown: Reach | None = None
+        opt_in: Reach | None = None  # off in a default run: dropped unless the code is NVIDIA-only anyway
         for index, region in enumerate(facts["regions"]):
             l1, c1, l2, c2, scope, test, wanted = region
             if not ((l1, c1) <= point <= (l2, c2)):
@@ -630,7 +719,7 @@ class Project:
                 return Reach(NVIDIA_ONLY, why + _configured_note(facts, scope, test))
             elif value is OPAQUE and truth(self._default_value("regions", path, index)) is (not wanted):
                 why = f"runs only when `{test}` is {wanted}, and it is {not wanted} {OPT_IN}"
-                unknown = unknown or Reach(UNKNOWN, why)
+                opt_in = opt_in or Reach(OPT_IN_REACH, why)
         for index, (l1, c1, l2, c2, _scope, value_text) in enumerate(facts.get("switches", ())):
             if not (l1, c1) <= point <= (l2, c2):
                 continue
@@ -641,7 +730,8 @@ class Project:
                     NVIDIA_ONLY, f"the option is set from `{value_text}`, which is False on {self.target.name}"
                 )
             if value is OPAQUE and self._default_value("switches", path, index) is False:
-                unknown = unknown or Reach(UNKNOWN, f"the option is set from `{value_text}`, which is False {OPT_IN}")
+                why = f"the option is set from `{value_text}`, which is False {OPT_IN}"
+                opt_in = opt_in or Reach(OPT_IN_REACH, why)
         for qualname, (start, end, kind, enum) in facts["scopes"].items():
             if not start <= line <= end:
                 continue
@@ -653,8 +743,9 @@ class Project:
                 verdict = self.function_reach(path, qualname)
                 if verdict.reach == NVIDIA_ONLY:
                     return verdict
+                opt_in = opt_in or (verdict if verdict.reach == OPT_IN_REACH else None)
                 unknown = unknown or (verdict if verdict.reach == UNKNOWN else None)
-        return unknown or ON_TARGET
+        return opt_in or unknown or ON_TARGET
 
     def _path_reach(self, path: str) -> Reach | None:
         parts = path.replace("\\", "/").split("/")
@@ -855,16 +946,31 @@ class Project:
             return ON_TARGET
         if not users:
             return self._unused_reach(path, facts, function)
-        verdicts = [self.reach(path, line, column + 1) for path, line, column, _ in users]
+        verdicts = [self._reach(path, line, column + 1) for path, line, column, _ in users]
         if all(v.reach == NVIDIA_ONLY for v in verdicts):
             first = users[0]
             why = f"every use of `{function}` is {self._off_target} (e.g. {first[0]}:{first[1]}: {verdicts[0].reason})"
             # a package's API (re-exported by name from an `__init__`) has callers outside the project
             exported = (facts["module"], function) in self._package_api() or facts["package"]
             return Reach(UNKNOWN if exported and not function.startswith("_") else NVIDIA_ONLY, why)
+        opt_in = self._opt_in_uses(facts, function, users, verdicts)
+        if opt_in is not None:
+            return opt_in
         if all(v.reach != TARGET for v in verdicts):
             return Reach(UNKNOWN, f"every use of `{function}` is {self._off_target} or undecided")
         return ON_TARGET
+
+    def _opt_in_uses(self, facts: dict, function: str, users: list, verdicts: list[Reach]) -> Reach | None:
+        """Opt-in when every use of the function outside the project's tests, benchmarks and self-tests is
+        dropped, one of them as opt-in (fastflash's `_bwd_fused_atomic`, called only under its
+        UNIFLASH_BWD_FUSED_ATOMIC switch). A package's public API is called by users directly: it runs."""
+        own = [v for user, v in zip(users, verdicts, strict=True) if not self.outside_use(user[0], user[1])]
+        if not own or not all(v.reach in _DROPPED_KINDS for v in own):
+            return None
+        first = next((v for v in own if v.reach == OPT_IN_REACH), None)
+        if first is None or (not function.startswith("_") and (facts["module"], function) in self._package_api()):
+            return None
+        return Reach(OPT_IN_REACH, f"every use of `{function}` runs only where a user opts in ({first.reason})")
 
 
 def _configured_note(facts: dict, scope: str, test: str) -> str:

@@ -28,6 +28,12 @@ A module's facts are plain JSON (cached beside the scan's findings, keyed by the
            raises): it runs only where the module imports
   switches [l1, c1, l2, c2, scope, value source]: a call's keyword set from a platform value or a kernel's flag
            (`launch_pdl=use_pdl`, `warp_specialize=warp_specialize`): the option is off where the value is False
+  options  scope -> {parameter: [default source, position]}: a function's option parameters (default False /
+           True / None / a string, never rebound in its body): what a default run passes when no caller sets them
+  main     [l1, l2] of each module-level `if __name__ == "__main__":` block (a self-test, not a caller)
+  ops      "ns::name" -> the module-level function registered as that torch custom op (`@triton_op("ns::name")`,
+           `@torch.library.custom_op(...)`), called as `torch.ops.ns.name(...)` wherever the op is loaded
+  op_uses  [line, col, "ns::name"] of each `torch.ops.ns.name` reference: a use of the registered function
 
 Only tests that may be about the platform are kept (names like is_hip, IS_NVIDIA, cap, major, props,
 backend...); every other condition is ordinary control flow, which reachability does not need.
@@ -40,9 +46,9 @@ import re
 import warnings
 from bisect import bisect_right
 from collections import Counter
-from typing import Any
+from typing import Any, TypeGuard
 
-FACTS_FORMAT = 17  # 17: convolutions; tests of a local bound once to True / False; a function's own-package imports
+FACTS_FORMAT = 18  # 18: option parameters, tests of them and locals computed from them; `__main__` blocks; ops
 MAX_DEF_LINES = 60  # longer functions are not predicates: their value is not inferred
 MAX_SNIPPET = 400  # longer assignment values are not predicates either
 
@@ -130,6 +136,10 @@ def empty_facts(path: str) -> dict[str, Any]:
         "needs": [],
         "switches": [],
         "tuned": {},
+        "options": {},
+        "main": [],
+        "ops": {},
+        "op_uses": [],
         "kernels": [],
         "device": [],
         "convolves": False,  # names a convolution or imports a model library (`_CONVOLUTIONS`, `_MODEL_LIBRARIES`)
@@ -226,6 +236,7 @@ class _Collector:
         self._walk(tree)
         self.facts["requires"] = _unconditional_imports(tree.body)
         self.facts["branches"] = _branch_imports(tree.body)
+        self.facts["main"] = [[s.lineno, s.end_lineno or s.lineno] for s in tree.body if _is_main_block(s)]
         if any(imported.split(".", 1)[0] in _MODEL_LIBRARIES for imported in self.facts["imported"]):
             self.facts["convolves"] = True
         return self.facts
@@ -303,10 +314,14 @@ class _Collector:
         self.facts["scopes"][qualname] = [start, node.end_lineno or node.lineno, "def", ""]
         self._params(node, qualname)
         self.defs[qualname] = node
+        self._options(node, qualname)
         if module_level and any(last_name(_called(d)) in _KERNEL_DECORATORS for d in node.decorator_list):
             self.facts["kernels"].append(node.name)
             if _returns_value(node):
                 self.facts["device"].append(node.name)
+        if module_level:
+            for op in filter(None, map(_custom_op_name, node.decorator_list)):
+                self.facts["ops"][op] = node.name
         if module_level:
             snippet = self._source(start, node.end_lineno or node.lineno)
             if snippet is not None and (
@@ -330,14 +345,8 @@ class _Collector:
             self.facts["defs"][name] = [snippet]
 
     def _params(self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> None:
-        args = node.args
-        positional = [*args.posonlyargs, *args.args]
-        defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
         params = {}
-        every = [
-            *((arg, default, index) for index, (arg, default) in enumerate(zip(positional, defaults))),
-            *((arg, default, KEYWORD_ONLY) for arg, default in zip(args.kwonlyargs, args.kw_defaults)),
-        ]
+        every = _parameters(node)
         # a kernel's constexpr flag (`ptx_pack: tl.constexpr = False`) is kept whatever its name: `if ptx_pack:`
         # compiles its branch out unless a launch passes a true value; autotune/heuristics may supply it instead
         tuned = any(_TUNERS.search(self._text(d)) for d in node.decorator_list)
@@ -360,6 +369,30 @@ class _Collector:
             params[name] = [value, index_of[name], False, overrides]
         if params:
             self.facts["params"][qualname] = params
+
+    def _options(self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> None:
+        """A function's option parameters (`use_atomic: bool = False`, `mode="center"`, `_owners=None`) that its
+        body never rebinds: a test of one decides a branch by what the callers pass, or by the default when none
+        sets it (a default run; never what the platform decides)."""
+        declared = self.facts["params"].get(qualname, {})
+        options = {
+            arg.arg: [repr(default.value), index]
+            for arg, default, index in _parameters(node)
+            if _is_option_default(default)
+            and _plain_param(declared.get(arg.arg))
+            and self._store_count(qualname, arg.arg) == 0
+        }
+        if options:
+            self.facts["options"][qualname] = options
+
+    def _reads_option(self, value: ast.expr, scope: str) -> bool:
+        """Does an expression read an option parameter of the function it lies in, or a local computed from one
+        (`prec_code = 1 if mode == "tf32x3" else 0`)?"""
+        options = self.facts["options"].get(scope)
+        if not options:
+            return False
+        bound = self.facts["locals"].get(scope, {})
+        return any(isinstance(n, ast.Name) and (n.id in options or n.id in bound) for n in _nodes(value))
 
     def _configured(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
         """Constexpr parameters every config of the kernel's autotune list sets to one value (fbgemm's SPLIT_K = 1
@@ -454,6 +487,7 @@ class _Collector:
             or is_platform_text(self._text(value))
             or self._reads_platform_local(name, value, scope)
             or self._hard_coded_switch(name, value, scope)
+            or (self._reads_option(value, scope) and self._store_count(scope, name) == 1)
         ):
             if module_level:
                 self.facts["defs"].setdefault(name, []).append("")  # bound to something not inferred
@@ -595,6 +629,7 @@ class _Collector:
             and not self._calls_predicate(test)
             and not _reads_switch(test)
             and not self._tests_hard_coded_switch(test, scope)
+            and not self._reads_option(test, scope)
         ):
             return
         decorators = getattr(first, "decorator_list", None)
@@ -640,6 +675,8 @@ class _Collector:
                 convolves = convolves or node.attr in _CONVOLUTIONS
                 if isinstance(node.value, ast.Name):
                     names.append(node)
+                elif _is_torch_ops(node.value):  # `torch.ops.ns.name`: a call of the function registered as it
+                    self.facts["op_uses"].append([node.lineno, node.col_offset, f"{node.value.attr}::{node.attr}"])
             elif kind is ast.Call:
                 func = node.func.value if isinstance(node.func, ast.Subscript) else node.func
                 calls[id(func)] = node
@@ -789,6 +826,61 @@ def _class_switch(statement: ast.stmt) -> ast.expr | None:
     else:
         return None
     return value if any(isinstance(t, ast.Name) and _ENABLE_ATTRIBUTE.search(t.id) for t in targets) else None
+
+
+_CUSTOM_OP_DECORATORS = ("triton_op", "custom_op")  # torch.library's: the function becomes torch.ops.<ns>.<name>
+
+
+def _custom_op_name(decorator: ast.expr) -> str | None:
+    """`@triton_op("ns::name", ...)` / `@torch.library.custom_op("ns::name", ...)` -> "ns::name"."""
+    if not isinstance(decorator, ast.Call) or last_name(decorator.func) not in _CUSTOM_OP_DECORATORS:
+        return None
+    first = decorator.args[0] if decorator.args else _keyword(decorator, "name")
+    name = first.value if isinstance(first, ast.Constant) else None
+    return name if isinstance(name, str) and name.count("::") == 1 else None
+
+
+def _is_torch_ops(node: ast.expr) -> bool:
+    """`torch.ops.<ns>` (the namespace of torch custom ops)."""
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "ops"
+        and isinstance(node.value.value, ast.Name)
+        and node.value.value.id == "torch"
+    )
+
+
+def _parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.arg, ast.expr | None, int]]:
+    """(parameter, default or None, position) of each named parameter; keyword-only ones at KEYWORD_ONLY."""
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    return [
+        *((arg, default, index) for index, (arg, default) in enumerate(zip(positional, defaults))),
+        *((arg, default, KEYWORD_ONLY) for arg, default in zip(args.kwonlyargs, args.kw_defaults)),
+    ]
+
+
+def _is_option_default(default: ast.expr | None) -> TypeGuard[ast.Constant]:
+    """A default that makes a parameter an option: False / True / None or a string (`backend="triton"`)."""
+    return isinstance(default, ast.Constant) and (default.value is None or isinstance(default.value, (bool, str)))
+
+
+def _plain_param(declared: list | None) -> bool:
+    """Is a parameter free of what decides it otherwise: a kernel's constexpr (its launches), a platform default?"""
+    return declared is None or (len(declared) == 3 and not declared[2])
+
+
+def _is_main_block(statement: ast.stmt) -> bool:
+    """`if __name__ == "__main__":` (either order): the module's self-test, run only as a script."""
+    test = statement.test if isinstance(statement, ast.If) else None
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = [test.left, *test.comparators]
+    return any(isinstance(n, ast.Name) and n.id == "__name__" for n in sides) and any(
+        isinstance(n, ast.Constant) and n.value == "__main__" for n in sides
+    )
 
 
 def _is_constexpr(annotation: ast.expr) -> bool:

@@ -35,7 +35,7 @@ from porter.config import PorterConfig, load_config
 from porter.discover import DiscoverOptions, decode, discover, discover_paths, kinds_for, read_bytes
 from porter.discover.kinds import kind_of
 from porter.errors import UsageError
-from porter.records import Finding, ProgressCallback, SkipNote, SourceFile
+from porter.records import DROPPED_REACH, Finding, ProgressCallback, SkipNote, SourceFile
 from porter.report.locations import git_top_level
 from porter.report.output import atomic_write_text
 from porter.report.rules import RuleInfo, rule_infos
@@ -202,7 +202,7 @@ def assign_reach(findings: list[Finding], project: Project, ruleset) -> tuple[li
     return reported, unreachable
 
 
-_DROPPED = ("nvidia_only", "rocm_only")
+_DROPPED = DROPPED_REACH
 
 
 def _refuses_target(finding: Finding, project: Project) -> bool:

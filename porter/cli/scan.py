@@ -314,7 +314,9 @@ def _run_findings(scanned: ScanInput, target, config, request: FindingsRequest) 
         result = replace(result, findings=sorted(result.findings + result.unreachable, key=lambda f: f.sort_key()))
     elif result.unreachable:
         written_for_amd = sum(1 for f in result.unreachable if f.reach == "rocm_only")
+        opted_in = sum(1 for f in result.unreachable if f.reach == "opt_in")
         also = f" or premised on NVIDIA tuning in code written for AMD ({written_for_amd})" if written_for_amd else ""
+        also += f" or only where a default-off option is turned on ({opted_in})" if opted_in else ""
         typer.secho(
             f"porter: note: {len(result.unreachable)} finding(s) in code that does not run on {target.name}{also} "
             "hidden (--show-unreachable lists them)",

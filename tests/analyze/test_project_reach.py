@@ -441,8 +441,8 @@ def test_test_calling_a_platform_predicate_of_the_module():
 
 
 def test_a_public_functions_parameters_are_not_read_from_the_projects_calls():
-    # seen on flag_gems 5.0.2: fused_experts(..., use_int4_w4a16=False) is API: users pass True; a public
-    # function's default is no evidence, only values every project call passes by name
+    # seen on flag_gems 5.0.2: fused_experts(..., use_int4_w4a16=False) is API (re-exported by flag_gems.fused):
+    # users pass True; a public function's default is no evidence, only values every project call passes by name
     files = ops("""
         from pkg.utils import IS_NVIDIA
 
@@ -463,6 +463,7 @@ def test_a_public_functions_parameters_are_not_read_from_the_projects_calls():
             _dispatch(x)
             fill_state(x, use_pdl=IS_NVIDIA)  # seen on lmdeploy 0.18.0: every call passes a platform value
     """)
+    files["pkg/__init__.py"] = "from pkg.ops import fused_experts\n"
     assert reach(files, "pkg/ops.py", "public_branch")[0] == "target"
     assert reach(files, "pkg/ops.py", "private_branch")[0] == "nvidia_only"
     assert reach(files, "pkg/ops.py", "pdl_wait")[0] == "nvidia_only"
@@ -784,7 +785,10 @@ def test_seen_on_real_code_tensor_flags_and_positional_parameters_stay_undecided
     """)
     }
     assert reach(files, "pkg/ops.py", "tensor_flag")[0] == "target"  # x.is_cuda is true on ROCm as well
-    assert reach(files, "pkg/ops.py", "by_position")[0] == "target"  # passed positionally: not its default
+    # passed positionally (False): not its default; the platform does not decide it, the project's only call
+    # leaves it off (marked in host code as opt-in, never NVIDIA-only)
+    verdict, why = reach(files, "pkg/ops.py", "by_position")
+    assert verdict == "unknown" and "`store_preact` is True" in why
     assert reach(files, "pkg/ops.py", "method_by_name")[0] == "target"
     assert reach(files, "pkg/ops.py", "method_else")[0] == "nvidia_only"
 
@@ -1759,3 +1763,163 @@ def test_the_smi_probe_answers_with_the_handler_that_catches_the_missing_tool():
     }
     assert reach(files, "pkg/memory.py", '["nvidia-smi"')[0] == "nvidia_only"
     assert reach(files, "pkg/memory.py", '["nvidia-smi"', target="h100")[0] == "target"
+
+
+OPTION_KERNELS = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def atomic_kernel(x, out):
+        tl.atomic_add(out, tl.load(x))
+
+    @triton.jit
+    def two_pass_kernel(x, out):
+        tl.store(out, tl.load(x))
+
+    @triton.jit
+    def owners_kernel(x, OWNERS: tl.constexpr = False):
+        if OWNERS:
+            tl.atomic_add(x, 1)
+
+    def gemv(x, out, split_k=None, use_atomic: bool = False):
+        if use_atomic:
+            atomic_kernel[(1,)](x, out)
+        else:
+            two_pass_kernel[(1,)](x, out)
+
+    def gemv_forwarding(x, out, atomic=False):
+        return gemv(x, out, use_atomic=atomic)
+
+    def build_tiles(x, _owners=None):
+        owners_kernel[(1,)](x, OWNERS=_owners is not None)
+
+    def reduce(x, out, mode="center"):
+        if mode == "position":
+            positional(x)
+
+    if __name__ == "__main__":
+        gemv(1, 2, use_atomic=True)
+        reduce(1, 2, mode="position")
+"""
+
+
+MODEL_CALLS = """
+    from pkg.kernels import gemv, gemv_forwarding, reduce
+
+    def forward(x, out):
+        gemv(x, out)
+        gemv_forwarding(x, out)
+        reduce(x, out)
+"""
+
+
+def test_code_behind_an_option_no_caller_sets_is_opt_in():
+    # seen on polarquant 0.6.0: polar_gemv_splitk(..., use_atomic=False) launches its atomic kernel only when a
+    # caller passes True, which only the module's `__main__` self-test and its benchmarks do; grouped-nf4-gemm's
+    # OWNERS constexpr is set only when a test passes `_owners`
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/kernels.py": OPTION_KERNELS,
+        "pkg/model.py": MODEL_CALLS,
+        "tests/test_kernels.py": """
+            from pkg.kernels import gemv, reduce
+
+            def test_atomic():
+                gemv(1, 2, use_atomic=True)
+                reduce(1, 2, "position")
+        """,
+    }
+    verdict, why = reach(files, "pkg/kernels.py", "tl.atomic_add(out")  # the kernel only that branch launches
+    assert verdict == "opt_in" and "`use_atomic` is True" in why and "default run" in why
+    assert reach(files, "pkg/kernels.py", "tl.store(out")[0] == "target"
+    assert reach(files, "pkg/kernels.py", "tl.atomic_add(x, 1)")[0] == "opt_in"  # a private parameter
+    # host code behind the option is marked, not dropped: a user who turns it on runs it at once
+    verdict, why = reach(files, "pkg/kernels.py", "atomic_kernel[(1,)]")
+    assert verdict == "unknown" and "`use_atomic` is True" in why
+    assert reach(files, "pkg/kernels.py", "positional(x)")[0] == "unknown"
+    assert reach(files, "pkg/kernels.py", "two_pass_kernel[(1,)]")[0] == "target"
+    # a caller of the package that passes the option on (through a wrapper) keeps the code reached
+    on = dict(
+        files, **{"pkg/train.py": "from pkg.kernels import gemv_forwarding\n\ngemv_forwarding(1, 2, atomic=True)\n"}
+    )
+    assert reach(on, "pkg/kernels.py", "tl.atomic_add(out")[0] == "target"
+    # a function nothing in the project calls is an entry point: its callers may pass anything
+    unused = dict(files, **{"pkg/model.py": "x = 1\n"})
+    assert reach(unused, "pkg/kernels.py", "tl.atomic_add(out")[0] == "target"
+
+
+def test_an_api_option_is_the_users_choice():
+    # seen on flashlib 0.4.0: flash_standard_scaler_fit(X, fused=True) is re-exported by its package; its two-pass
+    # kernels (fused=False) are the documented fallback its users pick, though no call in flashlib passes False
+    kernels = "import triton\n\n@triton.jit\ndef two_pass(x):\n    pass\n\n@triton.jit\ndef atomic(x):\n    pass\n"
+    files = {
+        "pkg/__init__.py": "from pkg.scaler import fit\n",
+        "pkg/scaler.py": kernels
+        + textwrap.dedent("""
+            def fit(x, fused=True):
+                if not fused:
+                    two_pass[(1,)](x)
+
+            def gemv(x, use_atomic=False):
+                if use_atomic:
+                    atomic[(1,)](x)
+        """),
+        "pkg/model.py": "from pkg.scaler import fit, gemv\n\ndef forward(x):\n    fit(x)\n    gemv(x)\n",
+    }
+    assert reach(files, "pkg/scaler.py", "def two_pass")[0] == "target"
+    assert reach(files, "pkg/scaler.py", "def atomic")[0] == "opt_in"
+    files["pkg/scaler.py"] = files["pkg/scaler.py"].replace("def gemv", "__all__ = ['gemv']\n\ndef gemv")
+    assert reach(files, "pkg/scaler.py", "def atomic")[0] == "target"
+
+
+def test_a_function_called_only_as_a_torch_custom_op_is_used_there():
+    # seen on fairchem-core 2.24: `@triton_op("uma_nitro::segreduce_tgt_bal")` launches _segreduce_tgt_bal_kernel
+    # and is called only as torch.ops.uma_nitro.segreduce_tgt_bal(...) under `elif SCT_CHUNK:`, an ablation
+    # switch read from UMA_NITRO_SCT_CHUNK (default 0)
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": """
+            import os
+            import torch
+            import triton
+            import triton.language as tl
+            from torch.library import triton_op, wrap_triton
+
+            SCT_CHUNK = int(os.environ.get("UMA_NITRO_SCT_CHUNK", "0"))
+
+            @triton.jit
+            def _bal_kernel(x, CHUNK: tl.constexpr):
+                tl.atomic_add(x, 1)
+
+            @triton_op("nitro::bal", mutates_args={"x"})
+            def _bal(x: torch.Tensor) -> None:
+                wrap_triton(_bal_kernel)[(1,)](x, CHUNK=SCT_CHUNK)
+
+            @triton.jit
+            def _plain_kernel(x):
+                tl.atomic_add(x, 2)
+
+            @torch.library.custom_op("nitro::plain", mutates_args=())
+            def _plain(x: torch.Tensor) -> None:
+                _plain_kernel[(1,)](x)
+
+            def backward(x):
+                if SCT_CHUNK:
+                    torch.ops.nitro.bal(x)
+                torch.ops.nitro.plain.default(x)
+        """,
+    }
+    verdict, why = reach(files, "pkg/ops.py", "tl.atomic_add(x, 1)")
+    assert verdict == "opt_in" and "`_bal`" in why and "SCT_CHUNK" in why
+    assert reach(files, "pkg/ops.py", "tl.atomic_add(x, 2)")[0] == "target"
+
+
+def test_opt_in_findings_are_hidden_from_the_scan_and_kept_for_show_unreachable(tmp_path):
+    ptx = 'tl.inline_asm_elementwise("cvt.rn.tf32.f32 $0, $1;", "=r,r", [x], dtype=tl.float32, is_pure=True, pack=1)'
+    kernels = OPTION_KERNELS.replace("tl.atomic_add(out, tl.load(x))", f"tl.store(out, {ptx})")
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/kernels.py": kernels, "pkg/model.py": MODEL_CALLS})
+    found = scan_tree(tmp_path, "mi300x", load_rules(), jobs=1, config=PorterConfig())
+    assert not [f for f in found.findings if f.rule == "PT109"]  # the PTX sits in a kernel only an option launches
+    dropped = [f for f in found.unreachable if f.rule == "PT109"]
+    assert len(dropped) == 1 and dropped[0].reach == "opt_in" and "`use_atomic` is True" in dropped[0].reach_reason
