@@ -460,18 +460,7 @@ class Project:
             return OPAQUE
         closed = constexpr or qualname.startswith("_")  # a kernel's launches, a private helper's calls: all known
         default_value = self.evaluator.source(default, Scope(module, "")) if default and closed else OPAQUE
-        values = []
-        for path, line, _column, keywords in users:
-            passed = self._passed(keywords, name, position)
-            if passed is not None:
-                values.append(self._at_call(passed, path, line))
-            elif SPREAD in keywords:
-                values.append(self._spread_value(keywords[SPREAD], name, default_value, path, line))
-            elif POSITIONAL in keywords and 0 <= keywords[POSITIONAL] <= position:
-                values.append(default_value)  # the call leaves it to its default
-            else:
-                values.append(OPAQUE)  # passed positionally as runtime data, through *args, or not a call at all
-        return merge(values, False)
+        return self._passed_at_calls(users, name, position, default_value)
 
     def _option(self, module: str, qualname: str, name: str, option: list) -> Any:
         """An option parameter in a default run: what every call of the function in the project passes, its tests,
@@ -489,6 +478,11 @@ class Project:
         users = [user for user in self.users(module, qualname) if not self.outside_use(user[0], user[1])]
         if not users:
             return default_value if name.startswith("_") else OPAQUE
+        return self._passed_at_calls(users, name, position, default_value)
+
+    def _passed_at_calls(self, users: list, name: str, position: int, default_value: Any) -> Any:
+        """What the calls `users` pass for parameter `name` (at `position`), merged: a call that leaves it out
+        passes `default_value`."""
         values = []
         for path, line, _column, keywords in users:
             passed = self._passed(keywords, name, position)
