@@ -198,11 +198,8 @@ def assign_reach(findings: list[Finding], project: Project, ruleset) -> tuple[li
             written_for_amd = project.amd_only(finding.path, finding.line, finding.column)
             if written_for_amd is not None:
                 finding.reach, finding.reach_reason = written_for_amd.reach, written_for_amd.reason
-        (unreachable if finding.reach in _DROPPED else reported).append(finding)
+        (unreachable if finding.reach in DROPPED_REACH else reported).append(finding)
     return reported, unreachable
-
-
-_DROPPED = DROPPED_REACH
 
 
 def _refuses_target(finding: Finding, project: Project) -> bool:

@@ -21,6 +21,7 @@ from porter.analyze.visitors.pytorch import (
     ALLOCATORS,
     _enclosing_function,
     _in_main_block,
+    and_operands,
     descendants,
     dtype_parameter_makes_data,
 )
@@ -517,17 +518,11 @@ def _rocm_side(ctx: ModuleContext, branch: cst.If | cst.IfExp, node: cst.CSTNode
 def _vendor_only(ctx: ModuleContext, test: cst.BaseExpression) -> str | None:
     """The platform a test states when each of its parts is a vendor test or `torch.cuda.is_available()`
     (so `torch.version.hip and is_MI300()` asks the arch too: None)."""
-    parts = _conjuncts(test)
+    parts = list(and_operands(test))
     platforms = {platform_of_test(ctx, part) for part in parts if not _asks_availability(ctx, part)}
     if len(platforms) != 1 or None in platforms:
         return None
     return platforms.pop()
-
-
-def _conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        return [*_conjuncts(test.left), *_conjuncts(test.right)]
-    return [test]
 
 
 def _asks_availability(ctx: ModuleContext, part: cst.BaseExpression) -> bool:

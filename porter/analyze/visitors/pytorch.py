@@ -415,7 +415,7 @@ def _value_on(ctx: ModuleContext, node: cst.CSTNode, aliases: Any, capability: t
 def _and_partner_false(ctx: ModuleContext, comparison: cst.Comparison, aliases: Any, target: Any) -> bool:
     """Another capability comparison and-ed with this one is false on the target: the whole test is false, so
     the target does not take the branch the gate alone would send it down."""
-    node: cst.CSTNode = comparison
+    node: cst.BaseExpression = comparison
     parent = ctx.parent(node)
     while isinstance(parent, cst.BooleanOperation) and isinstance(parent.operator, cst.And):
         node, parent = parent, ctx.parent(parent)
@@ -423,15 +423,16 @@ def _and_partner_false(ctx: ModuleContext, comparison: cst.Comparison, aliases: 
         return False
     return any(
         _comparison_on(ctx, partner, aliases, tuple(target.capability)) is False
-        for partner in _and_operands(node)
+        for partner in and_operands(node)
         if partner is not comparison
     )
 
 
-def _and_operands(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+def and_operands(node: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """The operands of a chain of `and`s (`a and b and c` -> a, b, c); any other node alone."""
     if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.And):
-        yield from _and_operands(node.left)
-        yield from _and_operands(node.right)
+        yield from and_operands(node.left)
+        yield from and_operands(node.right)
     else:
         yield node
 
@@ -505,7 +506,7 @@ def _gate_statement(ctx: ModuleContext, comparison: cst.Comparison) -> cst.CSTNo
 def _assigned_names(statement: cst.CSTNode) -> set[str]:
     """The names and attributes an `if` statement's branches assign (`a, b = ...`, `self.flag = ...`)."""
     names: set[str] = set()
-    for assign in _descendants(statement, cst.Assign):
+    for assign in (node for node in descendants(statement) if isinstance(node, cst.Assign)):
         for target in assign.targets:
             elements = target.target.elements if isinstance(target.target, cst.Tuple) else [target.target]
             for element in elements:
@@ -515,13 +516,6 @@ def _assigned_names(statement: cst.CSTNode) -> set[str]:
                 elif isinstance(value, cst.Attribute):
                     names.add(value.attr.value)
     return names
-
-
-def _descendants(node: cst.CSTNode, kind: type) -> Iterator[Any]:
-    if isinstance(node, kind):
-        yield node
-    for child in node.children:
-        yield from _descendants(child, kind)
 
 
 _ROCM_TEST = re.compile(r"\bhip\b|is_hip|is_rocm|rocm|torch\.version\.hip", re.IGNORECASE)
