@@ -832,7 +832,11 @@ def _reports_on(rule: Rule, target: Target) -> bool:
     if not applies(rule, target):
         return False
     variant = active_variant(rule, target)
-    return variant is None or "severity" not in variant or variant["severity"] is not None  # None: no finding
+    if variant is None:
+        return True
+    if variant.get("enabled_by_default") is False and not rule.named:
+        return False  # opt-in on this target
+    return "severity" not in variant or variant["severity"] is not None  # None: no finding
 
 
 def _analyze(

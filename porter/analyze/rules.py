@@ -6,7 +6,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -64,6 +64,7 @@ class Rule:
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
     tokens: tuple[str, ...] = ()  # literal substrings a file must contain for this rule to match
     enabled_by_default: bool = True  # False: opt-in, runs only when selected by id, name or "opt-in"
+    named: bool = False  # selected by id, name or "opt-in": turns on variants that are opt-in for their targets
 
     # Mapping-style access so visitors may treat the rule like its YAML dict.
     def __getitem__(self, key: str) -> Any:
@@ -355,11 +356,12 @@ def _filter(
     def matches(rule: Rule, key: str) -> bool:
         return rule.id.startswith(key.upper()) or key in (rule.name, rule.category)
 
+    def named(rule: Rule, key: str) -> bool:
+        return key == OPT_IN or key.upper() == rule.id or key == rule.name
+
     def chosen(rule: Rule, key: str) -> bool:
         """A select key turns a rule on: opt-in rules only by their id, name or the opt-in group."""
-        if rule.enabled_by_default:
-            return matches(rule, key)
-        return key == OPT_IN or key.upper() == rule.id or key == rule.name
+        return matches(rule, key) if rule.enabled_by_default else named(rule, key)
 
     for option, keys in (("select", select), ("extend_select", extend_select), ("ignore", ignore)):
         for key in keys:
@@ -371,7 +373,8 @@ def _filter(
         enabled = [r for r in rules if r.enabled_by_default]
     ids = {r.id for r in enabled}
     enabled += [r for r in rules if r.id not in ids and any(chosen(r, k) for k in extend_select)]
-    return [r for r in enabled if not any(matches(r, k) or chosen(r, k) for k in ignore)]
+    kept = [r for r in enabled if not any(matches(r, k) or chosen(r, k) for k in ignore)]
+    return [replace(r, named=True) if any(named(r, k) for k in (*select, *extend_select)) else r for r in kept]
 
 
 # ---- prefilter tokens ---------------------------------------------------------------------------

@@ -25,6 +25,8 @@ def rule_text(info: RuleInfo) -> str:
     head = f"{info.id} {info.name}\n  severity: {info.severity}   category: {info.category or '-'}   fix: {fix}\n"
     if not info.enabled_by_default:
         head += f"  opt-in: off by default; enable with --extend-select {info.id} (or extend_select in pyproject)\n"
+    elif info.opt_in_on:
+        head += f"  opt-in where {' or '.join(info.opt_in_on)}: enable there with --extend-select {info.id}\n"
     return head + "\n" + info.help_text() + _references_text(info) + "\n"
 
 
@@ -43,6 +45,7 @@ def rule_record(info: RuleInfo) -> dict:
         "fix": info.fix,
         "fix_safety": info.safety or None,
         "enabled_by_default": info.enabled_by_default,
+        "opt_in_on": list(info.opt_in_on),
         "docs": info.docs,
     }
 
@@ -66,7 +69,7 @@ def rules_markdown(infos: list[RuleInfo]) -> str:
     table = ["| id | name | severity | fix | default | summary |", "|---|---|---|---|---|---|"]
     table += [
         f"| [{info.id}](#{info.id.lower()}) | `{info.name}` | {info.severity} | {info.fix or '-'} | "
-        f"{'on' if info.enabled_by_default else 'opt-in'} | {_cell(info.summary)} |"
+        f"{info.default_text()} | {_cell(info.summary)} |"
         for info in infos
     ]
     sections = [f"## {info.id}\n\n" + info.help_markdown() for info in infos]

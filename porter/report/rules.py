@@ -27,6 +27,12 @@ class RuleInfo:
     safety: str = ""  # safe | unsafe, when a fix exists
     docs: dict[str, Any] = field(default_factory=dict)
     enabled_by_default: bool = True  # False: an opt-in rule (runs with --extend-select ID or opt-in)
+    opt_in_on: tuple[str, ...] = ()  # target conditions under which an on-by-default rule is opt-in
+
+    def default_text(self) -> str:
+        if not self.enabled_by_default:
+            return "opt-in"
+        return "on" + (f" (opt-in where {' or '.join(self.opt_in_on)})" if self.opt_in_on else "")
 
     def help_text(self) -> str:
         parts = [self.summary]
@@ -41,6 +47,10 @@ class RuleInfo:
         parts = [f"**{self.id} {self.name}**: {self.summary}"]
         if not self.enabled_by_default:
             parts.append(f"Opt-in: off by default; enable it with `--extend-select {self.id}`.")
+        elif self.opt_in_on:
+            parts.append(
+                f"Opt-in where {' or '.join(self.opt_in_on)}: enable it there with `--extend-select {self.id}`."
+            )
         for label, key in (("What it does", "what"), ("Why it matters on AMD", "why"), ("Use instead", "use_instead")):
             if self.docs.get(key):
                 parts.append(f"### {label}\n{str(self.docs[key]).strip()}")
@@ -95,7 +105,14 @@ def rule_info(rule: Any) -> RuleInfo:
         safety=safety or "",
         docs=dict(docs) if isinstance(docs, dict) else {},
         enabled_by_default=_get(rule, "enabled_by_default", True) is not False,
+        opt_in_on=tuple(
+            _condition_text(v["when"]) for v in _get(rule, "variants") or () if v.get("enabled_by_default") is False
+        ),
     )
+
+
+def _condition_text(when: dict[str, Any]) -> str:
+    return ", ".join(f"{key}={value}" for key, value in when.items())
 
 
 def rule_infos(ruleset: Any) -> dict[str, RuleInfo]:

@@ -82,3 +82,36 @@ def test_scan_extend_select_flag_and_config(tmp_path, catalog, capsys):
     (project / "pyproject.toml").write_text('[tool.porter]\nextend_select = ["opt-in"]\n')
     run_scan(project, rule_paths=[catalog], use_cache=False, output_format="json")
     assert _scanned_rules(capsys) == {"PT291", "PT292"}
+
+
+def test_variant_makes_a_rule_opt_in_on_its_targets_only(tmp_path):
+    """A variant saying `enabled_by_default: false` silences the rule on the targets it covers unless it is named."""
+    from porter.analyze import analyze_source
+    from porter.targets import get_target
+
+    folder = tmp_path / "pytorch"
+    folder.mkdir()
+    (folder / "PT293-split.yaml").write_text(
+        RULE.format(id="PT293", name="split", call="torch.baz")
+        + "variants:\n- when: {fp8_family: fnuz}\n  enabled_by_default: false\n"
+    )
+    code = "import torch\ntorch.baz(1)\n"
+
+    def reported(target: str, **options) -> bool:
+        ruleset = load_rules([folder], **options)
+        return any(f.rule == "PT293" for f in analyze_source(code, "m.py", get_target(target), ruleset))
+
+    assert reported("mi350x") and not reported("mi300x")
+    assert not reported("mi300x", select=["PT2"])  # a prefix does not name it
+    assert reported("mi300x", extend_select=["PT293"]) and reported("mi300x", extend_select=[OPT_IN])
+    assert reported("mi300x", select=["split"])
+
+
+def test_bundled_per_target_opt_in_is_documented():
+    from porter.report.rule_docs import rules_markdown
+    from porter.report.rules import rule_info
+
+    pt115 = rule_info(load_rules().get("PT115"))
+    assert pt115.enabled_by_default and pt115.opt_in_on == ("fp8_family=fnuz",)
+    assert "opt-in" in pt115.docs["why"]
+    assert "| on (opt-in where fp8_family=fnuz) |" in rules_markdown([pt115])
