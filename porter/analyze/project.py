@@ -12,8 +12,9 @@ after the per-file analysis; it costs dictionary work, not parsing. Two things c
   `if flag:` where every launch leaves the constexpr False, a class whose `default_enable` is such a test),
   when it is a keyword option set from a value False on the target (`launch_pdl=use_pdl`), when it lies in
   another vendor's folder or platform class (`backend/_ascend`, vllm's CudaPlatform) or in a module that
-  imports an NVIDIA-only library whenever it loads, or when every use of its function is NVIDIA-only (a
-  package's API, re-exported by an `__init__`, stays unknown: users call it). `if TYPE_CHECKING:` never runs.
+  imports an NVIDIA-only library whenever it loads, or when every use of its function (or of its class, whose
+  methods run where it is used) is NVIDIA-only (a package's API, re-exported by an `__init__`, stays unknown:
+  users call it). `if TYPE_CHECKING:` never runs.
   "opt_in": a default run (environment switches unset, option parameters as the project's own calls pass them)
   leaves the Triton kernel holding it uncompiled; host code so guarded is "unknown" with the option named.
 
