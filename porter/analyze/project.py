@@ -12,8 +12,9 @@ after the per-file analysis; it costs dictionary work, not parsing. Two things c
   `if flag:` where every launch leaves the constexpr False, a class whose `default_enable` is such a test),
   when it is a keyword option set from a value False on the target (`launch_pdl=use_pdl`), when it lies in
   another vendor's folder or platform class (`backend/_ascend`, vllm's CudaPlatform) or in a module that
-  imports an NVIDIA-only library whenever it loads, or when every use of its function is NVIDIA-only (a
-  package's API, re-exported by an `__init__`, stays unknown: users call it). `if TYPE_CHECKING:` never runs.
+  imports an NVIDIA-only library whenever it loads, or when every use of its function (or of its class, whose
+  methods run where it is used) is NVIDIA-only (a package's API, re-exported by an `__init__`, stays unknown:
+  users call it). `if TYPE_CHECKING:` never runs.
   "opt_in": a default run (environment switches unset, option parameters as the project's own calls pass them)
   leaves the Triton kernel holding it uncompiled; host code so guarded is "unknown" with the option named.
 
@@ -196,6 +197,7 @@ class Project:
         self._functions: dict[tuple[str, str], Reach] = {}
         self._users: dict[tuple[str, str], list] | None = None
         self._api: set[tuple[str, str]] | None = None
+        self._exporting: set[str] | None = None
         self._scope_lists: dict[str, list] = {}
         self._graph: tuple[dict[str, set[str]], dict[str, set[str]]] | None = None
         self._amd = target.vendor == "amd"
@@ -562,8 +564,8 @@ class Project:
                 else:
                     qualified = f"{facts['module']}.{key}"
                 found = self.locate(qualified)
-                if found is None or len(found[1]) != 1:
-                    continue
+                if found is None or not found[1] or len(found[1]) > 1 + self._is_class(found[0], found[1][0]):
+                    continue  # a module, or an attribute of something other than a class (`Fn.apply` uses `Fn`)
                 owner = (found[0], found[1][0])
                 span = self.module_facts[found[0]]["scopes"].get(owner[1]) if found[0] == facts["module"] else None
                 for line, column, keywords in refs:
@@ -572,6 +574,9 @@ class Project:
                     users.setdefault(owner, []).append((path, line, column, keywords))
         self._index_op_users(users)
         return users
+
+    def _is_class(self, module: str, name: str) -> bool:
+        return self.module_facts[module]["scopes"].get(name, (0, 0, ""))[2] == "class"
 
     def _index_op_users(self, users: dict[tuple[str, str], list]) -> None:
         """`torch.ops.ns.name(...)` uses the function registered as that custom op (fairchem's `@triton_op`
@@ -604,6 +609,12 @@ class Project:
                         api.add((found[0], found[1][0]))
             self._api = api
         return self._api
+
+    def _api_modules(self) -> set[str]:
+        """The modules whose names a package `__init__` re-exports."""
+        if self._exporting is None:
+            self._exporting = {module for module, _name in self._package_api()}
+        return self._exporting
 
     def scope_at(self, path: str, line: int) -> str:
         scopes = self._scope_lists.get(path)
@@ -733,6 +744,11 @@ class Project:
                 verdict = _class_reach(qualname, enum) if self._amd else _class_reach_on_nvidia(qualname, enum)
                 if verdict is not None:
                     return verdict
+                if "." not in qualname:  # its methods run where the class is used (an autograd Function's apply)
+                    verdict = self.function_reach(path, qualname)
+                    if verdict.reach == NVIDIA_ONLY:
+                        return verdict
+                    opt_in = opt_in or (verdict if verdict.reach == OPT_IN_REACH else None)
             elif "." not in qualname:
                 verdict = self.function_reach(path, qualname)
                 if verdict.reach == NVIDIA_ONLY:
@@ -909,7 +925,7 @@ class Project:
         self._functions[key] = verdict
         return verdict
 
-    def _unused_reach(self, path: str, facts: dict, function: str) -> Reach:
+    def _unused_reach(self, path: str, facts: dict, function: str) -> Reach | None:
         """A Triton kernel that nothing in the project launches, or a device function nothing calls, runs nowhere
         (verl's unlaunched backward kernels, gemlite's PTX variant whose public name is bound to another one), when
         its module is one the project imports: a module nothing imports is for callers outside (triton's gsan
@@ -925,7 +941,31 @@ class Project:
             and (function not in facts.get("device", ()) or self._uses_own_kernels(path, facts))
         ):
             return Reach(NVIDIA_ONLY, f"nothing in the project launches or calls the kernel `{function}`")
-        return ON_TARGET
+        return None
+
+    def _private_entry(self, facts: dict, function: str) -> Reach | None:
+        """Opt-in: a public function or class nothing in the project uses, in a private module (`_kernel.py`) whose
+        package's `__init__` re-exports other names of it but not this one (fastflash's
+        `fastflash_attn_train_fused_atomic`, documented as the opt-in entry of its fused-atomic backward). Only a
+        user who imports it from the private module runs it. Judged only where the package's `__init__` was
+        scanned; a module defining `main` may be a console script's entry point."""
+        parent, _, stem = facts["module"].rpartition(".")
+        if (
+            function.startswith("_")
+            or not stem.startswith("_")
+            or stem.startswith("__")
+            or not self.module_facts.get(parent, {}).get("package")
+            or (facts["module"], function) in self._package_api()
+            or facts["module"] not in self._api_modules()
+            or function in (facts["exports"] or ())
+            or "main" in facts["defs"]
+        ):
+            return None
+        return Reach(
+            OPT_IN_REACH,
+            f"nothing in the project uses `{function}`, and its package does not export it from the private module "
+            f"`{stem}`: only a user who imports it from there opts in",
+        )
 
     def _uses_own_kernels(self, path: str, facts: dict) -> bool:
         """Does the module launch, call or alias one of its own Triton functions (gemlite's quantizers choosing a
@@ -939,7 +979,7 @@ class Project:
         if function in (facts["exports"] or ()):
             return ON_TARGET
         if not users:
-            return self._unused_reach(path, facts, function)
+            return self._unused_reach(path, facts, function) or self._private_entry(facts, function) or ON_TARGET
         verdicts = [self._reach(path, line, column + 1) for path, line, column, _ in users]
         if all(v.reach == NVIDIA_ONLY for v in verdicts):
             first = users[0]

@@ -18,7 +18,8 @@ A module's facts are plain JSON (cached beside the scan's findings, keyed by the
   scopes   qualname -> [l1, l2, kind, class platform] of every def/class (kind "def" | "class")
   locals   scope -> {name: [value sources]}: per-function bindings (a capability is bound per function)
   refs     name -> [[line, col, {keyword: source, "*": positional count, "*<i>": positional source}]]: uses
-           of module-level functions and project imports (positional sources: names, constants, platform tests)
+           of module-level functions and classes (`Fn.apply(...)` too) and of project imports (positional
+           sources: names, constants, platform tests)
   exports  names in `__all__` (public API: called from outside the project), or null
   requires [module, line] of every absolute import made unconditionally at module level (not under if/try):
            the module cannot load where one of them cannot
@@ -48,7 +49,8 @@ from bisect import bisect_right
 from collections import Counter
 from typing import Any, TypeGuard
 
-FACTS_FORMAT = 18  # 18: option parameters, tests of them and locals computed from them; `__main__` blocks; ops
+FACTS_FORMAT = 19  # 18: option parameters, tests of them and locals computed from them; `__main__` blocks; ops
+# 19: uses of module-level classes (`Fn.apply(...)`), which reach their methods
 MAX_DEF_LINES = 60  # longer functions are not predicates: their value is not inferred
 MAX_SNIPPET = 400  # longer assignment values are not predicates either
 
@@ -728,11 +730,9 @@ class _Collector:
         self, names: list[ast.Name | ast.Attribute], attribute_bases: set[int], calls: dict[int, ast.Call]
     ) -> None:
         """Uses of module-level functions and of names imported from the project itself."""
-        own = {
-            name
-            for name, snippets in self.facts["defs"].items()
-            if self.facts["scopes"].get(name, [0, 0, ""])[2] == "def"
-        }
+        own = {name for name in self.facts["defs"] if self.facts["scopes"].get(name, [0, 0, ""])[2] == "def"}
+        # a module-level class is used by name, mostly as an attribute's base (`_AtomicBackward.apply(q, k)`)
+        classes = {name for name in self.facts["defs"] if self.facts["scopes"].get(name, [0, 0, ""])[2] == "class"}
         imports = self.facts["imports"]
         project = {local for local, qualified in imports.items() if qualified.split(".", 1)[0] in self.top}
         refs = self.facts["refs"]
@@ -745,9 +745,9 @@ class _Collector:
                     continue
                 key = f"{base}.{node.attr}"
             else:
-                if id(node) in attribute_bases or not isinstance(node.ctx, ast.Load):
+                if not isinstance(node.ctx, ast.Load) or id(node) in attribute_bases and node.id not in classes:
                     continue
-                if node.id not in own and node.id not in project:
+                if node.id not in own and node.id not in project and node.id not in classes:
                     continue
                 key = node.id
             call = calls.get(id(node))

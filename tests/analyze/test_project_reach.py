@@ -1873,6 +1873,85 @@ def test_an_api_option_is_the_users_choice():
     assert reach(files, "pkg/scaler.py", "def atomic")[0] == "target"
 
 
+FUSED_BACKWARD = """
+    import os
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _fused_kernel(dq):
+        tl.atomic_add(dq, 1)
+
+    @triton.jit
+    def _plain_kernel(dq):
+        tl.store(dq, 2)
+
+    def _bwd_fused(dq):
+        _fused_kernel[(1,)](dq)
+
+    def _bwd_plain(dq):
+        _plain_kernel[(1,)](dq)
+
+    class Attn(torch.autograd.Function):
+        @staticmethod
+        def backward(ctx, dq):
+            if os.environ.get("FUSED_BWD", "0") == "1":
+                _bwd_fused(dq)
+            else:
+                _bwd_plain(dq)
+
+    class AttnFused(torch.autograd.Function):
+        @staticmethod
+        def backward(ctx, dq):
+            _bwd_fused(dq)
+
+    class _CudaOnly(torch.autograd.Function):
+        @staticmethod
+        def backward(ctx, dq):
+            _bwd_plain(dq)  # CUDA only
+
+    def attn_train(q):
+        if torch.version.cuda is not None:
+            _CudaOnly.apply(q)
+        return Attn.apply(q)
+
+    def attn_train_fused(q):
+        return AttnFused.apply(q)
+"""
+
+
+def test_methods_run_where_their_class_is_used_and_an_unexported_entry_of_a_private_module_is_opt_in():
+    # seen on fastflash-attention 0.2.0: the atomic dQ kernel of FastFlashAttnFusedAtomic (an autograd Function)
+    # runs only under UNIFLASH_BWD_FUSED_ATOMIC=1 (default '0') or through fastflash_attn_train_fused_atomic, which
+    # nothing in the package calls and its `__init__` does not re-export from the private `_kernel` module
+    files = {"pkg/__init__.py": "from pkg._kernel import attn_train\n", "pkg/_kernel.py": FUSED_BACKWARD}
+    verdict, why = reach(files, "pkg/_kernel.py", "tl.atomic_add(dq, 1)")
+    assert verdict == "opt_in" and "`AttnFused`" in why and "`attn_train_fused`" in why and "`_kernel`" in why
+    assert reach(files, "pkg/_kernel.py", "tl.store(dq, 2)")[0] == "target"
+    assert reach(files, "pkg/_kernel.py", "_bwd_plain(dq)")[0] == "target"  # Attn.backward: Attn is used
+    # a method of a class every use of which is NVIDIA-only is NVIDIA-only
+    verdict, why = reach(files, "pkg/_kernel.py", "_bwd_plain(dq)  # CUDA only")
+    assert verdict == "nvidia_only" and "every use of `_CudaOnly`" in why
+    # the entry the package re-exports is its users' to call; so is any name of a public module
+    exported = dict(files, **{"pkg/__init__.py": "from pkg._kernel import attn_train, attn_train_fused\n"})
+    assert reach(exported, "pkg/_kernel.py", "tl.atomic_add(dq, 1)")[0] == "target"
+    public = {"pkg/__init__.py": "from pkg.kernel import attn_train\n", "pkg/kernel.py": FUSED_BACKWARD}
+    assert reach(public, "pkg/kernel.py", "tl.atomic_add(dq, 1)")[0] == "target"
+    # a private module the package re-exports nothing from is no API module: its unused names are left alone
+    internal = dict(files, **{"pkg/__init__.py": "", "pkg/model.py": "from pkg._kernel import attn_train\n"})
+    assert reach(internal, "pkg/_kernel.py", "tl.atomic_add(dq, 1)")[0] == "target"
+
+
+def test_a_class_used_through_an_attribute_in_another_module_is_used_there():
+    files = {
+        "pkg/__init__.py": "from pkg._kernel import attn_train\n",
+        "pkg/_kernel.py": FUSED_BACKWARD,
+        "pkg/model.py": "from pkg._kernel import AttnFused\n\ndef forward(q):\n    return AttnFused.apply(q)\n",
+    }
+    assert reach(files, "pkg/_kernel.py", "tl.atomic_add(dq, 1)")[0] == "target"
+
+
 def test_a_function_called_only_as_a_torch_custom_op_is_used_there():
     # seen on fairchem-core 2.24: `@triton_op("uma_nitro::segreduce_tgt_bal")` launches _segreduce_tgt_bal_kernel
     # and is called only as torch.ops.uma_nitro.segreduce_tgt_bal(...) under `elif SCT_CHUNK:`, an ablation
