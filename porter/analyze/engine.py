@@ -424,6 +424,8 @@ class _Matcher:
         merged.update(data)
         severity: Severity | None = None
         if "_aware" in entry and entry["_aware"].search(self.ctx.text):
+            if entry.get("aware_silent"):
+                return  # the rule is about files that ignore ROCm; this one handles it (its flags are the CUDA path's)
             severity = "info"  # the module already handles the AMD side somewhere: worth a look, not an error
             merged["module_handles"] = entry["aware_of"]
         self.hits.append(_RawHit(rule, node, merged, severity))
