@@ -274,6 +274,8 @@ def _compile_entry(entry: dict[str, Any]) -> dict[str, Any]:
         compiled["_aware"] = re.compile(entry["aware_of"])
     if entry.get("importing"):
         compiled["_importing"] = _Patterns(entry["importing"])
+    if entry.get("in_files"):
+        compiled["_in_files"] = tuple(entry["in_files"])
     if entry.get("tail_only"):
         compiled["_tail_only"] = True
         compiled["_unless"] = re.compile(entry["unless"]) if entry.get("unless") else None
@@ -416,10 +418,14 @@ class _Matcher:
     def hit(self, rule: Rule, entry: dict, node: cst.CSTNode, **data: Any) -> None:
         if "_importing" in entry and not entry["_importing"].matches_prefix(self._imported):
             return  # the module never imports the API the hit only matters through
+        if "_in_files" in entry and not _file_named(self.ctx.path, entry["_in_files"]):
+            return  # the hit matters only in a file of this role (the project's own setup.py)
         merged = dict(entry.get("data") or {})
         merged.update(data)
         severity: Severity | None = None
         if "_aware" in entry and entry["_aware"].search(self.ctx.text):
+            if entry.get("aware_silent"):
+                return  # the rule is about files that ignore ROCm; this one handles it (its flags are the CUDA path's)
             severity = "info"  # the module already handles the AMD side somewhere: worth a look, not an error
             merged["module_handles"] = entry["aware_of"]
         self.hits.append(_RawHit(rule, node, merged, severity))
@@ -607,6 +613,8 @@ class _Matcher:
                     continue  # `from x import a, b` lists x, x.a and x.b: one statement, one finding
                 reported.add((rule.id, id(node)))
                 first_call = self._first_call_through(node, matched) if entry.get("first_call") else {}
+                if entry.get("first_call"):
+                    first_call = _with_requirement(first_call, self._requirement_before(node, matched))
                 self.hit(rule, entry, node, module=matched, qualified_name=matched, imports_in_file=1, **first_call)
                 first.setdefault(key, {"data": self.hits[-1].data, id(node): None})
         for call in self.index.of(cst.Call):  # importlib.import_module("x") / __import__("x")
@@ -636,6 +644,22 @@ class _Matcher:
                 code = self.ctx.code_for(call.func)
                 return {"first_call_note": f" (first called on line {line}: `{code}()`)", "first_call": {"line": line}}
         return {"first_call_note": ""}
+
+    def _requirement_before(self, node: cst.CSTNode, module: str) -> dict[str, Any]:
+        """An `if not <probe of the module>(): raise ...` just before the import, in the same block (accelerate's
+        `if not is_pynvml_available(): raise ImportError(...)`): where the missing library stops the program first
+        on a node without it. Its span is data (`requirement`) the report can point at."""
+        statement = next((a for a in self.ctx.ancestors(node) if isinstance(a, cst.SimpleStatementLine)), None)
+        block = self.ctx.parent(statement) if statement is not None else None
+        body = getattr(block, "body", None)
+        if not isinstance(body, (list, tuple)) or statement not in body:
+            return {}
+        stem = module.split(".", 1)[0].lower().removeprefix("py")  # pynvml -> nvml, py3nvml -> 3nvml
+        for previous in reversed(body[: body.index(statement)]):
+            if isinstance(previous, cst.If) and _probes(previous.test, stem) and _raises(previous.body):
+                span = self.ctx.position(previous)
+                return {"requirement": {"line": span.start.line, "end_line": span.end.line}}
+        return {}
 
     def _string_nodes(self) -> Iterable[cst.CSTNode]:
         yield from self.index.of(cst.SimpleString)
@@ -752,6 +776,36 @@ class _Matcher:
 
 _UNKNOWN = object()
 _PER_SITE_FIXES = ("codemod", "shim")  # these rewrite every import, so every import is reported
+
+
+def _with_requirement(first_call: dict[str, Any], requirement: dict[str, Any]) -> dict[str, Any]:
+    """The first-call data, with the check that raises without the library named first in the note."""
+    if not requirement:
+        return first_call
+    line = requirement["requirement"]["line"]
+    rest = first_call.get("first_call_note", "").strip().removeprefix("(").removesuffix(")")
+    note = f" (required on line {line}, which raises without it" + (f"; {rest})" if rest else ")")
+    return {**first_call, **requirement, "first_call_note": note}
+
+
+def _probes(test: cst.BaseExpression, stem: str) -> bool:
+    """A test that asks whether a library is there: `not is_pynvml_available()`, `find_spec("pynvml") is None`."""
+    text = cst.Module(body=[]).code_for_node(test).lower()
+    return stem in text and ("available" in text or "find_spec" in text or "installed" in text)
+
+
+def _raises(block: cst.BaseSuite) -> bool:
+    """The block's statements end in a raise (it refuses to go on)."""
+    statements = getattr(block, "body", ())
+    last = statements[-1] if statements else None
+    small = getattr(last, "body", ()) if isinstance(last, cst.SimpleStatementLine) else ()
+    return any(isinstance(item, cst.Raise) for item in small)
+
+
+def _file_named(path: str, patterns: tuple[str, ...]) -> bool:
+    """Whether the scanned file's name (not its folders) matches one of the glob patterns."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
 
 
 def _own_packages(path: str) -> set[str]:

@@ -71,6 +71,38 @@ def test_nvml_import_names_its_first_call():
     assert "(first called on line 6: `nvml.nvmlInit()`)" in finding.message
 
 
+def test_nvml_import_names_the_availability_check_that_raises_first():
+    # accelerate-pr4025's CPU affinity: on ROCm `is_pynvml_available()` is False and the raise stops it first
+    code = (
+        "import torch\n"
+        "def set_affinity(i):\n"
+        "    if torch.cuda.is_available():\n"
+        "        from accelerate.utils import is_pynvml_available\n"
+        "        if not is_pynvml_available():\n"
+        "            raise ImportError(\n"
+        "                'needs nvidia-ml-py'\n"
+        "            )\n"
+        "        import pynvml as nvml\n"
+        "        nvml.nvmlInit()\n"
+    )
+    (finding,) = [f for f in analyze_source(code, "m.py", MI300X, RULES) if f.rule == "PT307"]
+    assert finding.line == 9 and finding.data["requirement"] == {"line": 5, "end_line": 8}
+    assert "(required on line 5, which raises without it; first called on line 10" in finding.message
+
+
+def test_nvml_availability_check_that_does_not_raise_is_not_a_requirement():
+    code = "def f():\n    if not is_pynvml_available():\n        print('no nvml')\n    import pynvml\n    pynvml.nvmlInit()\n"
+    (finding,) = [f for f in analyze_source(code, "m.py", MI300X, RULES) if f.rule == "PT307"]
+    assert "requirement" not in finding.data and finding.data["first_call"] == {"line": 5}
+
+
+def test_setup_py_rule_reads_the_file_name_not_its_folder():
+    code = "from torch.utils.cpp_extension import CUDAExtension\nflags = ['--use_fast_math']\n"
+    ruleset = load_rules(select=["PT229"])
+    assert [f.line for f in analyze_source(code, "pkg/setup.py", MI300X, ruleset)] == [2]
+    assert analyze_source(code, "setup.py/ops.py", MI300X, ruleset) == []
+
+
 def test_nvml_import_without_a_call_has_no_first_call():
     (finding,) = [f for f in analyze_source("import pynvml\n", "m.py", MI300X, RULES) if f.rule == "PT307"]
     assert "first_call" not in finding.data and "{" not in finding.message

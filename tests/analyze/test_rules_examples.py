@@ -22,8 +22,8 @@ def _ruleset(path):
 
 def _example(item, default_target):
     if isinstance(item, str):
-        return item, default_target, None
-    return item["code"], item.get("target", default_target), item.get("expected")
+        return item, default_target, None, "example.py"
+    return item["code"], item.get("target", default_target), item.get("expected"), item.get("path", "example.py")
 
 
 def _example_cases():
@@ -46,8 +46,8 @@ def test_rule_has_valid_and_invalid_examples(path):
 def test_rule_example(path, kind, index):
     ruleset = _ruleset(path)
     (rule,) = ruleset.rules
-    code, target, expected = _example(rule.tests[kind][index], rule.tests.get("target", DEFAULT_TARGET))
-    findings = analyze_source(code, "example.py", get_target(target), ruleset)
+    code, target, expected, path_name = _example(rule.tests[kind][index], rule.tests.get("target", DEFAULT_TARGET))
+    findings = analyze_source(code, path_name, get_target(target), ruleset)
     found = [f for f in findings if f.rule == rule.id]
     if kind == "valid":
         assert not found, f"{path.name}: valid example flagged on {target}:\n{code}\n{[f.message for f in found]}"
