@@ -69,7 +69,7 @@ _TUNERS = re.compile(r"autotune|heuristics")
 # A class attribute saying whether the class (a backend, an implementation) is used: `default_enable`, `ENABLED`.
 _ENABLE_ATTRIBUTE = re.compile(r"\A_?(default_)?(enable|enabled|is_enabled)\Z", re.IGNORECASE)
 KEYWORD_ONLY = 1 << 20  # parameter index of a keyword-only parameter
-_SPREAD_NAME = re.compile(r"[(,]\s*\*\*\s*([A-Za-z_]\w*)")
+_SPREAD_NAME = re.compile(r"\*\*\s*([A-Za-z_]\w*)")  # a literal first: the regex engine skips to each `**`
 POSITIONAL = "*"  # refs keyword entry: how many positional arguments the call passes (-1: *args, or several **)
 SPREAD = "**"  # refs keyword entry: the source of the one `**mapping` the call spreads (`**_launch_kw(dev)`)
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
@@ -222,7 +222,7 @@ class _Collector:
         self.words = words
         self.lines = text.splitlines()
         # names spread as keywords (`f(**name)`, `dict(a=1, **name)`): one regex pass, as most modules spread none
-        self.spreads = set(_SPREAD_NAME.findall(text)) if "**" in text else set()
+        self.spreads = _spread_names(text) if "**" in text else set()
         self.path = path
         self.facts = empty_facts(path)
         self.module = self.facts["module"]
@@ -327,13 +327,8 @@ class _Collector:
             for op in filter(None, map(_custom_op_name, node.decorator_list)):
                 self.facts["ops"][op] = node.name
         if module_level:
-            snippet = self._source(start, node.end_lineno or node.lineno)
-            if snippet is None or snippet.count("\n") >= MAX_PREDICATE_LINES:
-                snippet = self._code_source(node, start)
-            if snippet is not None and (
-                _PLATFORM_WORD.search(node.name)
-                or (_short(snippet) and _PLATFORM_TEXT.search(snippet))
-            ):
+            snippet = self._predicate_source(node, start)
+            if snippet is not None:
                 self.facts["defs"].setdefault(node.name, []).append(snippet)
             else:
                 self.facts["defs"].setdefault(node.name, [])  # known to be a function, value not inferred
@@ -559,10 +554,13 @@ class _Collector:
     def _tests_platform_local(self, test: ast.expr, scope: str) -> bool:
         """Does a test read one local the function keeps (`if why:`, `assert _why is None` after `why =
         rocm_refusal(...)`, a reason string on ROCm and None elsewhere)?"""
+        bound = self.facts["locals"].get(scope)
+        if not bound:
+            return False
         node = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.comparators[0], ast.Constant):
             node = node.left if node.comparators[0].value is None else node
-        return isinstance(node, ast.Name) and node.id in self.facts["locals"].get(scope, {})
+        return isinstance(node, ast.Name) and node.id in bound
 
     def _store_count(self, scope: str, name: str) -> int:
         """How often the function `scope` stores `name` (counted once per function, and only when asked: most
@@ -616,10 +614,26 @@ class _Collector:
         text = f"({text})" if "\n" in text else text
         return text if len(text) <= MAX_SNIPPET else ""
 
-    def _code_source(self, node: ast.FunctionDef | ast.AsyncFunctionDef, start: int) -> str | None:
-        """A long function's source without its docstring (grouped-nf4-gemm's `fp8_compute_unsupported`: 27 lines of
-        docstring over 36 of code that refuse ROCm first); None when its code is still too long to be a predicate."""
+    def _predicate_source(self, node: ast.FunctionDef | ast.AsyncFunctionDef, start: int) -> str | None:
+        """The source of a module-level function whose value may be inferred: named like a platform predicate, or
+        short and reading the platform; None for any other. A long function counts its code only: its docstring is
+        left out of the source and comment-only lines out of its length (grouped-nf4-gemm's
+        `fp8_compute_unsupported`: 27 lines of docstring and 11 of comments over code that refuses ROCm first)."""
         end = node.end_lineno or node.lineno
+        snippet = self._source(start, end)
+        named = _PLATFORM_WORD.search(node.name) is not None
+        if snippet is not None and snippet.count("\n") < MAX_PREDICATE_LINES:
+            return snippet if named or _PLATFORM_TEXT.search(snippet) else None
+        if snippet is not None and not named and not _PLATFORM_TEXT.search(snippet):
+            return None  # nothing about the platform in it, docstring included
+        code = self._code_source(node, start, end)
+        if code is None or named:
+            return code
+        short = code.count("\n") < MAX_PREDICATE_LINES or _code_lines(code) < MAX_PREDICATE_LINES
+        return code if short and _PLATFORM_TEXT.search(code) else None
+
+    def _code_source(self, node: ast.FunctionDef | ast.AsyncFunctionDef, start: int, end: int) -> str | None:
+        """A function's source without its docstring; None when its code is too long to be a predicate."""
         docstring = node.body[0] if len(node.body) > 1 and _is_docstring(node.body[0]) else None
         if docstring is None or docstring.lineno <= node.lineno or node.body[1].lineno <= (docstring.end_lineno or 0):
             lines = self.lines[start - 1 : end]
@@ -931,17 +945,25 @@ def _is_main_block(statement: ast.stmt) -> bool:
     )
 
 
+def _spread_names(text: str) -> set[str]:
+    """Names spread into a call or a dict (`f(**kw)`, `dict(a=1, **kw)`), not raised to a power (`x**n`, `x ** n`)."""
+    return {m.group(1) for m in _SPREAD_NAME.finditer(text) if _char_before(text, m.start()) in ("(", ",")}
+
+
+def _char_before(text: str, index: int) -> str:
+    """The last character before `index` that is not whitespace ('' at the start)."""
+    index -= 1
+    while index >= 0 and text[index].isspace():
+        index -= 1
+    return text[index] if index >= 0 else ""
+
+
 def _is_docstring(statement: ast.stmt) -> bool:
     return (
         isinstance(statement, ast.Expr)
         and isinstance(statement.value, ast.Constant)
         and isinstance(statement.value.value, str)
     )
-
-
-def _short(snippet: str) -> bool:
-    """Is a function short enough to be read as a predicate (comment-only lines not counted)?"""
-    return snippet.count("\n") < MAX_PREDICATE_LINES or _code_lines(snippet) < MAX_PREDICATE_LINES
 
 
 def _code_lines(snippet: str) -> int:
