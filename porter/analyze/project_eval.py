@@ -508,11 +508,15 @@ class Evaluator:
         refusal helper's reason, `f"ROCm {hip}: {what} is not supported"`), which is all a test of it asks."""
         parts: list[str] = []
         for part in node.values:
-            value = self.expr(part.value, scope) if isinstance(part, ast.FormattedValue) else part.value
-            if isinstance(value, _Marker) or isinstance(part, ast.FormattedValue) and part.format_spec is not None:
+            if isinstance(part, ast.Constant):
+                parts.append(str(part.value))
+                continue
+            value = self.expr(part.value, scope) if isinstance(part, ast.FormattedValue) else OPAQUE
+            plain = isinstance(part, ast.FormattedValue) and part.format_spec is None and part.conversion == -1
+            if isinstance(value, _Marker) or not plain:  # runtime data, or a format this does not reproduce
                 literal = any(isinstance(p, ast.Constant) and p.value for p in node.values)
                 return SOME_TEXT if literal else OPAQUE
-            parts.append(value if isinstance(value, str) else str(value))
+            parts.append(str(value))
         return "".join(parts)
 
     def _ifexp(self, node: ast.IfExp, scope: Scope) -> Any:

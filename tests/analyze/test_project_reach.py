@@ -1747,10 +1747,10 @@ SELECTOR = (
             return why
 '''
     + "".join(f"        # comment {i}\n" for i in range(30))
-    + '''        if q.dtype not in (torch.bfloat16, torch.float16):
+    + """        if q.dtype not in (torch.bfloat16, torch.float16):
             return f"fp8 loads q as bf16, got {q.dtype}"
         return None
-'''
+"""
 )
 
 
@@ -2049,3 +2049,21 @@ def test_opt_in_findings_are_hidden_from_the_scan_and_kept_for_show_unreachable(
     assert not [f for f in found.findings if f.rule == "PT109"]  # the PTX sits in a kernel only an option launches
     dropped = [f for f in found.unreachable if f.rule == "PT109"]
     assert len(dropped) == 1 and dropped[0].reach == "opt_in" and "`use_atomic` is True" in dropped[0].reach_reason
+
+
+def test_an_f_string_of_decided_values_is_decided_and_a_converted_one_is_not():
+    files = ops("""
+        import torch
+        ARCH = torch.cuda.get_device_properties(0).gcnArchName.split(":")[0]
+
+        def pick_a(x):
+            if f"{ARCH}" == "gfx942":
+                return x + 1
+
+        def pick_b(x):
+            if f"{ARCH!r}" == "gfx942":  # the repr is quoted: not what the comparison reads
+                return x + 2
+    """)
+    assert reach(files, "pkg/ops.py", "x + 1")[0] == "target"
+    assert reach(files, "pkg/ops.py", "x + 1", target="mi350x")[0] == "nvidia_only"
+    assert reach(files, "pkg/ops.py", "x + 2", target="mi350x")[0] == "target"
