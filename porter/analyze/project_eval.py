@@ -35,6 +35,9 @@ PLATFORM = _Marker("PLATFORM")  # platform-dependent, not decided by the target'
 OPAQUE = _Marker("OPAQUE")  # runtime data, not about the platform
 UNDECIDED = (PLATFORM, OPAQUE)
 NOT_FOUND = _Marker("NOT_FOUND")  # a resolver's answer for a name it knows nothing about (None is a value)
+# a non-empty string whose text is runtime data: an f-string with literal text (`f"ROCm {hip}: {what} is refused"`,
+# a refusal helper's reason). It is true and not None; any other comparison is undecided.
+SOME_TEXT = _Marker("SOME_TEXT")
 MAX_DEPTH = 24
 
 
@@ -262,6 +265,8 @@ def _same(a: Any, b: Any) -> bool:
 
 def truth(value: Any) -> Any:
     """True / False when decided, else the marker."""
+    if value is SOME_TEXT:
+        return True
     if isinstance(value, _Marker):
         return value
     if isinstance(value, Keywords):
@@ -286,6 +291,8 @@ _COMPARE: dict[type, Callable[[Any, Any], Any]] = {
     ast.In: lambda a, b: a in b,
     ast.NotIn: lambda a, b: a not in b,
 }
+# a comparison of a non-empty string with None, by operator: `why is None` is False
+_NONE_TESTS: dict[type, bool] = {ast.Is: False, ast.Eq: False, ast.IsNot: True, ast.NotEq: True}
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
@@ -439,6 +446,12 @@ class Evaluator:
         result: Any = True
         for op, right_node in zip(node.ops, node.comparators):
             right = self.expr(right_node, scope)
+            if SOME_TEXT in (left, right) and None in (left, right) and type(op) in _NONE_TESTS:
+                outcome = _NONE_TESTS[type(op)]  # a reason string is never None
+                if not outcome:
+                    return False
+                left = right
+                continue
             if isinstance(left, _Marker) or isinstance(right, _Marker) or _undecided_inside(right):
                 undecided = [v for v in (left, right) if isinstance(v, _Marker)]
                 return PLATFORM if PLATFORM in undecided or _undecided_inside(right) == PLATFORM else OPAQUE
@@ -490,6 +503,22 @@ class Evaluator:
             return None
         return merge(list(stored), False)
 
+    def _joinedstr(self, node: ast.JoinedStr, scope: Scope) -> Any:
+        """An f-string: its text when every part is decided, else SOME_TEXT when its literal text is not empty (a
+        refusal helper's reason, `f"ROCm {hip}: {what} is not supported"`), which is all a test of it asks."""
+        parts: list[str] = []
+        for part in node.values:
+            if isinstance(part, ast.Constant):
+                parts.append(str(part.value))
+                continue
+            value = self.expr(part.value, scope) if isinstance(part, ast.FormattedValue) else OPAQUE
+            plain = isinstance(part, ast.FormattedValue) and part.format_spec is None and part.conversion == -1
+            if isinstance(value, _Marker) or not plain:  # runtime data, or a format this does not reproduce
+                literal = any(isinstance(p, ast.Constant) and p.value for p in node.values)
+                return SOME_TEXT if literal else OPAQUE
+            parts.append(str(value))
+        return "".join(parts)
+
     def _ifexp(self, node: ast.IfExp, scope: Scope) -> Any:
         decided = truth(self.expr(node.test, scope))
         if decided is True:
@@ -524,6 +553,8 @@ class Evaluator:
             "len",
         ):
             return self._builtin(node, scope)
+        if isinstance(node.func, ast.Name) and node.func.id == "dict" and func is OPAQUE:
+            return self._keywords(node, scope)
         if isinstance(func, Native):
             value = func.value
             if callable(value):
@@ -541,6 +572,22 @@ class Evaluator:
         if func is OPAQUE and isinstance(node.func, ast.Attribute):  # `self.is_rocm()`, `cls.is_fp8_fnuz()`
             return self._method_by_name(node, scope)
         return func if func is PLATFORM else OPAQUE
+
+    def _keywords(self, node: ast.Call, scope: Scope) -> Any:
+        """`dict(BLOCK=bn, num_warps=4, **pdl)`: launch keywords gathered in a local (grouped-nf4-gemm's `common`),
+        with what each spread mapping holds on the target; undecided when one is (or positional data is passed)."""
+        if node.args:
+            return OPAQUE
+        items: dict[str, Any] = {}
+        for keyword in node.keywords:
+            value = self.expr(keyword.value, scope)
+            if keyword.arg is not None:
+                items[keyword.arg] = value
+            elif isinstance(value, Keywords):
+                items.update(value.items)
+            else:
+                return OPAQUE
+        return Keywords(tuple(sorted(items.items(), key=lambda pair: pair[0])))
 
     def _method_by_name(self, node: ast.Call, scope: Scope) -> Any:
         if not isinstance(node.func, ast.Attribute):

@@ -49,8 +49,9 @@ from bisect import bisect_right
 from collections import Counter
 from typing import Any, TypeGuard
 
-FACTS_FORMAT = 19  # 18: option parameters, tests of them and locals computed from them; `__main__` blocks; ops
+FACTS_FORMAT = 20  # 20: locals spread as keywords or bound from the module's predicates, tests of them
 # 19: uses of module-level classes (`Fn.apply(...)`), which reach their methods
+# 18: option parameters, tests of them and locals computed from them; `__main__` blocks; ops
 MAX_DEF_LINES = 60  # longer functions are not predicates: their value is not inferred
 MAX_SNIPPET = 400  # longer assignment values are not predicates either
 
@@ -70,6 +71,7 @@ _TUNERS = re.compile(r"autotune|heuristics")
 # A class attribute saying whether the class (a backend, an implementation) is used: `default_enable`, `ENABLED`.
 _ENABLE_ATTRIBUTE = re.compile(r"\A_?(default_)?(enable|enabled|is_enabled)\Z", re.IGNORECASE)
 KEYWORD_ONLY = 1 << 20  # parameter index of a keyword-only parameter
+_SPREAD_NAME = re.compile(r"\*\*\s*([A-Za-z_]\w*)")  # a literal first: the regex engine skips to each `**`
 POSITIONAL = "*"  # refs keyword entry: how many positional arguments the call passes (-1: *args, or several **)
 SPREAD = "**"  # refs keyword entry: the source of the one `**mapping` the call spreads (`**_launch_kw(dev)`)
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
@@ -221,6 +223,8 @@ class _Collector:
     def __init__(self, text: str, path: str, words: tuple[str, ...] = ()) -> None:
         self.words = words
         self.lines = text.splitlines()
+        # names spread as keywords (`f(**name)`, `dict(a=1, **name)`): one regex pass, as most modules spread none
+        self.spreads = _spread_names(text) if "**" in text else set()
         self.path = path
         self.facts = empty_facts(path)
         self.module = self.facts["module"]
@@ -325,11 +329,8 @@ class _Collector:
             for op in filter(None, map(_custom_op_name, node.decorator_list)):
                 self.facts["ops"][op] = node.name
         if module_level:
-            snippet = self._source(start, node.end_lineno or node.lineno)
-            if snippet is not None and (
-                _PLATFORM_WORD.search(node.name)
-                or (snippet.count("\n") < MAX_PREDICATE_LINES and _PLATFORM_TEXT.search(snippet))
-            ):
+            snippet = self._predicate_source(node, start)
+            if snippet is not None:
                 self.facts["defs"].setdefault(node.name, []).append(snippet)
             else:
                 self.facts["defs"].setdefault(node.name, [])  # known to be a function, value not inferred
@@ -490,6 +491,8 @@ class _Collector:
             or self._reads_platform_local(name, value, scope)
             or self._hard_coded_switch(name, value, scope)
             or (self._reads_option(value, scope) and self._store_count(scope, name) == 1)
+            or self._calls_own_predicate(value)
+            or self._spread_local(name, value, scope)
         ):
             if module_level:
                 self.facts["defs"].setdefault(name, []).append("")  # bound to something not inferred
@@ -515,6 +518,25 @@ class _Collector:
             and self._store_count(scope, name) == 1
         )
 
+    def _calls_own_predicate(self, value: ast.expr) -> bool:
+        """Is the value a call of a function of this module whose body reads the platform (grouped-nf4-gemm's
+        `_why = fp8_compute_unsupported(q, ...)`, a reason string on ROCm), as `_calls_predicate` asks of a test?"""
+        return (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and any(s.startswith(("def ", "@", "async ")) for s in self.facts["defs"].get(value.func.id, ()))
+        )
+
+    def _spread_local(self, name: str, value: ast.expr, scope: str) -> bool:
+        """Is a function's local spread as keywords somewhere in the module (`pdl = _pdl_kw(dev, T)` then
+        `dict(..., **pdl)`): which keywords it holds on the target decides a launched kernel's constexprs? A builder
+        of this module it calls is kept too, as for a call spreading the builder's result directly."""
+        if not scope or name not in self.spreads:
+            return False
+        if isinstance(value, ast.Call):
+            self._keep_builder(value)
+        return True
+
     def _hard_coded_switch(self, name: str, value: ast.expr, scope: str) -> bool:
         """Is a function's local bound once, to True or False (hip-attn's `using_fused_iteration = True`, the other
         branch kept for reference)? A test of it decides its branch wherever the function runs."""
@@ -530,6 +552,17 @@ class _Collector:
         node = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
         bound: list[str] = self.facts["locals"].get(scope, {}).get(node.id, []) if isinstance(node, ast.Name) else []
         return bound in (["True"], ["False"])
+
+    def _tests_platform_local(self, test: ast.expr, scope: str) -> bool:
+        """Does a test read one local the function keeps (`if why:`, `assert _why is None` after `why =
+        rocm_refusal(...)`, a reason string on ROCm and None elsewhere)?"""
+        bound = self.facts["locals"].get(scope)
+        if not bound:
+            return False
+        node = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.comparators[0], ast.Constant):
+            node = node.left if node.comparators[0].value is None else node
+        return isinstance(node, ast.Name) and node.id in bound
 
     def _store_count(self, scope: str, name: str) -> int:
         """How often the function `scope` stores `name` (counted once per function, and only when asked: most
@@ -583,6 +616,34 @@ class _Collector:
         text = f"({text})" if "\n" in text else text
         return text if len(text) <= MAX_SNIPPET else ""
 
+    def _predicate_source(self, node: ast.FunctionDef | ast.AsyncFunctionDef, start: int) -> str | None:
+        """The source of a module-level function whose value may be inferred: named like a platform predicate, or
+        short and reading the platform; None for any other. A long function counts its code only: its docstring is
+        left out of the source and comment-only lines out of its length (grouped-nf4-gemm's
+        `fp8_compute_unsupported`: 27 lines of docstring and 11 of comments over code that refuses ROCm first)."""
+        end = node.end_lineno or node.lineno
+        snippet = self._source(start, end)
+        named = _PLATFORM_WORD.search(node.name) is not None
+        if snippet is not None and snippet.count("\n") < MAX_PREDICATE_LINES:
+            return snippet if named or _PLATFORM_TEXT.search(snippet) else None
+        if snippet is not None and not named and not _PLATFORM_TEXT.search(snippet):
+            return None  # nothing about the platform in it, docstring included
+        code = self._code_source(node, start, end)
+        if code is None or named:
+            return code
+        short = code.count("\n") < MAX_PREDICATE_LINES or _code_lines(code) < MAX_PREDICATE_LINES
+        return code if short and _PLATFORM_TEXT.search(code) else None
+
+    def _code_source(self, node: ast.FunctionDef | ast.AsyncFunctionDef, start: int, end: int) -> str | None:
+        """A function's source without its docstring; None when its code is too long to be a predicate."""
+        docstring = node.body[0] if len(node.body) > 1 and _is_docstring(node.body[0]) else None
+        if docstring is None or docstring.lineno <= node.lineno or node.body[1].lineno <= (docstring.end_lineno or 0):
+            lines = self.lines[start - 1 : end]
+        else:
+            lines = self.lines[start - 1 : docstring.lineno - 1] + self.lines[docstring.end_lineno or end : end]
+        snippet = "\n".join(lines)
+        return snippet if _code_lines(snippet) <= MAX_DEF_LINES else None
+
     def _source(self, first: int, last: int) -> str | None:
         if last - first + 1 > MAX_DEF_LINES:
             return None
@@ -632,6 +693,7 @@ class _Collector:
             and not _reads_switch(test)
             and not self._tests_hard_coded_switch(test, scope)
             and not self._reads_option(test, scope)
+            and not self._tests_platform_local(test, scope)
         ):
             return
         decorators = getattr(first, "decorator_list", None)
@@ -881,6 +943,32 @@ def _is_main_block(statement: ast.stmt) -> bool:
     return any(isinstance(n, ast.Name) and n.id == "__name__" for n in sides) and any(
         isinstance(n, ast.Constant) and n.value == "__main__" for n in sides
     )
+
+
+def _spread_names(text: str) -> set[str]:
+    """Names spread into a call or a dict (`f(**kw)`, `dict(a=1, **kw)`), not raised to a power (`x**n`, `x ** n`)."""
+    return {m.group(1) for m in _SPREAD_NAME.finditer(text) if _char_before(text, m.start()) in ("(", ",")}
+
+
+def _char_before(text: str, index: int) -> str:
+    """The last character before `index` that is not whitespace ('' at the start)."""
+    index -= 1
+    while index >= 0 and text[index].isspace():
+        index -= 1
+    return text[index] if index >= 0 else ""
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, str)
+    )
+
+
+def _code_lines(snippet: str) -> int:
+    """How many lines of a snippet hold code (comment-only and blank lines left out)."""
+    return sum(1 for line in snippet.splitlines() if line.strip() and not line.lstrip().startswith("#"))
 
 
 def _is_constexpr(annotation: ast.expr) -> bool:

@@ -1680,6 +1680,132 @@ def test_a_constexpr_left_out_of_the_launch_keywords_a_helper_builds_keeps_its_d
     assert reach(files, "pkg/ops.py", "tl.store(x_ptr, 1)")[0] == "nvidia_only"  # not in the mapping: its default
 
 
+def test_launch_keywords_gathered_in_a_local_dict_keep_the_constexpr_default():
+    # grouped-nf4-gemm's decode GEMV: `pdl = _pdl_kw(dev, T)` (a try, `{}` when the import fails), merged into
+    # `common = dict(..., **pdl)`, launched with `**common`: on ROCm the helper returns `{}`, so PDL keeps False
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": """
+            import torch
+            import triton
+            import triton.language as tl
+
+            _NO_KW = {}
+            _PDL_KW = {"PDL": True, "launch_pdl": True}
+
+            def pdl_active(device):
+                if torch.version.hip:
+                    return False
+                return device.type == "cuda"
+
+            def _pdl_kw(device, rows):
+                if not pdl_active(device):
+                    return _NO_KW
+                return _PDL_KW
+
+            @triton.jit
+            def _rows(x_ptr, BLOCK: tl.constexpr, PDL: tl.constexpr = False):
+                if PDL:
+                    tl.inline_asm_elementwise("griddepcontrol.wait;", "=r", [], dtype=tl.int32, is_pure=False, pack=1)
+
+            def rows(x, block):
+                try:
+                    pdl = _pdl_kw(x.device, x.shape[0])
+                except ImportError:
+                    pdl = {}
+                common = dict(BLOCK=block, num_warps=4, **pdl)
+                _rows[(1,)](x, **common)
+        """,
+    }
+    verdict, why = reach(files, "pkg/ops.py", "tl.inline_asm_elementwise")
+    assert verdict == "nvidia_only", why
+    assert reach(files, "pkg/ops.py", "tl.inline_asm_elementwise", target="h100")[0] == "target"
+
+
+REFUSAL = """
+    import torch
+
+    def rocm_version():
+        return getattr(torch.version, "hip", None) or None
+
+    def rocm_refusal(what):
+        hip = rocm_version()
+        if not hip:
+            return None
+        return f"AMD GPU (ROCm {hip}): {what} is not yet supported on AMD"
+"""
+# a selector whose docstring and comments make it longer than a predicate's code may be: its code is what counts
+SELECTOR = (
+    '''
+    def fp8_unsupported(q):
+        """Why fp8 attention cannot run for q.
+'''
+    + "".join(f"        Line {i} of a long docstring.\n" for i in range(40))
+    + '''        """
+        why = rocm_refusal("fp8 attention")
+        if why:
+            return why
+'''
+    + "".join(f"        # comment {i}\n" for i in range(30))
+    + """        if q.dtype not in (torch.bfloat16, torch.float16):
+            return f"fp8 loads q as bf16, got {q.dtype}"
+        return None
+"""
+)
+
+
+def test_code_after_a_refusal_helper_answers_on_rocm_is_nvidia_only():
+    # grouped-nf4-gemm's rocm_refusal(): a reason string on ROCm, None elsewhere; `if why: raise` and a selector
+    # returning that reason first (`assert _why is None` before the fp8 launch) keep the fp8 kernels off ROCm
+    ops = """
+    import torch
+    import triton
+    import triton.language as tl
+    from pkg.shim import rocm_refusal
+
+    @triton.jit
+    def _append(x_ptr):
+        tl.store(x_ptr, tl.load(x_ptr).to(tl.float8e4nv))
+
+    @triton.jit
+    def _attend(y_ptr):
+        tl.store(y_ptr, tl.load(y_ptr).to(tl.float8e4nv))
+
+    def append(x):
+        why = rocm_refusal("the fused append")
+        if why:
+            raise RuntimeError(why)
+        _append[(1,)](x)
+
+    def attend(q):
+        _why = fp8_unsupported(q)
+        assert _why is None, _why
+        _attend[(1,)](q)
+    """
+    files = {"pkg/__init__.py": "", "pkg/shim.py": REFUSAL, "pkg/ops.py": ops + SELECTOR}
+    for marker in ("tl.store(x_ptr", "tl.store(y_ptr", "_append[(1,)](x)", "_attend[(1,)](q)"):
+        verdict, why = reach(files, "pkg/ops.py", marker)
+        assert verdict == "nvidia_only", (marker, why)
+        assert reach(files, "pkg/ops.py", marker, target="h100")[0] == "target"
+
+
+def test_a_refusal_the_target_does_not_give_leaves_the_code_reachable():
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/shim.py": REFUSAL.replace("if not hip:", "if hip:"),
+        "pkg/ops.py": """
+            from pkg.shim import rocm_refusal
+
+            def append(x, kernel):
+                why = rocm_refusal("the fused append")
+                if why:
+                    raise RuntimeError(why)
+                kernel(x)
+        """,
+    }
+    assert reach(files, "pkg/ops.py", "kernel(x)")[0] == "target"
+
+
 def test_launch_keywords_spread_from_runtime_data_leave_the_constexpr_undecided():
     files = {
         "pkg/__init__.py": "",
@@ -2002,3 +2128,21 @@ def test_opt_in_findings_are_hidden_from_the_scan_and_kept_for_show_unreachable(
     assert not [f for f in found.findings if f.rule == "PT109"]  # the PTX sits in a kernel only an option launches
     dropped = [f for f in found.unreachable if f.rule == "PT109"]
     assert len(dropped) == 1 and dropped[0].reach == "opt_in" and "`use_atomic` is True" in dropped[0].reach_reason
+
+
+def test_an_f_string_of_decided_values_is_decided_and_a_converted_one_is_not():
+    files = ops("""
+        import torch
+        ARCH = torch.cuda.get_device_properties(0).gcnArchName.split(":")[0]
+
+        def pick_a(x):
+            if f"{ARCH}" == "gfx942":
+                return x + 1
+
+        def pick_b(x):
+            if f"{ARCH!r}" == "gfx942":  # the repr is quoted: not what the comparison reads
+                return x + 2
+    """)
+    assert reach(files, "pkg/ops.py", "x + 1")[0] == "target"
+    assert reach(files, "pkg/ops.py", "x + 1", target="mi350x")[0] == "nvidia_only"
+    assert reach(files, "pkg/ops.py", "x + 2", target="mi350x")[0] == "target"
