@@ -789,8 +789,9 @@ class Project:
 
     def _retired_verdict(self, path: str) -> Reach | None:
         """A module nothing in the project imports whose name keeps outside callers away too: a private module
-        (`_memory_io.py`, a benchmark left beside the kernels) or one its authors retired (`sgd_legacy.py`,
-        `*_deprecated.py`, the live version sitting beside it). Nobody imports it, so it runs nowhere. Judged only
+        (`_memory_io.py`, a benchmark left beside the kernels), one that imports pytest whenever it loads (a test
+        or its oracle shipped in the package), or one its authors retired (`sgd_legacy.py`, `*_deprecated.py`, the
+        live version sitting beside it). Nobody imports it, so it runs nowhere. Judged only
         where its package's `__init__` was scanned too: a scan of the file alone sees none of its importers. A module
         defining `main` may be a console script's entry point (`pkg._cli:main`), which runs with no import."""
         facts = self.facts.get(path) or {}
@@ -801,6 +802,9 @@ class Project:
             return None
         if stem.startswith("_") and not stem.startswith("__"):
             why = f"a private module (`{stem}`) nothing in the project imports"
+        elif any(_within(module, ("pytest",)) for module, _ in facts.get("requires", ())):
+            # a library module cannot need the test runner to load: this is a test or its oracle, shipped along
+            why = f"a test module (`{stem}` imports pytest whenever it loads) nothing in the project imports"
         elif RETIRED_WORDS & set(stem.lower().split("_")):
             why = f"a retired module (`{stem}`) nothing in the project imports"
         else:

@@ -1560,12 +1560,17 @@ def test_a_private_or_retired_module_nothing_imports_runs_nowhere():
         "pkg/linear.py": "from pkg._quantize import run\n",
         "pkg/tools.py": kernel,  # public and unimported: an entry point for outside callers
         "pkg/_cli.py": kernel + "def main():\n    run(1)\n",  # a console script's entry point (`pkg._cli:main`)
+        # seen on flash-attn-triton 0.1.1 (triton_kernel/flash_attn_dao.py, flash-attn's kernel with its test_op)
+        "pkg/flash_ref.py": "import pytest\n" + kernel,
+        "pkg/checks.py": kernel + "def check():\n    import pytest\n",  # pytest only inside a function: a library
     }
     verdict, why = reach(files, "pkg/sgd_legacy.py", "_step[(1,)]")
     assert verdict == "nvidia_only" and "retired module (`sgd_legacy`)" in why
     verdict, why = reach(files, "pkg/_memory_io.py", "_step[(1,)]")
     assert verdict == "nvidia_only" and "private module (`_memory_io`)" in why
-    for live in ("pkg/sgd_step.py", "pkg/_quantize.py", "pkg/tools.py", "pkg/_cli.py"):
+    verdict, why = reach(files, "pkg/flash_ref.py", "_step[(1,)]")
+    assert verdict == "nvidia_only" and "test module (`flash_ref` imports pytest" in why
+    for live in ("pkg/sgd_step.py", "pkg/_quantize.py", "pkg/tools.py", "pkg/_cli.py", "pkg/checks.py"):
         assert reach(files, live, "_step[(1,)]")[0] == "target"
     # scanned without its package, nothing tells whether a module is imported
     assert reach({"pkg/_memory_io.py": kernel}, "pkg/_memory_io.py", "_step[(1,)]")[0] == "target"

@@ -105,6 +105,8 @@ def fp8_ocp_data(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         # the data feeds no code compiled for the target here (a torch._scaled_mm call is PT208's), or kernels
         # written in inline PTX that cannot run on AMD at all (PT109's finding)
         return
+    if _kernels_widen_before_dots(ctx):
+        return
     aware = "fnuz" in ctx.text  # the module converts for gfx942 somewhere: worth a look, not an error
     for node in [*ctx.nodes(cst.Attribute), *ctx.nodes(cst.Name)]:
         if _tail(node) not in ("float8_e4m3fn", "float8_e5m2"):
@@ -122,6 +124,71 @@ def fp8_ocp_data(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
             yield Hit(node, {**data, "module_handles": "fnuz"}, severity="info")
         else:
             yield Hit(node, data)
+
+
+_TL_DOT = {"triton.language.dot"}
+_TL_WIDE = {"triton.language.float16", "triton.language.bfloat16", "triton.language.float32"}
+
+
+def _kernels_widen_before_dots(ctx: ModuleContext) -> bool:
+    """The module's kernels multiply only widened values: every `tl.dot` operand is cast to fp16, bf16 or fp32
+    first (itself, or the local it is bound to in the kernel), and no kernel casts to an OCP fp8 type. The OCP
+    data the module quantizes with torch is then a storage format that its own kernels decode in software:
+    both ends use the same format on every GPU, and no fp8 MMA (whose format gfx942 fixes) sees it. A module
+    without dots says nothing about its data's consumer (a quantizer feeding another module's GEMM)."""
+    kernels = [f for f in ctx.nodes(cst.FunctionDef) if is_triton_kernel(ctx, f)]
+    dots = [
+        (kernel, node)
+        for kernel in kernels
+        for node in descendants(kernel.body)
+        if isinstance(node, cst.Call) and _is_call_to(ctx, node, _TL_DOT)
+    ]
+    if not dots:
+        return False
+    if any(_casts_to_ocp(ctx, node) for kernel in kernels for node in descendants(kernel.body)):
+        return False
+    return all(_widened(ctx, kernel, operand) for kernel, dot in dots for operand in _dot_operands(dot))
+
+
+def _dot_operands(dot: cst.Call) -> list[cst.BaseExpression]:
+    positional = [arg.value for arg in dot.args if arg.keyword is None][:2]
+    keywords = [
+        arg.value for arg in dot.args if arg.keyword is not None and arg.keyword.value in ("a", "b", "input", "other")
+    ]
+    return positional + keywords
+
+
+def _is_call_to(ctx: ModuleContext, node: cst.CSTNode, names: set[str]) -> bool:
+    return isinstance(node, cst.Call) and bool(ctx.qualified_names(node.func) & names)
+
+
+def _casts_to_ocp(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """`x.to(tl.float8e4nv)`: the kernel encodes OCP fp8 itself."""
+    return (
+        isinstance(node, cst.Call)
+        and _tail(node.func) == "to"
+        and bool(node.args)
+        and bool(ctx.qualified_names(node.args[0].value) & OCP_TRITON)
+    )
+
+
+def _widened(ctx: ModuleContext, kernel: cst.FunctionDef, operand: cst.CSTNode, depth: int = 0) -> bool:
+    """`q.to(tl.float16)`, `tl.trans(k)` of a widened k, or a local whose every assignment in the kernel widens."""
+    if isinstance(operand, cst.Call) and _tail(operand.func) == "to" and operand.args:
+        return bool(ctx.qualified_names(operand.args[0].value) & _TL_WIDE)
+    if isinstance(operand, cst.Call) and _tail(operand.func) == "trans" and operand.args:
+        return _widened(ctx, kernel, operand.args[0].value, depth)
+    if isinstance(operand, cst.BinaryOperation):  # `k_fp8.to(tl.float32) * sk`: promoted to the wide side
+        return _widened(ctx, kernel, operand.left, depth) or _widened(ctx, kernel, operand.right, depth)
+    if not isinstance(operand, cst.Name) or depth > 3:
+        return False
+    values = [
+        node.value
+        for node in descendants(kernel.body)
+        if isinstance(node, cst.Assign)
+        and any(isinstance(t.target, cst.Name) and t.target.value == operand.value for t in node.targets)
+    ]
+    return bool(values) and all(_widened(ctx, kernel, value, depth + 1) for value in values)
 
 
 def _producing_use(ctx: ModuleContext, node: cst.CSTNode) -> dict | None:
