@@ -432,6 +432,16 @@ H100_SWEEPS = {
         "fp8": {"model": (0.960, 0.866)},
         "fp32": {"model": (0.964, 0.844)},
     },
+    # blind26 (28 shapes defined before session 33's DRAM terms, swept on the lent H100 in session 34 and scored once
+    # with the final model, data/blind26_h100_scored_once.txt): bf16, fp16 and fp32 meet the goal; fp8's geomean
+    # 0.960 does not (its minimum 0.878, the M=1 decode, does). No re-timing: the device budget was spent.
+    "blind26": {
+        "all": {"model": (0.975, 0.878), "model_top4": (0.991, 0.878)},
+        "bf16": {"model": (0.976, 0.942)},
+        "fp16": {"model": (0.985, 0.948)},
+        "fp8": {"model": (0.960, 0.878)},
+        "fp32": {"model": (0.979, 0.948)},
+    },
 }
 
 
