@@ -612,9 +612,7 @@ class _Matcher:
                 if (rule.id, id(node)) in reported:
                     continue  # `from x import a, b` lists x, x.a and x.b: one statement, one finding
                 reported.add((rule.id, id(node)))
-                first_call = self._first_call_through(node, matched) if entry.get("first_call") else {}
-                if entry.get("first_call"):
-                    first_call = _with_requirement(first_call, self._requirement_before(node, matched))
+                first_call = self._first_call_data(node, matched) if entry.get("first_call") else {}
                 self.hit(rule, entry, node, module=matched, qualified_name=matched, imports_in_file=1, **first_call)
                 first.setdefault(key, {"data": self.hits[-1].data, id(node): None})
         for call in self.index.of(cst.Call):  # importlib.import_module("x") / __import__("x")
@@ -630,10 +628,28 @@ class _Matcher:
                         first_call = {"first_call_note": ""} if entry.get("first_call") else {}
                         self.hit(rule, entry, call, module=matched, qualified_name=matched, **first_call)
 
-    def _first_call_through(self, node: cst.CSTNode, module: str) -> dict[str, Any]:
-        """The first call into `module` after its import, in the importing function (anywhere below, for a
-        module-level import): where a binding that loads its library lazily (pynvml's nvmlInit) fails at run
-        time. Data for the message (`first_call_note`) and a `first_call` line the report can point at."""
+    def _first_call_data(self, node: cst.CSTNode, module: str) -> dict[str, Any]:
+        """Data for the message (`first_call_note`): where a missing library stops the program first, the check
+        that raises without it (`requirement`, from `_requirement_before`) and the first call into it
+        (`first_call`), each a line the report can point at."""
+        notes: list[str] = []
+        data: dict[str, Any] = {"first_call_note": ""}
+        first = self._first_call_through(node, module)
+        if first is not None:
+            data["first_call"] = {"line": first[0]}
+        requirement = self._requirement_before(node, module)
+        if requirement:
+            data["requirement"] = requirement
+            notes.append(f"required on line {requirement['line']}, which raises without it")
+        if first is not None:
+            notes.append(f"first called on line {first[0]}: `{first[1]}()`")
+        data["first_call_note"] = f" ({'; '.join(notes)})" if notes else ""
+        return data
+
+    def _first_call_through(self, node: cst.CSTNode, module: str) -> tuple[int, str] | None:
+        """The first call into `module` after its import (its line and callee), in the importing function (anywhere
+        below, for a module-level import): where a binding that loads its library lazily (pynvml's nvmlInit) fails
+        at run time."""
         function = next((a for a in self.ctx.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
         after = self.ctx.position(node).end.line
         for call in self.index.of(cst.Call):
@@ -641,14 +657,13 @@ class _Matcher:
             if line <= after or (function is not None and all(a is not function for a in self.ctx.ancestors(call))):
                 continue
             if any(name == module or name.startswith(module + ".") for name in self.ctx.qualified_names(call.func)):
-                code = self.ctx.code_for(call.func)
-                return {"first_call_note": f" (first called on line {line}: `{code}()`)", "first_call": {"line": line}}
-        return {"first_call_note": ""}
+                return line, self.ctx.code_for(call.func)
+        return None
 
     def _requirement_before(self, node: cst.CSTNode, module: str) -> dict[str, Any]:
         """An `if not <probe of the module>(): raise ...` just before the import, in the same block (accelerate's
         `if not is_pynvml_available(): raise ImportError(...)`): where the missing library stops the program first
-        on a node without it. Its span is data (`requirement`) the report can point at."""
+        on a node without it. Its span (the `requirement` data) is a place the report can point at."""
         statement = next((a for a in self.ctx.ancestors(node) if isinstance(a, cst.SimpleStatementLine)), None)
         block = self.ctx.parent(statement) if statement is not None else None
         body = getattr(block, "body", None)
@@ -658,7 +673,7 @@ class _Matcher:
         for previous in reversed(body[: body.index(statement)]):
             if isinstance(previous, cst.If) and _probes(previous.test, stem) and _raises(previous.body):
                 span = self.ctx.position(previous)
-                return {"requirement": {"line": span.start.line, "end_line": span.end.line}}
+                return {"line": span.start.line, "end_line": span.end.line}
         return {}
 
     def _string_nodes(self) -> Iterable[cst.CSTNode]:
@@ -776,16 +791,6 @@ class _Matcher:
 
 _UNKNOWN = object()
 _PER_SITE_FIXES = ("codemod", "shim")  # these rewrite every import, so every import is reported
-
-
-def _with_requirement(first_call: dict[str, Any], requirement: dict[str, Any]) -> dict[str, Any]:
-    """The first-call data, with the check that raises without the library named first in the note."""
-    if not requirement:
-        return first_call
-    line = requirement["requirement"]["line"]
-    rest = first_call.get("first_call_note", "").strip().removeprefix("(").removesuffix(")")
-    note = f" (required on line {line}, which raises without it" + (f"; {rest})" if rest else ")")
-    return {**first_call, **requirement, "first_call_note": note}
 
 
 def _probes(test: cst.BaseExpression, stem: str) -> bool:

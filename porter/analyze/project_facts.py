@@ -518,13 +518,13 @@ class _Collector:
             and self._store_count(scope, name) == 1
         )
 
-    def _calls_own_predicate(self, value: ast.expr) -> bool:
-        """Is the value a call of a function of this module whose body reads the platform (grouped-nf4-gemm's
-        `_why = fp8_compute_unsupported(q, ...)`, a reason string on ROCm), as `_calls_predicate` asks of a test?"""
+    def _calls_own_predicate(self, node: ast.AST) -> bool:
+        """Is the node a call of a function of this module whose body reads the platform (its source is kept:
+        grouped-nf4-gemm's `_why = fp8_compute_unsupported(q, ...)`, a reason string on ROCm)?"""
         return (
-            isinstance(value, ast.Call)
-            and isinstance(value.func, ast.Name)
-            and any(s.startswith(("def ", "@", "async ")) for s in self.facts["defs"].get(value.func.id, ()))
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and any(s.startswith(("def ", "@", "async ")) for s in self.facts["defs"].get(node.func.id, ()))
         )
 
     def _spread_local(self, name: str, value: ast.expr, scope: str) -> bool:
@@ -559,9 +559,7 @@ class _Collector:
         bound = self.facts["locals"].get(scope)
         if not bound:
             return False
-        node = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
-        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.comparators[0], ast.Constant):
-            node = node.left if node.comparators[0].value is None else node
+        node = _tested(test, none_only=True)
         return isinstance(node, ast.Name) and node.id in bound
 
     def _store_count(self, scope: str, name: str) -> int:
@@ -705,21 +703,13 @@ class _Collector:
     def _flag_test(self, test: ast.expr, scope: str) -> bool:
         """Does the test read a constexpr flag of the kernel it lies in (`if ptx_pack:`, `if not USE_TMA:`), or
         compare one with a constant (`if SPLIT_K == 1:`)?"""
-        node = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
-        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.comparators[0], ast.Constant):
-            node = node.left
+        node = _tested(test)
         return isinstance(node, ast.Name) and node.id in self.flags.get(scope, ())
 
     def _calls_predicate(self, test: ast.expr) -> bool:
         """Does the test call a function of this module whose body reads the platform (flag_gems's
         `if streamk_scenario(a, b, M, N, K):`, true only for capability 8)?"""
-        defs = self.facts["defs"]
-        return any(
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and any(snippet.startswith(("def ", "@", "async ")) for snippet in defs.get(node.func.id, ()))
-            for node in _nodes(test)  # a Call is never one of the leaves _nodes passes over
-        )
+        return any(map(self._calls_own_predicate, _nodes(test)))  # a Call is never one of the leaves _nodes skips
 
     def _walk(self, tree: ast.Module) -> None:
         """Expression-level guards (if/while bodies, `a if t else b`, `t and x`, comprehension filters), the
@@ -792,9 +782,10 @@ class _Collector:
         self, names: list[ast.Name | ast.Attribute], attribute_bases: set[int], calls: dict[int, ast.Call]
     ) -> None:
         """Uses of module-level functions and of names imported from the project itself."""
-        own = {name for name in self.facts["defs"] if self.facts["scopes"].get(name, [0, 0, ""])[2] == "def"}
+        kinds = {name: self.facts["scopes"].get(name, [0, 0, ""])[2] for name in self.facts["defs"]}
+        own = {name for name, kind in kinds.items() if kind == "def"}
         # a module-level class is used by name, mostly as an attribute's base (`_AtomicBackward.apply(q, k)`)
-        classes = {name for name in self.facts["defs"] if self.facts["scopes"].get(name, [0, 0, ""])[2] == "class"}
+        classes = {name for name, kind in kinds.items() if kind == "class"}
         imports = self.facts["imports"]
         project = {local for local, qualified in imports.items() if qualified.split(".", 1)[0] in self.top}
         refs = self.facts["refs"]
@@ -943,6 +934,14 @@ def _is_main_block(statement: ast.stmt) -> bool:
     return any(isinstance(n, ast.Name) and n.id == "__name__" for n in sides) and any(
         isinstance(n, ast.Constant) and n.value == "__main__" for n in sides
     )
+
+
+def _tested(test: ast.expr, none_only: bool = False) -> ast.expr:
+    """What a test reads: `x` of `not x` and of `x == 1` (with `none_only`, of `x is None` only), else the test."""
+    node = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.comparators[0], ast.Constant):
+        return node.left if not none_only or node.comparators[0].value is None else node
+    return node
 
 
 def _spread_names(text: str) -> set[str]:

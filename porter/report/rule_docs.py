@@ -26,7 +26,7 @@ def rule_text(info: RuleInfo) -> str:
     if not info.enabled_by_default:
         head += f"  opt-in: off by default; enable with --extend-select {info.id} (or extend_select in pyproject)\n"
     elif info.opt_in_on:
-        head += f"  opt-in where {' or '.join(info.opt_in_on)}: enable there with --extend-select {info.id}\n"
+        head += f"  opt-in where {info.opt_in_where}: enable there with --extend-select {info.id}\n"
     return head + "\n" + info.help_text() + _references_text(info) + "\n"
 
 

@@ -29,10 +29,15 @@ class RuleInfo:
     enabled_by_default: bool = True  # False: an opt-in rule (runs with --extend-select ID or opt-in)
     opt_in_on: tuple[str, ...] = ()  # target conditions under which an on-by-default rule is opt-in
 
+    @property
+    def opt_in_where(self) -> str:
+        """The targets on which an on-by-default rule is opt-in, as a reader's condition ("" for none)."""
+        return " or ".join(self.opt_in_on)
+
     def default_text(self) -> str:
         if not self.enabled_by_default:
             return "opt-in"
-        return "on" + (f" (opt-in where {' or '.join(self.opt_in_on)})" if self.opt_in_on else "")
+        return "on" + (f" (opt-in where {self.opt_in_where})" if self.opt_in_on else "")
 
     def help_text(self) -> str:
         parts = [self.summary]
@@ -48,9 +53,7 @@ class RuleInfo:
         if not self.enabled_by_default:
             parts.append(f"Opt-in: off by default; enable it with `--extend-select {self.id}`.")
         elif self.opt_in_on:
-            parts.append(
-                f"Opt-in where {' or '.join(self.opt_in_on)}: enable it there with `--extend-select {self.id}`."
-            )
+            parts.append(f"Opt-in where {self.opt_in_where}: enable it there with `--extend-select {self.id}`.")
         for label, key in (("What it does", "what"), ("Why it matters on AMD", "why"), ("Use instead", "use_instead")):
             if self.docs.get(key):
                 parts.append(f"### {label}\n{str(self.docs[key]).strip()}")

@@ -105,8 +105,7 @@ def fp8_ocp_data(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         # the data feeds no code compiled for the target here (a torch._scaled_mm call is PT208's), or kernels
         # written in inline PTX that cannot run on AMD at all (PT109's finding)
         return
-    if _kernels_widen_before_dots(ctx):
-        return
+    decode_only: bool | None = None  # asked at the first producing use: it walks every kernel
     aware = "fnuz" in ctx.text  # the module converts for gfx942 somewhere: worth a look, not an error
     for node in [*ctx.nodes(cst.Attribute), *ctx.nodes(cst.Name)]:
         if _tail(node) not in ("float8_e4m3fn", "float8_e5m2"):
@@ -119,6 +118,10 @@ def fp8_ocp_data(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         data = _producing_use(ctx, node)
         if data is None:
             continue
+        if decode_only is None:
+            decode_only = _kernels_widen_before_dots(ctx)
+        if decode_only:
+            return
         data["qualified_name"] = min(names)
         if aware:
             yield Hit(node, {**data, "module_handles": "fnuz"}, severity="info")
