@@ -19,7 +19,7 @@ memory over the limit, or a small-tile config on a large-M shape).
 dtypes: bf16, fp16, fp8 (e4m3, B column-major, C bf16) and fp32 (fp32 operands and C, tl.dot's default
 input_precision "tf32"; cuBLAS timed with TF32 allowed).
 
-Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8|blind17|blind18|blind19|blind20|blind21|blind22|blind23|blind24|blind25|blind26]
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8|blind17|blind18|blind19|blind20|blind21|blind22|blind23|blind24|blind25|blind26|blind27]
        [--shapes data/retime_short_shapes.json]
        [--dtypes bf16,fp8] [--budget-s 480] [--workers 16] [--idle-s 0.1 --idle-above-ms 0.3]
 """
@@ -1244,6 +1244,39 @@ BLIND26 = [  # defined 2026-12-05 (session 33) before any sweep and before that 
     ("b26_f32_rec_n64", 98304, 64, 1536, "blind26", "fp32"),
     ("b26_f32_odd_n", 4096, 3001, 4096, "blind26", "fp32"),
 ]
+BLIND27 = [  # defined 2026-12-06 (session 35) before any model change of the session (model as at c83b7e6):
+    # Llama-3-405B, Qwen2.5-72B, DeepSeek-V3 experts, Phi-3-medium, Gemma-7B, Mistral-Large, Command-R, Yi-34B, rec
+    # MLPs, off-grid sizes; more fp8 rows at M <= 8 (blind26's weakest); swept like blind26, scored once ("blind27")
+    ("b27_bf_decode_o", 1, 16384, 16384, "blind27", "bf16"),
+    ("b27_bf_m16_up", 16, 29568, 8192, "blind27", "bf16"),
+    ("b27_bf_m256_moe", 256, 2048, 7168, "blind27", "bf16"),
+    ("b27_bf_m8192_down", 8192, 5120, 17920, "blind27", "bf16"),
+    ("b27_bf_m16384_up", 16384, 6144, 3072, "blind27", "bf16"),
+    ("b27_bf_rec_n80", 131072, 80, 1024, "blind27", "bf16"),
+    ("b27_bf_odd_all", 2999, 4001, 3001, "blind27", "bf16"),
+    ("b27_h_decode_up", 1, 28672, 12288, "blind27", "fp16"),
+    ("b27_h_m4_o", 4, 8192, 8192, "blind27", "fp16"),
+    ("b27_h_m384_moe", 384, 7168, 2048, "blind27", "fp16"),
+    ("b27_h_m2048_qkv", 2048, 10240, 8192, "blind27", "fp16"),
+    ("b27_h_m65536_attn", 65536, 1024, 1024, "blind27", "fp16"),
+    ("b27_h_rec_n160", 98304, 160, 1024, "blind27", "fp16"),
+    ("b27_h_odd_nk", 1234, 5555, 4444, "blind27", "fp16"),
+    ("b27_f8_decode_down", 1, 7168, 20480, "blind27", "fp8"),
+    ("b27_f8_m2_up", 2, 22528, 8192, "blind27", "fp8"),
+    ("b27_f8_m8_o", 8, 12288, 12288, "blind27", "fp8"),
+    ("b27_f8_m48_moe", 48, 4096, 7168, "blind27", "fp8"),
+    ("b27_f8_m1024_qkv", 1024, 9216, 6144, "blind27", "fp8"),
+    ("b27_f8_m16384_up", 16384, 24576, 3072, "blind27", "fp8"),
+    ("b27_f8_rec_n96", 131072, 96, 1024, "blind27", "fp8"),
+    ("b27_f8_odd_all", 3777, 2222, 5555, "blind27", "fp8"),
+    ("b27_f32_decode_o", 1, 5120, 5120, "blind27", "fp32"),
+    ("b27_f32_m16_up", 16, 17920, 5120, "blind27", "fp32"),
+    ("b27_f32_m768_moe", 768, 2048, 7168, "blind27", "fp32"),
+    ("b27_f32_m8192_o", 8192, 4096, 4096, "blind27", "fp32"),
+    ("b27_f32_m65536_down", 65536, 768, 3072, "blind27", "fp32"),
+    ("b27_f32_rec_n32", 131072, 32, 512, "blind27", "fp32"),
+    ("b27_f32_odd_m", 4001, 4096, 2048, "blind27", "fp32"),
+]
 SUITES = {
     "full": SHAPES,
     "fresh": FRESH,
@@ -1280,6 +1313,7 @@ SUITES = {
     "blind24": BLIND24,
     "blind25": BLIND25,
     "blind26": BLIND26,
+    "blind27": BLIND27,
 }
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")  # the default; cal4 and blind3 were run with --dtypes fp16,fp32
