@@ -19,7 +19,7 @@ memory over the limit, or a small-tile config on a large-M shape).
 dtypes: bf16, fp16, fp8 (e4m3, B column-major, C bf16) and fp32 (fp32 operands and C, tl.dot's default
 input_precision "tf32"; cuBLAS timed with TF32 allowed).
 
-Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8|blind17|blind18|blind19|blind20|blind21|blind22|blind23|blind24|blind25|blind26|blind27]
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8|blind17|blind18|blind19|blind20|blind21|blind22|blind23|blind24|blind25|blind26|blind27|blind28]
        [--shapes data/retime_short_shapes.json]
        [--dtypes bf16,fp8] [--budget-s 480] [--workers 16] [--idle-s 0.1 --idle-above-ms 0.3]
 """
@@ -1277,6 +1277,39 @@ BLIND27 = [  # defined 2026-12-06 (session 35) before any model change of the se
     ("b27_f32_rec_n32", 131072, 32, 512, "blind27", "fp32"),
     ("b27_f32_odd_m", 4001, 4096, 2048, "blind27", "fp32"),
 ]
+BLIND28 = [  # defined 2026-12-06 (session 35) after blind27 was scored and before any model change of the session:
+    # GPT-J-6B, Falcon-180B, Baichuan2-13B, InternLM2-20B, Mixtral-8x7B and Qwen3-30B-A3B experts, GLM-4-9B, BERT-large,
+    # SAM ViT-H, rec MLPs, off-grid sizes; small-M rows of every dtype (blind27's misses); scored once ("blind28")
+    ("b28_bf_decode_up", 1, 59392, 14848, "blind28", "bf16"),
+    ("b28_bf_m8_o", 8, 5120, 5120, "blind28", "bf16"),
+    ("b28_bf_m96_moe", 96, 1536, 2048, "blind28", "bf16"),
+    ("b28_bf_m4096_up", 4096, 16384, 4096, "blind28", "bf16"),
+    ("b28_bf_m32768_bert", 32768, 4096, 1024, "blind28", "bf16"),
+    ("b28_bf_rec_n224", 65536, 224, 2048, "blind28", "bf16"),
+    ("b28_bf_odd_mn", 3333, 2777, 4096, "blind28", "bf16"),
+    ("b28_h_decode_down", 1, 5120, 13696, "blind28", "fp16"),
+    ("b28_h_m24_up", 24, 16384, 6144, "blind28", "fp16"),
+    ("b28_h_m448_moe", 448, 14336, 4096, "blind28", "fp16"),
+    ("b28_h_m8192_qkv", 8192, 12288, 4096, "blind28", "fp16"),
+    ("b28_h_m65536_sam", 65536, 3840, 1280, "blind28", "fp16"),
+    ("b28_h_rec_n64", 131072, 64, 2048, "blind28", "fp16"),
+    ("b28_h_odd_k", 2048, 4096, 3001, "blind28", "fp16"),
+    ("b28_f8_decode_qkv", 1, 6144, 4096, "blind28", "fp8"),
+    ("b28_f8_m4_down", 4, 4096, 13696, "blind28", "fp8"),
+    ("b28_f8_m16_up", 16, 27392, 5120, "blind28", "fp8"),
+    ("b28_f8_m128_moe", 128, 4096, 14336, "blind28", "fp8"),
+    ("b28_f8_m2048_o", 2048, 6144, 6144, "blind28", "fp8"),
+    ("b28_f8_m32768_up", 32768, 14336, 4096, "blind28", "fp8"),
+    ("b28_f8_rec_n160", 131072, 160, 2048, "blind28", "fp8"),
+    ("b28_f8_odd_nk", 4096, 3001, 5003, "blind28", "fp8"),
+    ("b28_f32_decode_up", 1, 16384, 4096, "blind28", "fp32"),
+    ("b28_f32_m8_o", 8, 6144, 6144, "blind28", "fp32"),
+    ("b28_f32_m192_moe", 192, 768, 2048, "blind28", "fp32"),
+    ("b28_f32_m2048_up", 2048, 13696, 5120, "blind28", "fp32"),
+    ("b28_f32_m16384_o", 16384, 4096, 4096, "blind28", "fp32"),
+    ("b28_f32_rec_n128", 98304, 128, 2048, "blind28", "fp32"),
+    ("b28_f32_odd_all", 3001, 2999, 3003, "blind28", "fp32"),
+]
 SUITES = {
     "full": SHAPES,
     "fresh": FRESH,
@@ -1314,6 +1347,7 @@ SUITES = {
     "blind25": BLIND25,
     "blind26": BLIND26,
     "blind27": BLIND27,
+    "blind28": BLIND28,
 }
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")  # the default; cal4 and blind3 were run with --dtypes fp16,fp32
