@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from porter.targets import get_target  # noqa: E402
 from porter.tune.constants import ModelConstants, constants_for  # noqa: E402
-from porter.tune.scoring import Row, model_predictions  # noqa: E402
+from porter.tune.scoring import Row, model_order  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from validate import DATA, H100_DATA, gpu_of, sweep_rows  # noqa: E402
@@ -33,12 +33,11 @@ DTYPES = ("bf16", "fp16", "fp8", "fp32")
 
 
 def pick_scores(rows: list[tuple[str, Row]], const: ModelConstants) -> list[float]:
-    """best / time of the model's pick, per row."""
+    """best / time of the model's pick (porter tune's first, near-ties included), per row."""
     targets = {gpu: get_target(gpu) for gpu in ("h100", "h200")}
     scores = []
     for sweep, row in rows:
-        pred = model_predictions(row, targets[gpu_of(sweep)], const)
-        pick = min(range(len(pred)), key=pred.__getitem__)
+        pick = model_order(row, targets[gpu_of(sweep)], const)[0]
         scores.append(row.best / row.ms[pick])
     return scores
 

@@ -51,6 +51,12 @@ class ModelConstants:
     stage_burst_free_bytes: float = 24576.0
     stage_burst_min_waves: float = 9.0  # waves from which the stall shows (measured: none under ~5)
     stage_burst_rate_keys: tuple[str, ...] | None = None  # rate keys the stall applies to (None: every one)
+    # small M (decode, MoE experts): the model cannot tell configs within this share of the best apart (all stream B
+    # at the DRAM rate), while measured, deeper pipelines and 4 warps win there; such near-ties go to the most stages,
+    # then the fewest warps (0: off). Rate keys it applies to and the largest M
+    small_m_tie_share: float = 0.0
+    small_m_tie_max_m: int = 64
+    small_m_tie_rate_keys: tuple[str, ...] = ()
     k_iter_cycles: float = 60.0  # fixed cost per K iteration (address math, waits, barriers)
     tile_cycles: float = 2000.0  # fixed cost per tile (prologue, epilogue, scheduling)
     epilogue_cycles_per_elem: float = 0.0  # per C element per thread (convert, store): fewer warps, longer

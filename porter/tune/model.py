@@ -433,6 +433,23 @@ def predict_seconds(machine: Machine, m: int, n: int, k: int, cfg: GemmConfig) -
     return time_seconds(machine, m, n, k, cfg, unaligned)
 
 
+def pick_order(machine: Machine, m: int, predicted: Sequence[tuple[float, GemmConfig]]) -> list[int]:
+    """Indices of (seconds, config) pairs, best first: by predicted time, except that at small M (on the rate keys
+    the constants name) the near-ties of the best go first, deepest pipeline then fewest warps (see
+    ModelConstants.small_m_tie_share)."""
+    order = sorted(range(len(predicted)), key=lambda i: predicted[i][0])
+    const = machine.const
+    share = const.small_m_tie_share
+    if not order or not share or m > const.small_m_tie_max_m:
+        return order
+    if machine.dtype.rate_key not in const.small_m_tie_rate_keys or math.isinf(predicted[order[0]][0]):
+        return order
+    limit = predicted[order[0]][0] * (1.0 + share)
+    ties = [i for i in order if predicted[i][0] <= limit]
+    ties.sort(key=lambda i: (-predicted[i][1].num_stages, predicted[i][1].num_warps, predicted[i][0]))
+    return ties + order[len(ties) :]
+
+
 def time_seconds(
     machine: Machine, m: int, n: int, k: int, cfg: GemmConfig, unaligned: Unaligned | None = None
 ) -> float:

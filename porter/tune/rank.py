@@ -13,7 +13,7 @@ from porter.targets import Target, get_target
 from porter.tune.config import GemmConfig, parse_config
 from porter.tune.constants import ModelConstants, constants_for
 from porter.tune.dtypes import resolve_dtype
-from porter.tune.model import Machine, infeasibility, predict_seconds, time_seconds, unaligned_loads
+from porter.tune.model import Machine, infeasibility, pick_order, predict_seconds, time_seconds, unaligned_loads
 from porter.tune.space import default_space
 
 
@@ -60,16 +60,18 @@ def rank_gemm(
         configs = default_space(tgt, dtype, m)
     else:
         configs = [parse_config(raw, f"candidate {i}") for i, raw in enumerate(candidates)]
-    ranked, rejected = [], []
+    timed, rejected = [], []
     for cfg in configs:
         unaligned = unaligned_loads(machine, n, k, cfg, m)
         reason = infeasibility(machine, cfg, unaligned)
         if reason is None:
-            seconds = time_seconds(machine, m, n, k, cfg, unaligned)
-            ranked.append(RankedConfig(cfg.to_dict(), seconds * 1e3, gemm_config=cfg))
+            timed.append((time_seconds(machine, m, n, k, cfg, unaligned), cfg))
         elif include_infeasible:
             rejected.append(RankedConfig(cfg.to_dict(), math.inf, False, reason, gemm_config=cfg))
-    ranked.sort(key=lambda r: r.predicted_ms)
+    ranked = [
+        RankedConfig(timed[i][1].to_dict(), timed[i][0] * 1e3, gemm_config=timed[i][1])
+        for i in pick_order(machine, m, timed)
+    ]
     out = ranked + rejected
     return out[:top] if top else out
 

@@ -19,7 +19,7 @@ from porter.targets import Target, get_target
 from porter.tune.config import GemmConfig
 from porter.tune.constants import ModelConstants, constants_for
 from porter.tune.dtypes import resolve_dtype
-from porter.tune.model import Machine, predict_seconds
+from porter.tune.model import Machine, pick_order, predict_seconds
 from porter.tune.space import default_space
 
 SWEEP_DTYPES = {"bf16": "bf16", "fp8": "fp8e4m3", "fp16": "fp16", "fp32": "fp32"}  # sweep dtype tag -> porter dtype
@@ -118,13 +118,9 @@ def to_config(cfg: tuple) -> GemmConfig:
 def model_order(row: Row, target: Target, const: ModelConstants | None = None) -> list[int]:
     """Indices of row.configs by predicted time, feasible first (the model's ranking)."""
     machine = Machine.build(target, resolve_dtype(SWEEP_DTYPES[row.dtype], target), const or constants_for(target))
-    preds = []
-    for i, cfg in enumerate(row.configs):
-        gcfg = to_config(cfg)
-        t = predict_seconds(machine, row.m, row.n, row.k, gcfg)
-        preds.append((t, i))
-    preds.sort()
-    return [i for _, i in preds]
+    configs = [to_config(cfg) for cfg in row.configs]
+    predicted = [(predict_seconds(machine, row.m, row.n, row.k, cfg), cfg) for cfg in configs]
+    return pick_order(machine, row.m, predicted)
 
 
 def model_predictions(row: Row, target: Target, const: ModelConstants | None = None) -> list[float]:

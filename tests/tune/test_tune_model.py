@@ -12,7 +12,7 @@ from porter.targets import get_target
 from porter.tune import default_space, explain_infeasible, parse_config, predict_gemm_ms, rank_gemm
 from porter.tune.config import GemmConfig
 from porter.tune.dtypes import resolve_dtype
-from porter.tune.model import Machine, blocks_per_unit, predict_seconds, unit_flops_clk
+from porter.tune.model import Machine, blocks_per_unit, pick_order, predict_seconds, unit_flops_clk
 
 BIG_TILE = {"BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 8, "num_stages": 4}
 
@@ -352,3 +352,24 @@ def test_dram_row_segments_cost_only_under_128_bytes():
 
     assert segment_cost("bf16") == pytest.approx(2**0.5)
     assert segment_cost("fp32") == 1.0
+
+
+def test_small_m_near_ties_go_to_the_deepest_pipeline_then_fewest_warps():
+    # session 35: at M <= 64 the model cannot tell fp8 configs within 1% apart; measured, 5 stages and 4 warps win
+    target = get_target("h200")
+    machine = Machine.build(target, resolve_dtype("fp8e4m3", target))
+    shallow_fast = GemmConfig(64, 256, 128, 8, 3, GROUP_M=8)
+    deep_eight = GemmConfig(64, 256, 128, 8, 5, GROUP_M=8)
+    deep_four = GemmConfig(64, 256, 128, 4, 5, GROUP_M=8)
+    far = GemmConfig(32, 128, 128, 4, 5, GROUP_M=8)
+    predicted = [(1.000e-5, shallow_fast), (1.004e-5, deep_eight), (1.008e-5, deep_four), (1.2e-5, far)]
+    assert pick_order(machine, 1, predicted) == [2, 1, 0, 3]
+    assert pick_order(machine, 4096, predicted) == [0, 1, 2, 3]  # large M: predicted time alone
+    bf16 = Machine.build(target, resolve_dtype("bf16", target))
+    assert pick_order(bf16, 1, predicted) == [0, 1, 2, 3]  # 16-bit: left out lost with it
+    # rank_gemm (porter tune) orders the same way: a decode row where 3 and 5 stages are predicted within 1%
+    pair = [GemmConfig(32, 128, 128, 4, 3, GROUP_M=8), GemmConfig(32, 128, 128, 4, 5, GROUP_M=8)]
+    times = [predict_seconds(machine, 1, 57344, 7168, c) for c in pair]
+    assert times[0] < times[1] <= times[0] * 1.01
+    ranked = rank_gemm("h200", "fp8e4m3", 1, 57344, 7168, candidates=[c.to_dict() for c in pair])
+    assert [r.config["num_stages"] for r in ranked] == [5, 3]
