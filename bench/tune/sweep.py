@@ -19,7 +19,7 @@ memory over the limit, or a small-tile config on a large-M shape).
 dtypes: bf16, fp16, fp8 (e4m3, B column-major, C bf16) and fp32 (fp32 operands and C, tl.dot's default
 input_precision "tf32"; cuBLAS timed with TF32 allowed).
 
-Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8|blind17|blind18|blind19|blind20|blind21|blind22|blind23|blind24|blind25|blind26|blind27|blind28]
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8|blind17|blind18|blind19|blind20|blind21|blind22|blind23|blind24|blind25|blind26|blind27|blind28|blind29]
        [--shapes data/retime_short_shapes.json]
        [--dtypes bf16,fp8] [--budget-s 480] [--workers 16] [--idle-s 0.1 --idle-above-ms 0.3]
 """
@@ -1310,6 +1310,39 @@ BLIND28 = [  # defined 2026-12-06 (session 35) after blind27 was scored and befo
     ("b28_f32_rec_n128", 98304, 128, 2048, "blind28", "fp32"),
     ("b28_f32_odd_all", 3001, 2999, 3003, "blind28", "fp32"),
 ]
+BLIND29 = [  # defined 2026-12-06 (session 35) after blind28 was scored, before the session's second model change:
+    # OLMo-2-13B, Mistral-Nemo-12B, Qwen2.5-32B, DBRX and Qwen1.5-MoE experts, Llama-3.2-3B, Granite-20B, DiT-XL, rec
+    # MLPs, off-grid sizes; swept like blind28 and scored once ("blind29")
+    ("b29_bf_decode_qkv", 1, 7168, 5120, "blind29", "bf16"),
+    ("b29_bf_m32_down", 32, 5120, 13824, "blind29", "bf16"),
+    ("b29_bf_m224_moe", 224, 10752, 6144, "blind29", "bf16"),
+    ("b29_bf_m2048_up", 2048, 27648, 5120, "blind29", "bf16"),
+    ("b29_bf_m16384_dit", 16384, 1152, 4608, "blind29", "bf16"),
+    ("b29_bf_rec_n176", 131072, 176, 1024, "blind29", "bf16"),
+    ("b29_bf_odd_k", 4096, 4096, 2777, "blind29", "bf16"),
+    ("b29_h_decode_o", 1, 5120, 5120, "blind29", "fp16"),
+    ("b29_h_m2_up", 2, 14336, 5120, "blind29", "fp16"),
+    ("b29_h_m160_moe", 160, 2816, 2048, "blind29", "fp16"),
+    ("b29_h_m4096_qkv", 4096, 5120, 3072, "blind29", "fp16"),
+    ("b29_h_m32768_down", 32768, 3072, 8192, "blind29", "fp16"),
+    ("b29_h_rec_n112", 65536, 112, 1024, "blind29", "fp16"),
+    ("b29_h_odd_mn", 2999, 3001, 4096, "blind29", "fp16"),
+    ("b29_f8_decode_up", 1, 13824, 5120, "blind29", "fp8"),
+    ("b29_f8_decode_o", 1, 5120, 5120, "blind29", "fp8"),
+    ("b29_f8_m8_down", 8, 6144, 24576, "blind29", "fp8"),
+    ("b29_f8_m64_moe", 64, 21504, 6144, "blind29", "fp8"),
+    ("b29_f8_m1024_up", 1024, 16384, 3072, "blind29", "fp8"),
+    ("b29_f8_m16384_o", 16384, 6144, 6144, "blind29", "fp8"),
+    ("b29_f8_rec_n224", 131072, 224, 1024, "blind29", "fp8"),
+    ("b29_f8_odd_mk", 3001, 4096, 4444, "blind29", "fp8"),
+    ("b29_f32_decode_down", 1, 3072, 8192, "blind29", "fp32"),
+    ("b29_f32_m24_o", 24, 5120, 5120, "blind29", "fp32"),
+    ("b29_f32_m256_moe", 256, 1408, 2048, "blind29", "fp32"),
+    ("b29_f32_m4096_qkv", 4096, 7168, 5120, "blind29", "fp32"),
+    ("b29_f32_m32768_up", 32768, 2048, 1024, "blind29", "fp32"),
+    ("b29_f32_rec_n96", 131072, 96, 1024, "blind29", "fp32"),
+    ("b29_f32_odd_n", 2048, 3333, 4096, "blind29", "fp32"),
+]
 SUITES = {
     "full": SHAPES,
     "fresh": FRESH,
@@ -1348,6 +1381,7 @@ SUITES = {
     "blind26": BLIND26,
     "blind27": BLIND27,
     "blind28": BLIND28,
+    "blind29": BLIND29,
 }
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")  # the default; cal4 and blind3 were run with --dtypes fp16,fp32
