@@ -58,7 +58,13 @@ DATA = [
 ]
 # Sweeps timed on an H100 (session 31 on), scored against porter's h100 spec, which shares the H200's constants (one
 # chip; only the HBM figure differs). sweep_rows names them by file stem, `h100_blind21` ...
-H100_DATA = sorted((ROOT / "bench" / "tune" / "data").glob("h100_*.json"))
+# A blind sweep joins only once it is scored (its `<split>_h100_scored_once.txt` exists): one committed unopened
+# waits outside every calibration and leave-one-out run.
+H100_DATA = sorted(
+    path
+    for path in (ROOT / "bench" / "tune" / "data").glob("h100_*.json")
+    if (path.parent / f"{path.stem.removeprefix('h100_')}_h100_scored_once.txt").exists()
+)
 
 
 def gpu_of(sweep: str) -> str:
