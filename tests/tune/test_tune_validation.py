@@ -458,6 +458,23 @@ H100_SWEEPS = {
         "fp8": {"model": (0.952, 0.860)},
         "fp32": {"model": (0.966, 0.869)},
     },
+    # blind28 (29 shapes defined after blind27 was scored, before any change) and blind29 (defined after blind28 was
+    # scored, swept before any further change), scored once with session 35's model (small-M near-ties to the deepest
+    # pipeline: it changes no blind28 pick; on blind29 fp8 0.970 -> 0.976, b29_f8_m64_moe 0.902 -> 0.943)
+    "blind28": {
+        "all": {"model": (0.962, 0.842), "model_top4": (0.983, 0.842)},
+        "bf16": {"model": (0.968, 0.903)},
+        "fp16": {"model": (0.975, 0.931)},
+        "fp8": {"model": (0.941, 0.842)},
+        "fp32": {"model": (0.966, 0.897)},
+    },
+    "blind29": {
+        "all": {"model": (0.980, 0.885), "model_top4": (0.991, 0.885)},
+        "bf16": {"model": (0.990, 0.973)},
+        "fp16": {"model": (0.968, 0.913)},
+        "fp8": {"model": (0.976, 0.885)},
+        "fp32": {"model": (0.987, 0.938)},
+    },
 }
 
 
