@@ -22,13 +22,13 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from porter.targets import get_target  # noqa: E402
-from porter.tune.scoring import model_predictions  # noqa: E402
+from porter.tune.scoring import model_order, model_predictions  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from validate import DATA, H100_DATA, gpu_of, sweep_rows  # noqa: E402  (the calibration sweeps: never a sealed blind split beside them)
 
 DTYPES = ("bf16", "fp16", "fp8", "fp32")
-HELD_OUT = {"h100_blind24"}  # the last split scored once, with the final model of session 32
+HELD_OUT = {"h100_blind29"}  # the last split scored once, with the final model of session 35
 
 
 def main() -> int:
@@ -54,7 +54,7 @@ def main() -> int:
         )
         for sweep, row in ((sw, r) for sw, r in rows if r.dtype == tag):
             pred = model_predictions(row, targets[gpu_of(sweep)])
-            pick = min(range(len(pred)), key=lambda i: pred[i])
+            pick = model_order(row, targets[gpu_of(sweep)])[0]  # porter tune's first, near-ties included
             for p, t in zip(pred, row.ms):
                 if math.isfinite(p):
                     every_x.append(t)
