@@ -176,6 +176,12 @@ OPT_IN = (
 )
 
 
+def _same_constant(value: Any, other: Any) -> bool:
+    """Are two evaluated values the same plain constant (a call passing an option its default explicitly)?"""
+    plain = (bool, int, str, type(None))
+    return type(value) in plain and type(value) is type(other) and value == other
+
+
 def _within(module: str, prefixes: tuple[str, ...]) -> bool:
     """Is the dotted module name one of the prefixes or inside one of them?"""
     return any(module == prefix or module.startswith(prefix + ".") for prefix in prefixes)
@@ -470,17 +476,34 @@ class Project:
         the module's own benchmark). A function no such call uses is an entry point for outside callers, who may
         pass anything: only a private parameter (`_owners=None`, for tests) then keeps its default. A package's API
         (re-exported by an `__init__`, or in `__all__`) is called by users who turn its options on (flashlib's
-        `fused=False` fallback, flag_gems's `use_int4_w4a16=True`): undecided. A method's callers are not indexed."""
+        `fused=False` fallback, flag_gems's `use_int4_w4a16=True`): undecided, unless the package shows the option
+        to be a test variant: its own code calls the function, and only its tests, benchmarks or self-tests pass
+        the option (polarquant's exported `polar_gemv_splitk`, called by `polar_matmul` with `use_atomic` left
+        False, set True only by the module's `__main__` benchmark). A method's callers are not indexed."""
         default, position = option
         if "." in qualname:
             return OPAQUE
-        if (module, qualname) in self._package_api() or qualname in (self.module_facts[module]["exports"] or ()):
-            return OPAQUE  # an API's option (`fused=True`, `use_int4_w4a16=False`): a feature its users turn on
+        every = self.users(module, qualname)
+        users = [user for user in every if not self.outside_use(user[0], user[1])]
         default_value = self.evaluator.source(default, Scope(module, ""))
-        users = [user for user in self.users(module, qualname) if not self.outside_use(user[0], user[1])]
+        api = (module, qualname) in self._package_api() or qualname in (self.module_facts[module]["exports"] or ())
+        if api and not (users and self._set_only_outside(every, name, position, default_value)):
+            return OPAQUE  # an API's option (`fused=True`, `use_int4_w4a16=False`): a feature its users turn on
         if not users:
             return default_value if name.startswith("_") else OPAQUE
         return self._passed_at_calls(users, name, position, default_value)
+
+    def _set_only_outside(self, users: list, name: str, position: int, default_value: Any) -> bool:
+        """Do the calls that pass parameter `name` (by name or at `position`) something other than its default all
+        lie in the project's tests, benchmarks or self-tests, and is there at least one? An API option the package
+        exercises only there is a variant it measures, not one its own code takes; flashlib's `fused=False`, which
+        no call passes, stays the users' documented choice."""
+        setting = []
+        for path, line, _column, keywords in users:
+            passed = self._passed(keywords, name, position)
+            if passed is not None and not _same_constant(self._at_call(passed, path, line), default_value):
+                setting.append((path, line))
+        return bool(setting) and all(self.outside_use(path, line) for path, line in setting)
 
     def _passed_at_calls(self, users: list, name: str, position: int, default_value: Any) -> Any:
         """What the calls `users` pass for parameter `name` (at `position`), merged: a call that leaves it out

@@ -2004,6 +2004,46 @@ def test_an_api_option_is_the_users_choice():
     assert reach(files, "pkg/scaler.py", "def atomic")[0] == "target"
 
 
+def test_an_api_option_only_the_packages_tests_set_is_opt_in():
+    # seen on polarquant 0.6.0: polar_gemv_splitk(..., use_atomic=False) is re-exported by its kernels package, but
+    # polar_matmul calls it with use_atomic left False and only the module's `__main__` benchmark passes True: a
+    # variant the package measures, not one its users are offered (flashlib's `fused`, which no call passes, stays)
+    kernels = "import triton\n\n@triton.jit\ndef atomic(x):\n    pass\n\n@triton.jit\ndef plain(x):\n    pass\n"
+    files = {
+        "pkg/__init__.py": "from pkg.gemv import gemv\n\n__all__ = ['gemv']\n",
+        "pkg/gemv.py": kernels
+        + textwrap.dedent("""
+            def gemv(x, split_k=None, use_atomic: bool = False):
+                if use_atomic:
+                    atomic[(1,)](x)
+                else:
+                    plain[(1,)](x)
+
+            if __name__ == "__main__":
+                for atomic_mode in [False, True]:
+                    gemv(1, use_atomic=atomic_mode)
+        """),
+        "pkg/matmul.py": "from pkg.gemv import gemv\n\ndef polar_matmul(x):\n    return gemv(x, 4)\n",
+    }
+    verdict, why = reach(files, "pkg/gemv.py", "def atomic")
+    assert verdict == "opt_in" and "`use_atomic` is True" in why
+    assert reach(files, "pkg/gemv.py", "def plain")[0] == "target"
+    # a call of the package's own code that sets it keeps it reached
+    setting = dict(files, **{"pkg/model.py": "from pkg.gemv import gemv\n\ngemv(1, use_atomic=True)\n"})
+    assert reach(setting, "pkg/gemv.py", "def atomic")[0] == "target"
+    # no test sets it: an API option the package never exercises is its users' choice
+    untested = dict(files, **{"pkg/gemv.py": files["pkg/gemv.py"].split("if __name__")[0]})
+    assert reach(untested, "pkg/gemv.py", "def atomic")[0] == "target"
+    # tests that pass only the default do not exercise it: the other value stays the users' choice
+    default_only = dict(
+        files, **{"pkg/gemv.py": files["pkg/gemv.py"].replace("use_atomic=atomic_mode", "use_atomic=False")}
+    )
+    assert reach(default_only, "pkg/gemv.py", "def atomic")[0] == "target"
+    # the package's own code never calls it: an entry point, whatever its tests pass
+    entry = dict(files, **{"pkg/matmul.py": "x = 1\n"})
+    assert reach(entry, "pkg/gemv.py", "def atomic")[0] == "target"
+
+
 FUSED_BACKWARD = """
     import os
     import torch
