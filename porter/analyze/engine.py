@@ -416,19 +416,26 @@ class _Matcher:
         return names
 
     def hit(self, rule: Rule, entry: dict, node: cst.CSTNode, **data: Any) -> None:
+        placed = self._placed(entry, data)
+        if placed is not None:
+            self.hits.append(_RawHit(rule, node, *placed))
+
+    def _placed(self, entry: dict, data: dict[str, Any]) -> tuple[dict[str, Any], Severity | None] | None:
+        """The entry's file conditions (`importing`, `in_files`, `aware_of`) applied to a hit: its data and
+        severity, or None where the file is not one the entry is about."""
         if "_importing" in entry and not entry["_importing"].matches_prefix(self._imported):
-            return  # the module never imports the API the hit only matters through
+            return None  # the module never imports the API the hit only matters through
         if "_in_files" in entry and not _file_named(self.ctx.path, entry["_in_files"]):
-            return  # the hit matters only in a file of this role (the project's own setup.py)
+            return None  # the hit matters only in a file of this role (the project's own setup.py)
         merged = dict(entry.get("data") or {})
         merged.update(data)
         severity: Severity | None = None
         if "_aware" in entry and entry["_aware"].search(self.ctx.text):
             if entry.get("aware_silent"):
-                return  # the rule is about files that ignore ROCm; this one handles it (its flags are the CUDA path's)
+                return None  # the rule is about files that ignore ROCm; this one handles it (flags of the CUDA path)
             severity = "info"  # the module already handles the AMD side somewhere: worth a look, not an error
             merged["module_handles"] = entry["aware_of"]
-        self.hits.append(_RawHit(rule, node, merged, severity))
+        return merged, severity
 
     def run(self) -> None:
         kinds = self.by_kind
@@ -637,6 +644,9 @@ class _Matcher:
         first = self._first_call_through(node, module)
         if first is not None:
             data["first_call"] = {"line": first[0]}
+            calls = self._calls_through(node, module)
+            if calls:
+                data["calls"] = calls
         requirement = self._requirement_before(node, module)
         if requirement:
             data["requirement"] = requirement
@@ -659,6 +669,31 @@ class _Matcher:
             if any(name == module or name.startswith(module + ".") for name in self.ctx.qualified_names(call.func)):
                 return line, self.ctx.code_for(call.func)
         return None
+
+    def _calls_through(self, node: cst.CSTNode, module: str) -> list[dict[str, int]]:
+        """Every statement of the importing function that calls into `module` after the import, as spans: the code
+        a port has to replace or guard, not only the first call (accelerate's nvmlDeviceGetHandleByIndex and the
+        loop over nvmlDeviceGetCpuAffinity). A loop over a call's result spans its body, which works on what the
+        library returned. None for a module-level import: the module's calls sit in functions of their own, often
+        behind a loaded-flag the import does not see (crystools' `if self.pynvmlLoaded`)."""
+        function = next((a for a in self.ctx.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
+        if function is None:
+            return []
+        after = self.ctx.position(node).end.line
+        spans: dict[int, int] = {}
+        for call in self.index.of(cst.Call):
+            line = self.ctx.position(call).start.line
+            if line <= after or all(a is not function for a in self.ctx.ancestors(call)):
+                continue
+            if not any(name == module or name.startswith(module + ".") for name in self.ctx.qualified_names(call.func)):
+                continue
+            statement = next((a for a in self.ctx.ancestors(call) if isinstance(a, cst.BaseStatement)), None)
+            if statement is None:
+                continue
+            span = self.ctx.position(statement)
+            end = span.end.line if isinstance(statement, (cst.SimpleStatementLine, cst.For)) else span.start.line
+            spans[span.start.line] = max(end, spans.get(span.start.line, end))
+        return [{"line": start, "end_line": end} for start, end in sorted(spans.items())]
 
     def _requirement_before(self, node: cst.CSTNode, module: str) -> dict[str, Any]:
         """An `if not <probe of the module>(): raise ...` just before the import, in the same block (accelerate's
@@ -782,9 +817,10 @@ class _Matcher:
             return
         try:
             for found in function(self.ctx, rule, self.ctx.target) or ():
-                data = dict(entry.get("data") or {})
-                data.update(found.data or {})
-                self.hits.append(_RawHit(rule, found.node, data, found.severity, found.message))
+                placed = self._placed(entry, found.data or {})
+                if placed is not None:
+                    data, severity = placed
+                    self.hits.append(_RawHit(rule, found.node, data, found.severity or severity, found.message))
         except Exception as exc:  # one broken visitor must not hide the other rules' findings
             self.errors.append((rule, f"{type(exc).__name__}: {exc}"))
 

@@ -308,3 +308,54 @@ def test_file_name_must_match_id(tmp_path):
 def test_guarded_import_is_not_flagged():
     code = "try:\n    import flash_attn\nexcept ImportError:\n    flash_attn = None\nimport flash_attn\n"
     assert rules_of(code) == [("PT301", 5)]
+
+
+def test_nvml_finding_names_every_call_of_the_importing_function():
+    # accelerate's set_numa_affinity before #4025: the handle and the affinity loop need NVML as much as nvmlInit
+    code = (
+        "def affinity(index):\n    import pynvml as nvml\n    nvml.nvmlInit()\n    n = 2\n"
+        "    handle = nvml.nvmlDeviceGetHandleByIndex(index)\n"
+        "    for j in nvml.nvmlDeviceGetCpuAffinity(handle, n):\n        print(j)\n"
+    )
+    (finding,) = [f for f in analyze_source(code, "m.py", MI300X, RULES) if f.rule == "PT307"]
+    assert finding.data["calls"] == [{"line": 3, "end_line": 3}, {"line": 5, "end_line": 5}, {"line": 6, "end_line": 7}]
+
+
+def test_nvml_module_level_import_lists_no_calls():
+    code = "import pynvml\n\ndef count():\n    return pynvml.nvmlDeviceGetCount()\n"
+    (finding,) = [f for f in analyze_source(code, "m.py", MI300X, RULES) if f.rule == "PT307"]
+    assert "calls" not in finding.data
+
+
+def test_visitor_rule_honours_its_file_conditions():
+    code = "from torch.utils.cpp_extension import CUDA_HOME\nif CUDA_HOME is not None:\n    v = probe(CUDA_HOME)\nprint(v)\n"
+    ruleset = load_rules(select=["PT230"])
+    (finding,) = analyze_source(code, "pkg/setup.py", MI300X, ruleset)
+    assert (finding.line, finding.end_line, finding.data["uses"]) == (2, 3, [{"line": 4}])
+    assert analyze_source(code, "pkg/build.py", MI300X, ruleset) == []
+    assert (
+        analyze_source(
+            "import torch\n" + code.replace("print(v)", "print(v, torch.version.hip)"), "setup.py", MI300X, ruleset
+        )
+        == []
+    )
+
+
+def test_fnuz_for_every_hip_build_names_the_dtype_line():
+    code = "import torch\nif torch.version.hip is not None:\n    dtype = torch.float8_e4m3fnuz\nelse:\n    dtype = torch.float8_e4m3fn\n"
+    (finding,) = [f for f in analyze_source(code, "m.py", MI350X, load_rules(select=["PT228"])) if f.rule == "PT228"]
+    assert finding.data["chosen"] == {"line": 3}
+
+
+def test_capability_gate_names_its_chain_and_the_branch_the_target_takes():
+    # lmdeploy's flash-attention tile chain before #3925: major 9 (gfx942 / gfx950) takes the sm9x table
+    code = (
+        "import torch\n\ndef meta(d):\n    cap = torch.cuda.get_device_capability()\n"
+        "    if cap[0] < 8:\n        BLOCK_M, num_warps, num_stages = 64, 4, 1\n"
+        "    elif cap[0] < 9:\n        BLOCK_M, num_warps, num_stages = 64, 4, 2\n"
+        "    elif cap[0] < 10:\n        BLOCK_M, num_warps, num_stages = 128, 8, 3\n"
+        "    else:\n        BLOCK_M, num_warps, num_stages = 128, 8, 2\n    return BLOCK_M, num_warps, num_stages\n"
+    )
+    findings = [f for f in analyze_source(code, "m.py", MI300X, load_rules(select=["PT202"])) if f.rule == "PT202"]
+    taken = next(f for f in findings if f.line == 9)
+    assert taken.data["chain"] == {"line": 5} and taken.data["taken"] == {"line": 10, "end_line": 10}

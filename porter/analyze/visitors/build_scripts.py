@@ -153,3 +153,102 @@ def _is_tested(ctx: ModuleContext, use: cst.Name) -> bool:
         return True
     call = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
     return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "len"
+
+
+# ---- a name bound only when CUDA_HOME is set, read after the test in a setup.py -------------------------------
+
+_CUDA_HOME = "torch.utils.cpp_extension.CUDA_HOME"
+_BINDING_PARENTS = (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.AsName, cst.Param, cst.NamedExpr)
+
+
+@register("bound_only_with_cuda_home")
+def bound_only_with_cuda_home(ctx: ModuleContext, rule: Any, target: Any) -> Iterable[Hit]:
+    """`if CUDA_HOME is not None: _, bare_metal_version = get_cuda_bare_metal_version(CUDA_HOME)` and, further down
+    the same scope, `if bare_metal_version >= Version("11.8"):` (mamba-ssm's setup.py before #359). A ROCm PyTorch
+    finds no nvcc, so CUDA_HOME is None, the body never binds the name and the later read raises NameError: `pip
+    install` stops on AMD. The finding is the test's whole statement (the toolkit check the port moves under a CUDA
+    branch) and names the reads (`uses`). Silent where the name is bound anywhere else in the scope, or where every
+    read sits under a CUDA_HOME test of its own."""
+    for statement in ctx.nodes(cst.If):
+        if statement.orelse is not None or not _asks_cuda_home_set(ctx, statement.test):
+            continue
+        scope = ctx.scope_names(statement.test)
+        end = ctx.position(statement).end.line
+        names = {n.value for n in _bound_names(ctx, statement.body)} - {"_"}
+        if not names or any(_bound_outside(ctx, name, scope, statement) for name in names):
+            continue
+        uses = [use for use in ctx.nodes(cst.Name) if use.value in names and ctx.scope_names(use) == scope]
+        late = [use for use in uses if ctx.position(use).start.line > end and not _binds(ctx, use)]
+        late = [use for use in late if not _under_cuda_home_test(ctx, use)]
+        if late:
+            lines = sorted({ctx.position(use).start.line for use in late})
+            yield Hit(
+                statement,
+                {
+                    "names": ", ".join(sorted({use.value for use in late})),
+                    "use_lines": ", ".join(map(str, lines)),
+                    "uses": [{"line": line} for line in lines],
+                },
+            )
+
+
+def _asks_cuda_home_set(ctx: ModuleContext, test: cst.BaseExpression) -> bool:
+    """`CUDA_HOME is not None` or a bare `CUDA_HOME` (torch.utils.cpp_extension's, None without nvcc)."""
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        comparison = test.comparisons[0]
+        none = comparison.comparator
+        if not (isinstance(comparison.operator, cst.IsNot) and isinstance(none, cst.Name) and none.value == "None"):
+            return False
+        test = test.left
+    return isinstance(test, (cst.Name, cst.Attribute)) and _CUDA_HOME in ctx.qualified_names(test)
+
+
+def _bound_names(ctx: ModuleContext, body: cst.BaseSuite) -> list[cst.Name]:
+    """Names the body binds (assignment and loop targets), outside functions and classes it defines."""
+    found: list[cst.Name] = []
+
+    class Binder(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if _binds(ctx, node):
+                found.append(node)
+
+    body.visit(Binder())
+    return found
+
+
+def _binds(ctx: ModuleContext, name: cst.Name) -> bool:
+    """The name is a target (of an assignment, a loop, an `as`, a parameter), through tuple / list unpacking."""
+    child: cst.CSTNode = name
+    parent = ctx.parent(name)
+    while isinstance(parent, (cst.Element, cst.Tuple, cst.List, cst.StarredElement)):
+        child, parent = parent, ctx.parent(parent)
+    if isinstance(parent, (cst.AssignTarget, cst.AsName, cst.Param)):
+        return True
+    return isinstance(parent, _BINDING_PARENTS) and getattr(parent, "target", None) is child
+
+
+def _bound_outside(ctx: ModuleContext, name: str, scope: tuple[str, ...], statement: cst.If) -> bool:
+    """The scope binds the name somewhere other than the test's body (a default before it, an else elsewhere), or
+    imports it."""
+    inside = {id(n) for n in _bound_names(ctx, statement.body)}
+    for node in ctx.nodes(cst.Name):
+        if node.value == name and ctx.scope_names(node) == scope and id(node) not in inside and _binds(ctx, node):
+            return True
+    imported = any(bound.rsplit(".", 1)[-1] == name for _node, bound in ctx.index.imports)
+    return imported or f"global {name}" in ctx.text
+
+
+def _under_cuda_home_test(ctx: ModuleContext, node: cst.CSTNode) -> bool:
+    """The read sits in the body of its own `if CUDA_HOME is not None:`."""
+    child = node
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.If) and ancestor.body is child and _asks_cuda_home_set(ctx, ancestor.test):
+            return True
+        child = ancestor
+    return False

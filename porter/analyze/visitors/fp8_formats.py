@@ -552,7 +552,9 @@ def fnuz_chosen_by_vendor_test(ctx: ModuleContext, rule, target) -> Iterable[Hit
         if branch is None or id(branch.test) in reported or not _rocm_side(ctx, branch, reference):
             continue
         reported.add(id(branch.test))
-        yield Hit(branch.test, {"dtype": ctx.code_for(reference).strip(), "test": ctx.code_for(branch.test).strip()})
+        chosen = {"line": ctx.position(reference).start.line}  # where the FNUZ dtype is taken: the port edits it too
+        dtype, test = ctx.code_for(reference).strip(), ctx.code_for(branch.test).strip()
+        yield Hit(branch.test, {"dtype": dtype, "test": test, "chosen": chosen})
 
 
 def _fnuz_dtype(ctx: ModuleContext, node: cst.CSTNode) -> str | None:

@@ -337,9 +337,29 @@ def capability_comparison(ctx: ModuleContext, rule: Any, target: Any) -> Iterabl
                     if exit_data.get("covers_rocm"):
                         break  # the probe already returns before the gate on ROCm (the port is done)
                     hit.data.update(exit_data)
+                    hit.data.update(_branch_lines(ctx, comparison, hit.data["outcome"] == "true"))
                     yield hit
                 break
             left = item.comparator
+
+
+def _branch_lines(ctx: ModuleContext, comparison: cst.Comparison, taken: bool) -> dict[str, dict[str, int]]:
+    """Where the gate's `if` sits in its chain, as lines the report can point at: the chain's first test
+    (`chain`, for an elif: where a port puts its ROCm branch) and, when the target takes the branch, its body
+    (`taken`: lmdeploy's `elif cap[0] < 10:` hands gfx942's major 9 Hopper's tile table on the next line)."""
+    statement = _gate_statement(ctx, comparison)
+    if not isinstance(statement, cst.If):
+        return {}
+    data: dict[str, dict[str, int]] = {}
+    head, parent = statement, ctx.parent(statement)
+    while isinstance(parent, cst.If) and parent.orelse is head:
+        head, parent = parent, ctx.parent(parent)
+    if head is not statement:
+        data["chain"] = {"line": ctx.position(head).start.line}
+    body = getattr(statement.body, "body", ())
+    if taken and body:
+        data["taken"] = {"line": ctx.position(body[0]).start.line, "end_line": ctx.position(body[-1]).end.line}
+    return data
 
 
 def _elif_admits(ctx: ModuleContext, comparison: cst.Comparison, aliases) -> Callable[[tuple], bool] | None:
