@@ -672,6 +672,10 @@ class Evaluator:
                     return outcomes, False
             elif isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
                 self._assign(statement, scope)
+            elif isinstance(statement, ast.AugAssign):
+                self._augmented_assign(statement, scope)
+            elif isinstance(statement, ast.Expr):
+                self._mutating_call(statement.value, scope)
             elif isinstance(statement, (ast.Import, ast.ImportFrom)):
                 self.resolver.local_import(statement, scope)
             elif isinstance(statement, (ast.For, ast.While, ast.AsyncFor)):
@@ -729,6 +733,26 @@ class Evaluator:
                             scope.bindings[element.id] = value[index] if not isinstance(value, _Marker) else value
                         except Exception:
                             scope.bindings[element.id] = OPAQUE
+
+    def _augmented_assign(self, node: ast.AugAssign, scope: Scope) -> None:
+        """`n += 1` / `args += [...]` in a branch changes what the function returns (its value is not the one bound
+        before): the new value is computed, or a stored `name[...]` becomes undecided."""
+        target = node.target
+        if isinstance(target, ast.Name):
+            combined = ast.BinOp(left=ast.Name(id=target.id, ctx=ast.Load()), op=node.op, right=node.value)
+            scope.bindings[target.id] = self._binop(combined, scope)
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            key = _stored_key(target.value.id)
+            scope.bindings[key] = Stored(_stored(scope.bindings.get(key)) + (OPAQUE,))
+
+    def _mutating_call(self, node: ast.expr, scope: Scope) -> None:
+        """`args.append(...)` / `options.update(...)` on a local list or dict: its value is no longer the literal it
+        was bound to (an empty list filled only off NVIDIA is not empty on the target)."""
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            return
+        owner = node.func.value
+        if isinstance(owner, ast.Name) and isinstance(scope.bindings.get(owner.id), (tuple, Keywords)):
+            scope.bindings[owner.id] = OPAQUE
 
 
 class Stored(tuple):

@@ -43,13 +43,15 @@ backend...); every other condition is ordinary control flow, which reachability 
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import warnings
 from bisect import bisect_right
 from collections import Counter
+from pathlib import Path
 from typing import Any, TypeGuard
 
-FACTS_FORMAT = 20  # 20: locals spread as keywords or bound from the module's predicates, tests of them
+FACTS_FORMAT = 21  # 21: short functions calling a platform-named predicate; 20: locals spread as keywords
 # 19: uses of module-level classes (`Fn.apply(...)`), which reach their methods
 # 18: option parameters, tests of them and locals computed from them; `__main__` blocks; ops
 MAX_DEF_LINES = 60  # longer functions are not predicates: their value is not inferred
@@ -92,23 +94,41 @@ _MODEL_LIBRARIES = frozenset(
 _BLOCK_FIELDS = ("body", "orelse", "finalbody")
 
 
-def module_name(path: str) -> str:
-    """'pkg/sub/mod.py' -> 'pkg.sub.mod'; 'pkg/__init__.py' -> 'pkg' (path relative to the scanned root)."""
-    parts = path.replace("\\", "/").split("/")
+def module_name(path: str, package: str = "") -> str:
+    """'pkg/sub/mod.py' -> 'pkg.sub.mod'; 'pkg/__init__.py' -> 'pkg' (path relative to the scanned root).
+    `package`: the dotted package the scanned root itself is (package_of_root), put in front."""
+    parts = [*package.split("."), *path.replace("\\", "/").split("/")]
     parts[-1] = parts[-1].rsplit(".", 1)[0]
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(p for p in parts if p)
 
 
-def module_facts(text: str, path: str, words: tuple[str, ...] = (), tree: ast.Module | None = None) -> dict[str, Any]:
+@functools.lru_cache(maxsize=64)
+def package_of_root(root: Path) -> str:
+    """The dotted package a scanned folder is, '' when it is none: `porter scan freetoken` names its modules
+    `freetoken.utils.arch` as `porter scan .` does from the folder above, so that the package's own absolute
+    imports (`from freetoken.utils.arch import ...`) resolve. The folders holding `__init__.py` from the root up
+    (a rootdir walk, as mypy and pytest do); a folder whose name is not an identifier ends the walk."""
+    names: list[str] = []
+    folder = root.resolve()
+    while (folder / "__init__.py").is_file() and folder.name.isidentifier() and folder.parent != folder:
+        names.append(folder.name)
+        folder = folder.parent
+    return ".".join(reversed(names))
+
+
+def module_facts(
+    text: str, path: str, words: tuple[str, ...] = (), tree: ast.Module | None = None, package: str = ""
+) -> dict[str, Any]:
     """The facts of one module; an unparsable module has empty facts (its findings say why).
 
     `words`: names the user states are platform predicates (`[tool.porter] nvidia_only`): tests naming
-    them are kept too. `tree`: the module's `ast` when the caller parsed it already (the scan shares it)."""
+    them are kept too. `tree`: the module's `ast` when the caller parsed it already (the scan shares it).
+    `package`: the dotted package the scanned root is (package_of_root), in front of the module's name."""
     if tree is None:
         tree = parse_or_none(text)
-    return empty_facts(path) if tree is None else _Collector(text, path, words).collect(tree)
+    return empty_facts(path, package) if tree is None else _Collector(text, path, words, package).collect(tree)
 
 
 def parse_or_none(text: str) -> ast.Module | None:
@@ -120,10 +140,10 @@ def parse_or_none(text: str) -> ast.Module | None:
         return None
 
 
-def empty_facts(path: str) -> dict[str, Any]:
+def empty_facts(path: str, package: str = "") -> dict[str, Any]:
     return {
         "format": FACTS_FORMAT,
-        "module": module_name(path),
+        "module": module_name(path, package),
         "package": path.endswith("__init__.py"),
         "imports": {},
         "imported": [],
@@ -220,13 +240,13 @@ def is_platform_text(text: str) -> bool:
 
 
 class _Collector:
-    def __init__(self, text: str, path: str, words: tuple[str, ...] = ()) -> None:
+    def __init__(self, text: str, path: str, words: tuple[str, ...] = (), package: str = "") -> None:
         self.words = words
         self.lines = text.splitlines()
         # names spread as keywords (`f(**name)`, `dict(a=1, **name)`): one regex pass, as most modules spread none
         self.spreads = _spread_names(text) if "**" in text else set()
         self.path = path
-        self.facts = empty_facts(path)
+        self.facts = empty_facts(path, package)
         self.module = self.facts["module"]
         self.package = self.facts["package"]
         self.top = self.module.split(".")
@@ -623,7 +643,7 @@ class _Collector:
         snippet = self._source(start, end)
         named = _PLATFORM_WORD.search(node.name) is not None
         if snippet is not None and snippet.count("\n") < MAX_PREDICATE_LINES:
-            return snippet if named or _PLATFORM_TEXT.search(snippet) else None
+            return snippet if named or _PLATFORM_TEXT.search(snippet) or _calls_predicate(node) else None
         if snippet is not None and not named and not _PLATFORM_TEXT.search(snippet):
             return None  # nothing about the platform in it, docstring included
         code = self._code_source(node, start, end)
@@ -1070,6 +1090,15 @@ def _returns_value(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         if not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             stack.extend(ast.iter_child_nodes(current))
     return False
+
+
+def _calls_predicate(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Does the function call a plain-named platform predicate (`return is_sm90_supported()`, imported from the
+    package's arch module)? Its name (`_pdl_supported`) and text need not say so: its value is that predicate's."""
+    return any(
+        isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and _PLATFORM_WORD.search(call.func.id)
+        for call in ast.walk(node)
+    )
 
 
 def _called(decorator: ast.expr) -> ast.expr:

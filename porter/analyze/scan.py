@@ -29,7 +29,7 @@ from typing import Any
 from porter import __version__
 from porter.analyze.prefilter import SourceWords, possible_rules, source_words
 from porter.analyze.project import Project, reach_statements
-from porter.analyze.project_facts import FACTS_FORMAT, empty_facts, module_facts, parse_or_none
+from porter.analyze.project_facts import FACTS_FORMAT, empty_facts, module_facts, package_of_root, parse_or_none
 from porter.analyze.triton import flow
 from porter.config import PorterConfig, load_config
 from porter.discover import DiscoverOptions, decode, discover, discover_paths, kinds_for, read_bytes
@@ -293,6 +293,7 @@ class Pending:
     digest: str
     aliases: dict[str, str] = field(default_factory=dict)  # project re-exports of library names
     words: tuple[str, ...] = ()  # names the user states are platform predicates (kept in the facts)
+    package: str = ""  # the dotted package the scanned root is (project_facts.package_of_root)
     rules: frozenset[str] | None = None  # the only rules that may match (porter.analyze.prefilter); None: all
 
 
@@ -366,14 +367,16 @@ def project_facts(
     for item in sources:
         if item.source.kind != "python":
             continue
+        package = _package_of(item.source)
         key = f"{item.digest}+{stated}" if stated else item.digest
+        key = f"{key}@{package}" if package else key
         cached = cache.facts(item.source.path, key) if cache is not None else None
         if cached is not None:
             facts[item.source.path] = cached
             continue
         text = item.decoded()
         if isinstance(text, str):
-            missing.append(Pending(item.source.path, text, key, words=words))
+            missing.append(Pending(item.source.path, text, key, words=words, package=package))
     launch_keys: dict[str, dict[str, bool]] = {}
     results = _map_files(_facts_chunk, missing, jobs, init_args, _facts_crash)
     for done, (path, found, digest, keys, module_words) in enumerate(results, 1):
@@ -389,6 +392,13 @@ def project_facts(
     return facts
 
 
+def _package_of(source: SourceFile) -> str:
+    """The dotted package the scanned root holding this file is: its path is relative to that root."""
+    absolute = Path(source.absolute)
+    depth = source.path.count("/") + 1
+    return package_of_root(absolute.parents[depth - 1]) if len(absolute.parents) >= depth else ""
+
+
 def _facts_chunk(chunk: list[Pending]) -> list:
     """Each module's facts and, from the same `ast` tree, which launch keys its launches may set (flow) and,
     for a scan with rules, the words their triggers read (porter.analyze.prefilter)."""
@@ -397,14 +407,14 @@ def _facts_chunk(chunk: list[Pending]) -> list:
     for item in chunk:
         tree = parse_or_none(item.text)
         keys = flow.launch_keys_known(item.text, tree)
-        found = module_facts(item.text, item.path, item.words, tree)
+        found = module_facts(item.text, item.path, item.words, tree, item.package)
         module_words = source_words(tree, item.text) if tree is not None and with_rules else None
         out.append((item.path, found, item.digest, keys, module_words))
     return out
 
 
 def _facts_crash(item: Pending):
-    return item.path, empty_facts(item.path), item.digest, {}, None
+    return item.path, empty_facts(item.path, item.package), item.digest, {}, None
 
 
 def _map_files(fn: Callable, items: list[Pending], jobs: int, init_args: tuple, crashed: Callable) -> Iterable:

@@ -724,6 +724,33 @@ def test_scan_drops_nvidia_only_findings_and_recomputes_reach_from_cached_facts(
     assert [f.rule for f in second.findings if f.path == "pkg/ops.py"] == [f.rule for f in hidden]
 
 
+def test_scanning_the_package_folder_itself_resolves_the_package_s_own_absolute_imports(tmp_path):
+    # `porter scan pkg` (the package as root) names its modules `pkg.ops` as `porter scan .` does from the folder
+    # above: `from pkg.utils import amd_build` resolves, and both give the same reach (freetoken's norm.py)
+    write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/utils.py": "import torch\ndef amd_build():\n    return torch.version.hip is not None\n",
+            "pkg/ops.py": """
+            import torch
+            from pkg.utils import amd_build
+
+            def pick_tma():
+                if not amd_build():
+                    return torch.cuda.get_device_capability() >= (9, 0)
+                return False
+        """,
+        },
+    )
+    ruleset = load_rules()
+    above = scan_tree(tmp_path, "mi300x", ruleset, jobs=1, config=PorterConfig(), use_cache=False)
+    inside = scan_tree(tmp_path / "pkg", "mi300x", ruleset, jobs=1, config=PorterConfig(), use_cache=False)
+    assert above.unreachable and not above.findings
+    assert not inside.findings and [f.path for f in inside.unreachable] == ["ops.py"] * len(above.unreachable)
+    assert [f.reach_reason for f in inside.unreachable] == [f.reach_reason for f in above.unreachable]
+
+
 def test_cli_exit_code_ignores_unreachable_and_the_flag_shows_them(tmp_path, capsys):
     from porter.cli import main
 
@@ -2191,3 +2218,108 @@ def test_an_f_string_of_decided_values_is_decided_and_a_converted_one_is_not():
     assert reach(files, "pkg/ops.py", "x + 1")[0] == "target"
     assert reach(files, "pkg/ops.py", "x + 1", target="mi350x")[0] == "nvidia_only"
     assert reach(files, "pkg/ops.py", "x + 2", target="mi350x")[0] == "target"
+
+
+def test_a_cached_wrapper_of_an_imported_predicate_feeds_the_kernel_constexpr():
+    # freetoken 0.2.1: `_pdl_supported()` (no platform word in its name or text) returns the arch module's
+    # is_sm90_supported(), whose capability helper returns None on ROCm; the launch passes `ENABLE_PDL=pdl`
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/arch.py": """
+            import functools
+            import torch
+
+            @functools.cache
+            def is_rocm() -> bool:
+                return getattr(torch.version, "hip", None) is not None
+
+            @functools.cache
+            def _capability():
+                if is_rocm():
+                    return None
+                return torch.cuda.get_device_capability()
+
+            def is_arch_supported(major: int, minor: int = 0) -> bool:
+                arch = _capability()
+                if arch is None:
+                    return False
+                return arch >= (major, minor)
+
+            def is_sm90_supported() -> bool:
+                return is_arch_supported(9, 0)
+        """,
+        "pkg/ops.py": """
+            import functools
+            import triton
+            import triton.language as tl
+            from triton.language.extra.cuda import gdc_wait
+
+            from pkg.arch import is_sm90_supported
+
+            @functools.cache
+            def _pdl_supported() -> bool:
+                return is_sm90_supported()
+
+            @triton.jit
+            def _kernel(x_ptr, ENABLE_PDL: tl.constexpr):
+                if ENABLE_PDL:
+                    gdc_wait()
+                tl.store(x_ptr, 1)
+
+            def run(x):
+                pdl = _pdl_supported()
+                _kernel[(1,)](x, ENABLE_PDL=pdl)
+        """,
+    }
+    verdict, why = reach(files, "pkg/ops.py", "gdc_wait()")
+    assert verdict == "nvidia_only", why
+    assert reach(files, "pkg/ops.py", "gdc_wait()", target="h100")[0] == "target"
+    assert reach(files, "pkg/ops.py", "tl.store(x_ptr, 1)")[0] == "target"
+
+
+def test_a_function_that_fills_or_bumps_a_local_in_a_platform_branch_is_not_the_literal_it_started_from():
+    # a short function that calls a predicate is read for its value: what it returns is the local after the
+    # branch, not the `[]` / `0` it was bound to (`append` and `+=` on the target make it non-empty / non-zero)
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": """
+            import torch
+            from triton.language.extra.cuda import gdc_wait
+
+            def is_hip() -> bool:
+                return torch.version.hip is not None
+
+            def _extra_args():
+                args = []
+                if is_hip():
+                    args.append("--offload-arch")
+                return args
+
+            def _rocm_count():
+                n = 0
+                if is_hip():
+                    n += 1
+                return n
+
+            def _scaled(x):
+                y = torch.empty_like(x)
+                if is_hip():
+                    y = y * 2
+                return y
+
+            def run(x):
+                if _extra_args():
+                    gdc_wait()
+                if _rocm_count():
+                    x.add_(1)
+                if _scaled(x):
+                    x.add_(2)
+                if not _rocm_count():
+                    x.add_(3)
+        """,
+    }
+    assert reach(files, "pkg/ops.py", "gdc_wait()")[0] == "target"
+    assert reach(files, "pkg/ops.py", "x.add_(1)")[0] == "target"
+    assert reach(files, "pkg/ops.py", "x.add_(2)")[0] == "target"
+    assert reach(files, "pkg/ops.py", "x.add_(3)")[0] == "nvidia_only"
+    assert reach(files, "pkg/ops.py", "x.add_(3)", target="h100")[0] == "target"
