@@ -416,26 +416,30 @@ class _Matcher:
         return names
 
     def hit(self, rule: Rule, entry: dict, node: cst.CSTNode, **data: Any) -> None:
-        placed = self._placed(entry, data)
-        if placed is not None:
-            self.hits.append(_RawHit(rule, node, *placed))
+        if self._applies(entry):
+            self.hits.append(_RawHit(rule, node, *self._placed(entry, data)))
 
-    def _placed(self, entry: dict, data: dict[str, Any]) -> tuple[dict[str, Any], Severity | None] | None:
-        """The entry's file conditions (`importing`, `in_files`, `aware_of`) applied to a hit: its data and
-        severity, or None where the file is not one the entry is about."""
+    def _applies(self, entry: dict) -> bool:
+        """Is this file one the entry is about (`importing`, `in_files`, and `aware_of` with `aware_silent`)? The
+        conditions read the file only, so a visitor's entry is asked once, before the visitor walks it."""
         if "_importing" in entry and not entry["_importing"].matches_prefix(self._imported):
-            return None  # the module never imports the API the hit only matters through
+            return False  # the module never imports the API the hit only matters through
         if "_in_files" in entry and not _file_named(self.ctx.path, entry["_in_files"]):
-            return None  # the hit matters only in a file of this role (the project's own setup.py)
+            return False  # the hit matters only in a file of this role (the project's own setup.py)
+        # the rule is about files that ignore ROCm; this one handles it (flags of the CUDA path)
+        return not (entry.get("aware_silent") and self._aware(entry))
+
+    def _aware(self, entry: dict) -> bool:
+        return "_aware" in entry and entry["_aware"].search(self.ctx.text) is not None
+
+    def _placed(self, entry: dict, data: dict[str, Any]) -> tuple[dict[str, Any], Severity | None]:
+        """A hit's data and severity in a file the entry applies to: info where the module handles the AMD side."""
         merged = dict(entry.get("data") or {})
         merged.update(data)
-        severity: Severity | None = None
-        if "_aware" in entry and entry["_aware"].search(self.ctx.text):
-            if entry.get("aware_silent"):
-                return None  # the rule is about files that ignore ROCm; this one handles it (flags of the CUDA path)
-            severity = "info"  # the module already handles the AMD side somewhere: worth a look, not an error
-            merged["module_handles"] = entry["aware_of"]
-        return merged, severity
+        if not self._aware(entry):
+            return merged, None
+        merged["module_handles"] = entry["aware_of"]
+        return merged, "info"  # the module already handles the AMD side somewhere: worth a look, not an error
 
     def run(self) -> None:
         kinds = self.by_kind
@@ -815,12 +819,12 @@ class _Matcher:
         if function is None:
             self.errors.append((rule, f"no visitor is registered as {entry['visitor']!r}"))
             return
+        if not self._applies(entry):
+            return
         try:
             for found in function(self.ctx, rule, self.ctx.target) or ():
-                placed = self._placed(entry, found.data or {})
-                if placed is not None:
-                    data, severity = placed
-                    self.hits.append(_RawHit(rule, found.node, data, found.severity or severity, found.message))
+                data, severity = self._placed(entry, found.data or {})
+                self.hits.append(_RawHit(rule, found.node, data, found.severity or severity, found.message))
         except Exception as exc:  # one broken visitor must not hide the other rules' findings
             self.errors.append((rule, f"{type(exc).__name__}: {exc}"))
 

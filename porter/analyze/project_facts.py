@@ -643,7 +643,7 @@ class _Collector:
         snippet = self._source(start, end)
         named = _PLATFORM_WORD.search(node.name) is not None
         if snippet is not None and snippet.count("\n") < MAX_PREDICATE_LINES:
-            return snippet if named or _PLATFORM_TEXT.search(snippet) or _calls_predicate(node) else None
+            return snippet if named or _PLATFORM_TEXT.search(snippet) or _calls_platform_named(node) else None
         if snippet is not None and not named and not _PLATFORM_TEXT.search(snippet):
             return None  # nothing about the platform in it, docstring included
         code = self._code_source(node, start, end)
@@ -1092,12 +1092,12 @@ def _returns_value(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return False
 
 
-def _calls_predicate(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+def _calls_platform_named(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Does the function call a plain-named platform predicate (`return is_sm90_supported()`, imported from the
     package's arch module)? Its name (`_pdl_supported`) and text need not say so: its value is that predicate's."""
     return any(
         isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and _PLATFORM_WORD.search(call.func.id)
-        for call in ast.walk(node)
+        for call in _nodes(node)  # a Call is never one of the leaves _nodes skips
     )
 
 

@@ -695,23 +695,24 @@ def test_triton_rules_see_kernels_through_a_reexport(tmp_path):
     assert not {"PT109", "PT103"} & {f.rule for f in again.findings}
 
 
-def test_scan_drops_nvidia_only_findings_and_recomputes_reach_from_cached_facts(tmp_path):
-    write(
-        tmp_path,
-        {
-            "pkg/__init__.py": "",
-            "pkg/utils.py": "import torch\ndef amd_build():\n    return torch.version.hip is not None\n",
-            "pkg/ops.py": """
-            import torch
-            from pkg.utils import amd_build
+# a package whose ops module gates a capability read on a predicate of its utils module (True on ROCm)
+AMD_BUILD_PACKAGE = {
+    "pkg/__init__.py": "",
+    "pkg/utils.py": "import torch\ndef amd_build():\n    return torch.version.hip is not None\n",
+    "pkg/ops.py": """
+        import torch
+        from pkg.utils import amd_build
 
-            def pick_tma():
-                if not amd_build():
-                    return torch.cuda.get_device_capability() >= (9, 0)
-                return False
-        """,
-        },
-    )
+        def pick_tma():
+            if not amd_build():
+                return torch.cuda.get_device_capability() >= (9, 0)
+            return False
+    """,
+}
+
+
+def test_scan_drops_nvidia_only_findings_and_recomputes_reach_from_cached_facts(tmp_path):
+    write(tmp_path, AMD_BUILD_PACKAGE)
     ruleset = load_rules()
     first = scan_tree(tmp_path, "mi300x", ruleset, jobs=1, config=PorterConfig())
     assert not [f for f in first.findings if f.path == "pkg/ops.py"]
@@ -727,22 +728,7 @@ def test_scan_drops_nvidia_only_findings_and_recomputes_reach_from_cached_facts(
 def test_scanning_the_package_folder_itself_resolves_the_package_s_own_absolute_imports(tmp_path):
     # `porter scan pkg` (the package as root) names its modules `pkg.ops` as `porter scan .` does from the folder
     # above: `from pkg.utils import amd_build` resolves, and both give the same reach (freetoken's norm.py)
-    write(
-        tmp_path,
-        {
-            "pkg/__init__.py": "",
-            "pkg/utils.py": "import torch\ndef amd_build():\n    return torch.version.hip is not None\n",
-            "pkg/ops.py": """
-            import torch
-            from pkg.utils import amd_build
-
-            def pick_tma():
-                if not amd_build():
-                    return torch.cuda.get_device_capability() >= (9, 0)
-                return False
-        """,
-        },
-    )
+    write(tmp_path, AMD_BUILD_PACKAGE)
     ruleset = load_rules()
     above = scan_tree(tmp_path, "mi300x", ruleset, jobs=1, config=PorterConfig(), use_cache=False)
     inside = scan_tree(tmp_path / "pkg", "mi300x", ruleset, jobs=1, config=PorterConfig(), use_cache=False)

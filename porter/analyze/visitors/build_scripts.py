@@ -174,8 +174,10 @@ def bound_only_with_cuda_home(ctx: ModuleContext, rule: Any, target: Any) -> Ite
             continue
         scope = ctx.scope_names(statement.test)
         end = ctx.position(statement).end.line
-        names = {n.value for n in _bound_names(ctx, statement.body)} - {"_"}
-        if not names or any(_bound_outside(ctx, name, scope, statement) for name in names):
+        bound = _bound_names(ctx, statement.body)
+        names = {n.value for n in bound} - {"_"}
+        inside = {id(n) for n in bound}
+        if not names or any(_bound_outside(ctx, name, scope, inside) for name in names):
             continue
         uses = [use for use in ctx.nodes(cst.Name) if use.value in names and ctx.scope_names(use) == scope]
         late = [use for use in uses if ctx.position(use).start.line > end and not _binds(ctx, use)]
@@ -233,10 +235,9 @@ def _binds(ctx: ModuleContext, name: cst.Name) -> bool:
     return isinstance(parent, _BINDING_PARENTS) and getattr(parent, "target", None) is child
 
 
-def _bound_outside(ctx: ModuleContext, name: str, scope: tuple[str, ...], statement: cst.If) -> bool:
-    """The scope binds the name somewhere other than the test's body (a default before it, an else elsewhere), or
-    imports it."""
-    inside = {id(n) for n in _bound_names(ctx, statement.body)}
+def _bound_outside(ctx: ModuleContext, name: str, scope: tuple[str, ...], inside: set[int]) -> bool:
+    """The scope binds the name somewhere other than the test's body (`inside`: its bindings; a default before
+    it, an else elsewhere), or imports it."""
     for node in ctx.nodes(cst.Name):
         if node.value == name and ctx.scope_names(node) == scope and id(node) not in inside and _binds(ctx, node):
             return True
