@@ -19,7 +19,7 @@ memory over the limit, or a small-tile config on a large-M shape).
 dtypes: bf16, fp16, fp8 (e4m3, B column-major, C bf16) and fp32 (fp32 operands and C, tl.dot's default
 input_precision "tf32"; cuBLAS timed with TF32 allowed).
 
-Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8|blind17|blind18|blind19|blind20|blind21|blind22|blind23|blind24|blind25|blind26|blind27|blind28|blind29]
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8|blind17|blind18|blind19|blind20|blind21|blind22|blind23|blind24|blind25|blind26|blind27|blind28|blind29|blind30]
        [--shapes data/retime_short_shapes.json]
        [--dtypes bf16,fp8] [--budget-s 480] [--workers 16] [--idle-s 0.1 --idle-above-ms 0.3]
 """
@@ -1343,6 +1343,39 @@ BLIND29 = [  # defined 2026-12-06 (session 35) after blind28 was scored, before 
     ("b29_f32_rec_n96", 131072, 96, 1024, "blind29", "fp32"),
     ("b29_f32_odd_n", 2048, 3333, 4096, "blind29", "fp32"),
 ]
+BLIND30 = [  # defined 2026-12-06 (session 36) after blind29 was scored and before any model change of the session:
+    # Llama-3.1-70B, Gemma-2-27B, Phi-3-medium, Yi-34B, DeepSeek-V2-Lite and OLMoE experts, Command-R, ViT-L, T5-XL,
+    # rec MLPs, off-grid sizes; two fp8 decode rows with N <= 16k (blind26-29's recurring miss); scored once ("blind30")
+    ("b30_bf_decode_up", 1, 28672, 8192, "blind30", "bf16"),
+    ("b30_bf_m16_o", 16, 4608, 4096, "blind30", "bf16"),
+    ("b30_bf_m320_moe", 320, 1408, 2048, "blind30", "bf16"),
+    ("b30_bf_m4096_down", 4096, 5120, 17920, "blind30", "bf16"),
+    ("b30_bf_m65536_vit", 65536, 4096, 1024, "blind30", "bf16"),
+    ("b30_bf_rec_n192", 131072, 192, 1536, "blind30", "bf16"),
+    ("b30_bf_odd_n", 4096, 3777, 4096, "blind30", "bf16"),
+    ("b30_h_decode_qkv", 1, 9216, 4608, "blind30", "fp16"),
+    ("b30_h_m4_down", 4, 7168, 20480, "blind30", "fp16"),
+    ("b30_h_m128_moe", 128, 2048, 1024, "blind30", "fp16"),
+    ("b30_h_m2048_up", 2048, 22528, 8192, "blind30", "fp16"),
+    ("b30_h_m16384_t5", 16384, 2048, 5120, "blind30", "fp16"),
+    ("b30_h_rec_n80", 131072, 80, 2048, "blind30", "fp16"),
+    ("b30_h_odd_mk", 3003, 4096, 3333, "blind30", "fp16"),
+    ("b30_f8_decode_o", 1, 8192, 8192, "blind30", "fp8"),
+    ("b30_f8_decode_qkv", 1, 10240, 8192, "blind30", "fp8"),
+    ("b30_f8_m2_up", 2, 35840, 5120, "blind30", "fp8"),
+    ("b30_f8_m32_down", 32, 4608, 36864, "blind30", "fp8"),
+    ("b30_f8_m256_moe", 256, 2048, 1408, "blind30", "fp8"),
+    ("b30_f8_m4096_up", 4096, 20480, 7168, "blind30", "fp8"),
+    ("b30_f8_rec_n96", 131072, 96, 2048, "blind30", "fp8"),
+    ("b30_f8_odd_mn", 2777, 5003, 4096, "blind30", "fp8"),
+    ("b30_f32_decode_o", 1, 4608, 4096, "blind30", "fp32"),
+    ("b30_f32_m16_up", 16, 17920, 5120, "blind30", "fp32"),
+    ("b30_f32_m160_moe", 160, 1024, 2048, "blind30", "fp32"),
+    ("b30_f32_m8192_o", 8192, 8192, 8192, "blind30", "fp32"),
+    ("b30_f32_m65536_vit", 65536, 1024, 4096, "blind30", "fp32"),
+    ("b30_f32_rec_n160", 65536, 160, 1024, "blind30", "fp32"),
+    ("b30_f32_odd_k", 3072, 3072, 3001, "blind30", "fp32"),
+]
 SUITES = {
     "full": SHAPES,
     "fresh": FRESH,
@@ -1382,6 +1415,7 @@ SUITES = {
     "blind27": BLIND27,
     "blind28": BLIND28,
     "blind29": BLIND29,
+    "blind30": BLIND30,
 }
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")  # the default; cal4 and blind3 were run with --dtypes fp16,fp32
