@@ -330,6 +330,15 @@ class _RawHit:
 _ENV_CALL_TAILS = {"getenv", "putenv", "unsetenv", "setenv", "delenv", "get", "setdefault", "pop"}
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*\Z")
 _ENV_INLINE = re.compile(r"(?<![A-Za-z0-9_])[A-Z][A-Z0-9_]*=")
+# what may precede "X=..." in a shell command: the start, a separator or `$(`, then `export` / `env` / `-e`
+# and other assignments; prose ("measured with X=0: ...") has words there instead
+_COMMAND_LEAD = re.compile(
+    r"(?:\A|[;&|(`\n]|\$\()\s*(?:(?:export|env|set|sudo|-e|--env)\s+)?(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*\Z"
+)
+
+
+def _in_command_position(text: str, start: int) -> bool:
+    return _COMMAND_LEAD.search(text[:start]) is not None
 
 
 @dataclass
@@ -343,6 +352,15 @@ class EnvRef:
     sets: bool  # assigned/passed rather than read
     inline: bool = False
     text: str = ""
+
+
+def _inline_assignment(text: str) -> bool:
+    return _command_assignment(_ENV_INLINE, text) is not None
+
+
+def _command_assignment(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """The first "X=..." of `pattern` in `text` that sits where a shell command sets a variable."""
+    return next((m for m in pattern.finditer(text) if _in_command_position(text, m.start())), None)
 
 
 def env_references(ctx: ModuleContext) -> list[EnvRef]:
@@ -376,7 +394,7 @@ def env_references(ctx: ModuleContext) -> list[EnvRef]:
         if usage is not None and _ENV_NAME.match(text):
             sets, value = usage
             refs.append(EnvRef(node, text, _plain(literal_value(value)) if value is not None else None, sets))
-        elif "=" in text and id(node) not in index.docstrings and _ENV_INLINE.search(text):
+        elif "=" in text and id(node) not in index.docstrings and _inline_assignment(text):
             refs.append(EnvRef(node, "", None, True, inline=True, text=text))
     ctx.cache["env_references"] = refs
     return refs
@@ -764,7 +782,7 @@ class _Matcher:
                 if entry.get("sets") and not ref.sets:
                     continue
                 if ref.inline:
-                    match = entry["_env_inline"].search(ref.text)
+                    match = _command_assignment(entry["_env_inline"], ref.text)
                     if match and not self._env_excused(entry, ref, match.group(2), refs):
                         self.hit(rule, entry, ref.node, env=match.group(1), value=None)
                 elif entry["_env_exact"].match(ref.name) and not self._env_excused(entry, ref, ref.value, refs):
