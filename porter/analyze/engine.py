@@ -16,7 +16,7 @@ import functools
 import io
 import re
 import tokenize
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -669,6 +669,9 @@ class _Matcher:
             calls = self._calls_through(node, module)
             if calls:
                 data["calls"] = calls
+                uses = self._results_used(node, module)
+                if uses:
+                    data["results_used"] = uses
         requirement = self._requirement_before(node, module)
         if requirement:
             data["requirement"] = requirement
@@ -716,6 +719,55 @@ class _Matcher:
             end = span.end.line if isinstance(statement, (cst.SimpleStatementLine, cst.For)) else span.start.line
             spans[span.start.line] = max(end, spans.get(span.start.line, end))
         return [{"line": start, "end_line": end} for start, end in sorted(spans.items())]
+
+    def _results_used(self, node: cst.CSTNode, module: str) -> list[dict[str, int]]:
+        """The rest of the importing function's code that a port has to move with the library's calls: statements
+        that read what a call returned (transitively: accelerate's affinity string turned into a CPU list), the
+        bindings those calls and statements start from (`handles = []`, `num_elements = ...`), and the loop
+        headers around the calls (`for device_index in self.device_ids:`). A value slice within one function, as
+        spans; the calls themselves are `calls`."""
+        function = next((a for a in self.ctx.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
+        if function is None:
+            return []
+        after = self.ctx.position(node).end.line
+        outer = {id(a) for a in self.ctx.ancestors(node)}  # blocks around the import run on NVIDIA as well
+        statements = [
+            s for s in _own_statements(function) if self.ctx.position(s).start.line > after and id(s) not in outer
+        ]
+        seeds = {id(s) for s in statements if self._calls_into(s, module)}
+        if not seeds:
+            return []
+        taken: dict[int, cst.BaseStatement] = {}
+        tainted: set[str] = set()
+        for statement in statements:  # source order: a value flows forward
+            if id(statement) in seeds or _header_reads(statement) & tainted:
+                taken[id(statement)] = statement
+                tainted |= _written(statement)
+        spans: dict[int, int] = {}
+        for statement in statements:
+            if id(statement) in seeds or any(id(a) in seeds for a in self.ctx.ancestors(statement)):
+                continue  # a call's own span (`calls`)
+            starts = any(
+                _binds(statement) & _header_reads(user)
+                and self.ctx.position(user).start.line > self.ctx.position(statement).start.line
+                for user in taken.values()
+            )
+            around = isinstance(statement, (cst.For, cst.While)) and any(
+                id(a) == id(statement) for user in taken.values() for a in self.ctx.ancestors(user)
+            )
+            if id(statement) in taken or starts or around:
+                position = self.ctx.position(statement)
+                end = position.end.line if isinstance(statement, cst.SimpleStatementLine) else position.start.line
+                spans[position.start.line] = end
+        return [{"line": start, "end_line": end} for start, end in sorted(spans.items())]
+
+    def _calls_into(self, statement: cst.BaseStatement, module: str) -> bool:
+        """The statement itself (a compound statement: its header) calls into the module."""
+        return any(
+            isinstance(call, cst.Call)
+            and any(name == module or name.startswith(module + ".") for name in self.ctx.qualified_names(call.func))
+            for call in _header_nodes(statement, cst.Call)
+        )
 
     def _requirement_before(self, node: cst.CSTNode, module: str) -> dict[str, Any]:
         """An `if not <probe of the module>(): raise ...` just before the import, in the same block (accelerate's
@@ -849,6 +901,127 @@ class _Matcher:
 
 _UNKNOWN = object()
 _PER_SITE_FIXES = ("codemod", "shim")  # these rewrite every import, so every import is reported
+
+
+def _own_statements(function: cst.FunctionDef) -> list[cst.BaseStatement]:
+    """The function's statements in source order, nested blocks included, nested functions and classes not."""
+    out: list[cst.BaseStatement] = []
+
+    def visit(statement: cst.CSTNode) -> None:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or not isinstance(statement, cst.BaseStatement):
+            return
+        out.append(statement)
+        if not isinstance(statement, cst.BaseCompoundStatement):
+            return
+        walk(statement.body)
+        parts = (
+            getattr(statement, "orelse", None),
+            *getattr(statement, "handlers", ()),
+            getattr(statement, "finalbody", None),
+        )
+        for part in parts:
+            if isinstance(part, cst.If):  # an `elif`: a statement of its own
+                visit(part)
+            elif part is not None and isinstance(getattr(part, "body", None), cst.BaseSuite):
+                walk(part.body)
+
+    def walk(block: cst.BaseSuite) -> None:
+        for statement in getattr(block, "body", ()):
+            visit(statement)
+
+    walk(function.body)
+    return out
+
+
+def _header_parts(statement: cst.BaseStatement) -> list[cst.CSTNode]:
+    """A simple statement whole, or a compound statement's header (a loop's target and iterable, an `if` /
+    `while` test, a `with` item), not its body."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        return [statement]
+    if isinstance(statement, cst.For):
+        return [statement.target, statement.iter]
+    if isinstance(statement, (cst.If, cst.While)):
+        return [statement.test]
+    if isinstance(statement, cst.With):
+        return list(statement.items)
+    return []
+
+
+def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every node below `node`, lambdas excluded (their body runs later, if at all)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if not isinstance(current, cst.Lambda):
+            stack.extend(current.children)
+
+
+def _header_nodes(statement: cst.BaseStatement, kind: type | tuple[type, ...]) -> Iterator[cst.CSTNode]:
+    for part in _header_parts(statement):
+        yield from (n for n in _walk(part) if isinstance(n, kind))
+
+
+def _name_of(node: cst.CSTNode) -> str | None:
+    """`x` or `self.x` (a dotted chain of names), the form a binding and a later read share."""
+    return dotted_name(node) or None if isinstance(node, (cst.Name, cst.Attribute)) else None
+
+
+def _binds(statement: cst.BaseStatement) -> set[str]:
+    """Names a statement (re)binds: assignment targets and a loop's target; mutated receivers are `_written`."""
+    targets: list[cst.CSTNode] = []
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            if isinstance(small, cst.Assign):
+                targets += [t.target for t in small.targets]
+            elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                targets.append(small.target)
+    elif isinstance(statement, cst.For):
+        targets.append(statement.target)
+    names: set[str] = set()
+    for target in targets:
+        elements = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+        names |= {n for n in map(_name_of, elements) if n}
+    return names
+
+
+_MUTATORS = {"append", "extend", "insert", "add", "update", "setdefault"}
+
+
+def _written(statement: cst.BaseStatement) -> set[str]:
+    """Names whose value a statement sets from what it computes: its bindings, receivers of `append`-like calls,
+    and, for a compound statement, everything its body writes (a loop over a call's result)."""
+    written = set(_binds(statement))
+    nodes = (
+        _walk(statement) if isinstance(statement, cst.BaseCompoundStatement) else _header_nodes(statement, cst.CSTNode)
+    )
+    for node in nodes:
+        if isinstance(node, cst.Assign):
+            written |= {n for n in (_name_of(t.target) for t in node.targets) if n}
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For)):
+            written |= {n for n in [_name_of(node.target)] if n}
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _MUTATORS:
+            written |= {n for n in [_name_of(node.func.value)] if n}
+    return written
+
+
+def _header_reads(statement: cst.BaseStatement) -> set[str]:
+    """Names and `a.b` chains a simple statement or a compound statement's header reads (an attribute's own
+    name is part of its chain, not a name read on its own)."""
+    reads: set[str] = set()
+    stack = list(_header_parts(statement))
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (cst.Name, cst.Attribute)):
+            name = _name_of(current)
+            if name:
+                reads.add(name)
+            if isinstance(current, cst.Attribute):
+                stack.append(current.value)
+            continue
+        if not isinstance(current, cst.Lambda):
+            stack.extend(current.children)
+    return reads
 
 
 def _probes(test: cst.BaseExpression, stem: str) -> bool:

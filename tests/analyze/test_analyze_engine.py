@@ -321,6 +321,40 @@ def test_nvml_finding_names_every_call_of_the_importing_function():
     assert finding.data["calls"] == [{"line": 3, "end_line": 3}, {"line": 5, "end_line": 5}, {"line": 6, "end_line": 7}]
 
 
+def test_nvml_finding_names_the_code_that_works_on_what_the_calls_returned():
+    # optimum-benchmark's peak-memory tracker before #57: the handle list, the loops and the sum move with the calls
+    code = (
+        "class Tracker:\n"
+        "    def peak(self):\n"
+        "        import py3nvml.py3nvml as nvml\n"
+        "        handles = []\n"
+        "        nvml.nvmlInit()\n"
+        "        for i in self.device_ids:\n"
+        "            handle = nvml.nvmlDeviceGetHandleByIndex(i)\n"
+        "            handles.append(handle)\n"
+        "        yield\n"
+        "        for handle in handles:\n"
+        "            info = nvml.nvmlDeviceGetMemoryInfo(handle)\n"
+        "            self.peak_memory += info.used\n"
+        "        print(self.unrelated)\n"
+    )
+    (finding,) = [f for f in analyze_source(code, "m.py", MI300X, RULES) if f.rule == "PT307"]
+    assert [u["line"] for u in finding.data["results_used"]] == [4, 6, 8, 10, 12]
+
+
+def test_nvml_results_used_follow_a_value_and_the_bindings_a_call_reads():
+    # accelerate's set_numa_affinity before #4025: the affinity bits become the CPU list handed to the OS
+    code = (
+        "def affinity(index):\n    import pynvml as nvml\n    nvml.nvmlInit()\n    n = 2\n"
+        "    bits = ''\n"
+        "    for j in nvml.nvmlDeviceGetCpuAffinity(nvml.nvmlDeviceGetHandleByIndex(index), n):\n"
+        "        bits = f'{j:064b}{bits}'\n"
+        "    cpus = [int(x) for x in bits]\n    cpus.reverse()\n    other = 3\n    os.sched_setaffinity(0, cpus)\n"
+    )
+    (finding,) = [f for f in analyze_source(code, "m.py", MI300X, RULES) if f.rule == "PT307"]
+    assert [u["line"] for u in finding.data["results_used"]] == [4, 5, 8, 9, 11]
+
+
 def test_nvml_module_level_import_lists_no_calls():
     code = "import pynvml\n\ndef count():\n    return pynvml.nvmlDeviceGetCount()\n"
     (finding,) = [f for f in analyze_source(code, "m.py", MI300X, RULES) if f.rule == "PT307"]
@@ -345,6 +379,21 @@ def test_fnuz_for_every_hip_build_names_the_dtype_line():
     code = "import torch\nif torch.version.hip is not None:\n    dtype = torch.float8_e4m3fnuz\nelse:\n    dtype = torch.float8_e4m3fn\n"
     (finding,) = [f for f in analyze_source(code, "m.py", MI350X, load_rules(select=["PT228"])) if f.rule == "PT228"]
     assert finding.data["chosen"] == {"line": 3}
+
+
+def test_e5m2_bound_for_every_other_dtype_names_the_whole_split():
+    # float8-experimental's amax_to_scale before #235: the e4m3fn side goes too (torch.finfo(dtype).max for both)
+    code = (
+        "import torch\nE4M3_MAX = 448.0\nE5M2_MAX = 57344.0\n"
+        "def amax_to_scale(amax, float8_dtype):\n"
+        "    if float8_dtype == torch.float8_e4m3fn:\n"
+        "        res = E4M3_MAX / amax\n"
+        "    else:\n"
+        "        res = E5M2_MAX / amax\n"
+        "    return res\n"
+    )
+    (finding,) = [f for f in analyze_source(code, "m.py", MI300X, load_rules(select=["PT224"])) if f.rule == "PT224"]
+    assert finding.line == 8 and finding.data["split"] == {"line": 5, "end_line": 8}
 
 
 def test_capability_gate_names_its_chain_and_the_branch_the_target_takes():

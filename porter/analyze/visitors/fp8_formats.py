@@ -444,12 +444,14 @@ def fp8_else_takes_e5m2_bound(ctx: ModuleContext, rule, target) -> Iterable[Hit]
             continue
         names = _e5m2_bound_names(ctx, function)
         test = {"line": ctx.position(branch.test).start.line}
+        whole = ctx.position(branch)  # both sides go: the port takes torch.finfo(dtype).max for the pair
+        extent = {"line": whole.start.line, "end_line": whole.end.line}
         reported: set[int] = set()
         for use in _e5m2_bound_uses(ctx, others, names):
             line = ctx.position(use).start.line
             if line not in reported:
                 reported.add(line)
-                yield Hit(use, {"bound": ctx.code_for(use).strip(), "test": test})
+                yield Hit(use, {"bound": ctx.code_for(use).strip(), "test": test, "split": extent})
 
 
 def _e4m3fn_split(ctx: ModuleContext, branch: cst.If | cst.IfExp) -> tuple[str, cst.CSTNode] | None:
