@@ -16,7 +16,7 @@ import functools
 import io
 import re
 import tokenize
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +26,7 @@ from porter.analyze.guards import only_on_cuda
 from porter.analyze.index import build_index, catches_any, dotted_name, iter_strings, literal_value, qualified_names
 from porter.analyze.project_facts import MISSING_COMMAND_ERRORS
 from porter.analyze.rules import Rule, RuleSet, lookup_fact
+from porter.analyze.statement_flow import binds, header_nodes, header_reads, own_statements, written
 from porter.analyze.triton import flow
 from porter.analyze.visitors import ModuleContext, get_visitor
 from porter.discover.source import parse_hazard
@@ -732,7 +733,7 @@ class _Matcher:
         after = self.ctx.position(node).end.line
         outer = {id(a) for a in self.ctx.ancestors(node)}  # blocks around the import run on NVIDIA as well
         statements = [
-            s for s in _own_statements(function) if self.ctx.position(s).start.line > after and id(s) not in outer
+            s for s in own_statements(function) if self.ctx.position(s).start.line > after and id(s) not in outer
         ]
         seeds = {id(s) for s in statements if self._calls_into(s, module)}
         if not seeds:
@@ -740,15 +741,15 @@ class _Matcher:
         taken: dict[int, cst.BaseStatement] = {}
         tainted: set[str] = set()
         for statement in statements:  # source order: a value flows forward
-            if id(statement) in seeds or _header_reads(statement) & tainted:
+            if id(statement) in seeds or header_reads(statement) & tainted:
                 taken[id(statement)] = statement
-                tainted |= _written(statement)
+                tainted |= written(statement)
         spans: dict[int, int] = {}
         for statement in statements:
             if id(statement) in seeds or any(id(a) in seeds for a in self.ctx.ancestors(statement)):
                 continue  # a call's own span (`calls`)
             starts = any(
-                _binds(statement) & _header_reads(user)
+                binds(statement) & header_reads(user)
                 and self.ctx.position(user).start.line > self.ctx.position(statement).start.line
                 for user in taken.values()
             )
@@ -766,7 +767,7 @@ class _Matcher:
         return any(
             isinstance(call, cst.Call)
             and any(name == module or name.startswith(module + ".") for name in self.ctx.qualified_names(call.func))
-            for call in _header_nodes(statement, cst.Call)
+            for call in header_nodes(statement, cst.Call)
         )
 
     def _requirement_before(self, node: cst.CSTNode, module: str) -> dict[str, Any]:
@@ -901,127 +902,6 @@ class _Matcher:
 
 _UNKNOWN = object()
 _PER_SITE_FIXES = ("codemod", "shim")  # these rewrite every import, so every import is reported
-
-
-def _own_statements(function: cst.FunctionDef) -> list[cst.BaseStatement]:
-    """The function's statements in source order, nested blocks included, nested functions and classes not."""
-    out: list[cst.BaseStatement] = []
-
-    def visit(statement: cst.CSTNode) -> None:
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or not isinstance(statement, cst.BaseStatement):
-            return
-        out.append(statement)
-        if not isinstance(statement, cst.BaseCompoundStatement):
-            return
-        walk(statement.body)
-        parts = (
-            getattr(statement, "orelse", None),
-            *getattr(statement, "handlers", ()),
-            getattr(statement, "finalbody", None),
-        )
-        for part in parts:
-            if isinstance(part, cst.If):  # an `elif`: a statement of its own
-                visit(part)
-            elif part is not None and isinstance(getattr(part, "body", None), cst.BaseSuite):
-                walk(part.body)
-
-    def walk(block: cst.BaseSuite) -> None:
-        for statement in getattr(block, "body", ()):
-            visit(statement)
-
-    walk(function.body)
-    return out
-
-
-def _header_parts(statement: cst.BaseStatement) -> list[cst.CSTNode]:
-    """A simple statement whole, or a compound statement's header (a loop's target and iterable, an `if` /
-    `while` test, a `with` item), not its body."""
-    if isinstance(statement, cst.SimpleStatementLine):
-        return [statement]
-    if isinstance(statement, cst.For):
-        return [statement.target, statement.iter]
-    if isinstance(statement, (cst.If, cst.While)):
-        return [statement.test]
-    if isinstance(statement, cst.With):
-        return list(statement.items)
-    return []
-
-
-def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """Every node below `node`, lambdas excluded (their body runs later, if at all)."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        if not isinstance(current, cst.Lambda):
-            stack.extend(current.children)
-
-
-def _header_nodes(statement: cst.BaseStatement, kind: type | tuple[type, ...]) -> Iterator[cst.CSTNode]:
-    for part in _header_parts(statement):
-        yield from (n for n in _walk(part) if isinstance(n, kind))
-
-
-def _name_of(node: cst.CSTNode) -> str | None:
-    """`x` or `self.x` (a dotted chain of names), the form a binding and a later read share."""
-    return dotted_name(node) or None if isinstance(node, (cst.Name, cst.Attribute)) else None
-
-
-def _binds(statement: cst.BaseStatement) -> set[str]:
-    """Names a statement (re)binds: assignment targets and a loop's target; mutated receivers are `_written`."""
-    targets: list[cst.CSTNode] = []
-    if isinstance(statement, cst.SimpleStatementLine):
-        for small in statement.body:
-            if isinstance(small, cst.Assign):
-                targets += [t.target for t in small.targets]
-            elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
-                targets.append(small.target)
-    elif isinstance(statement, cst.For):
-        targets.append(statement.target)
-    names: set[str] = set()
-    for target in targets:
-        elements = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
-        names |= {n for n in map(_name_of, elements) if n}
-    return names
-
-
-_MUTATORS = {"append", "extend", "insert", "add", "update", "setdefault"}
-
-
-def _written(statement: cst.BaseStatement) -> set[str]:
-    """Names whose value a statement sets from what it computes: its bindings, receivers of `append`-like calls,
-    and, for a compound statement, everything its body writes (a loop over a call's result)."""
-    written = set(_binds(statement))
-    nodes = (
-        _walk(statement) if isinstance(statement, cst.BaseCompoundStatement) else _header_nodes(statement, cst.CSTNode)
-    )
-    for node in nodes:
-        if isinstance(node, cst.Assign):
-            written |= {n for n in (_name_of(t.target) for t in node.targets) if n}
-        elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For)):
-            written |= {n for n in [_name_of(node.target)] if n}
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _MUTATORS:
-            written |= {n for n in [_name_of(node.func.value)] if n}
-    return written
-
-
-def _header_reads(statement: cst.BaseStatement) -> set[str]:
-    """Names and `a.b` chains a simple statement or a compound statement's header reads (an attribute's own
-    name is part of its chain, not a name read on its own)."""
-    reads: set[str] = set()
-    stack = list(_header_parts(statement))
-    while stack:
-        current = stack.pop()
-        if isinstance(current, (cst.Name, cst.Attribute)):
-            name = _name_of(current)
-            if name:
-                reads.add(name)
-            if isinstance(current, cst.Attribute):
-                stack.append(current.value)
-            continue
-        if not isinstance(current, cst.Lambda):
-            stack.extend(current.children)
-    return reads
 
 
 def _probes(test: cst.BaseExpression, stem: str) -> bool:
