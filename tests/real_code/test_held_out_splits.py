@@ -35,7 +35,7 @@ SPLITS = {
     "held_out13": (corpus.labels_file("held_out13"), 13),
     "held_out14": (corpus.labels_file("held_out14"), 12),
     "held_out15": (corpus.labels_file("held_out15"), 20),
-    "held_out16": (corpus.labels_file("held_out16"), 31),
+    "held_out16": (corpus.labels_file("held_out16"), 34),
 }
 ALL_LABEL_FILES = tuple(corpus.labels_file(split) for split in corpus.SPLITS if corpus.labels_file(split).is_file())
 
