@@ -8,7 +8,6 @@ starts a process pool: it reads, hashes and looks up.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import functools
 import gc
@@ -404,22 +403,14 @@ def _facts_chunk(chunk: list[Pending]) -> list:
     """Each module's facts and, from the same `ast` tree, which launch keys its launches may set (flow) and,
     for a scan with rules, the words their triggers read (porter.analyze.prefilter)."""
     out = []
-    ruleset = _WORKER.get("ruleset")
-    may_match = prefilter_for(ruleset) if ruleset is not None else None
+    with_rules = _WORKER.get("ruleset") is not None
     for item in chunk:
         tree = parse_or_none(item.text)
         keys = flow.launch_keys_known(item.text, tree)
         found = module_facts(item.text, item.path, item.words, tree, item.package)
-        out.append((item.path, found, item.digest, keys, _trigger_words(tree, item.text, may_match)))
+        module_words = source_words(tree, item.text) if tree is not None and with_rules else None
+        out.append((item.path, found, item.digest, keys, module_words))
     return out
-
-
-def _trigger_words(tree: ast.Module | None, text: str, may_match: Callable[[str], bool] | None) -> SourceWords | None:
-    """The words the rules' triggers read, for _triage; None where it needs none: no tree, no rule set, or a text
-    holding no rule's token (a quarter of torch/_inductor + triton), which _triage passes over whatever its words."""
-    if tree is None or may_match is None or not may_match(text):
-        return None
-    return source_words(tree, text)
 
 
 def _facts_crash(item: Pending):
