@@ -210,6 +210,11 @@ class Project:
         self._off_target = "NVIDIA-only" if self._amd else "AMD-only"
         self._nvidia: Project | None = None
         self._copies: dict[str, Reach | None] = {}  # path -> why it is a superseded copy, or None
+        # path -> why its folder, name or imports keep the module off the target, or None: asked by every finding
+        # and every call site in the module, the answer depends on the path and the module's facts alone
+        self._by_path: dict[str, Reach | None] = {}
+        self._loads: dict[str, Reach | None] = {}  # path -> why the module cannot load on the target, or None
+        self._deciding_scopes: dict[str, list[tuple[str, int, int, str, Any]]] = {}  # path -> _reach_scopes
         self._homes: dict[str, list[str]] | None = None
         self._by_default: Project | None = None  # the same code with the environment unset (opt-in switches off)
         # the default run: the environment unset, and option parameters as the project's own calls leave them
@@ -760,7 +765,7 @@ class Project:
             if value is OPAQUE and self._default_value("switches", path, index) is False:
                 why = f"the option is set from `{value_text}`, which is False {OPT_IN}"
                 opt_in = opt_in or Reach(OPT_IN_REACH, why)
-        for qualname, (start, end, kind, enum) in facts["scopes"].items():
+        for qualname, start, end, kind, enum in self._reach_scopes(path, facts):
             if not start <= line <= end:
                 continue
             if kind == "class":
@@ -780,7 +785,24 @@ class Project:
                 unknown = unknown or (verdict if verdict.reach == UNKNOWN else None)
         return opt_in or unknown or ON_TARGET
 
+    def _reach_scopes(self, path: str, facts: dict) -> list[tuple[str, int, int, str, Any]]:
+        """(qualname, start, end, kind, enum) of the scopes whose reach decides the code in them, in the facts'
+        order: classes and module-level functions (a method or nested function reaches through them). Kept per
+        path: every finding and call site in the module asks, and a large module has thousands of methods."""
+        if path not in self._deciding_scopes:
+            self._deciding_scopes[path] = [
+                (qualname, start, end, kind, enum)
+                for qualname, (start, end, kind, enum) in facts["scopes"].items()
+                if kind == "class" or "." not in qualname
+            ]
+        return self._deciding_scopes[path]
+
     def _path_reach(self, path: str) -> Reach | None:
+        if path not in self._by_path:
+            self._by_path[path] = self._path_verdict(path)
+        return self._by_path[path]
+
+    def _path_verdict(self, path: str) -> Reach | None:
         parts = path.replace("\\", "/").split("/")
         folders = VENDOR_FOLDERS if self._amd else (VENDOR_FOLDERS - NVIDIA_FOLDERS) | AMD_FOLDERS
         folder = next((p for p in parts[:-1] if p.lower() in folders), None)
@@ -865,6 +887,11 @@ class Project:
 
     def _import_reach(self, path: str) -> Reach | None:
         """NVIDIA-only when the module imports an NVIDIA-only library whenever it loads."""
+        if path not in self._loads:
+            self._loads[path] = self._import_verdict(path)
+        return self._loads[path]
+
+    def _import_verdict(self, path: str) -> Reach | None:
         facts = self.facts.get(path) or {}
         for line, branches in facts.get("branches", ()):
             if all(any(_within(m, NVIDIA_ONLY_LIBRARIES) for m in modules) for modules in branches):

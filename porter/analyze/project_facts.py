@@ -221,12 +221,18 @@ _PLATFORM_IN_TEXT_PARTS = (
 _ANY_PLATFORM_PART = re.compile("|".join(re.escape(part) for part in _PLATFORM_IN_TEXT_PARTS))
 
 
+_ENVIRONMENT_READS = ("environ", "getenv")
+
+
 def _reads_switch(test: ast.expr) -> bool:
     """Does a test read the environment or a module constant (`SCT_CHUNK > 0`, `if USE_PDL:`), either of which may
     be an opt-in switch that a default run leaves off?"""
-    for node in ast.walk(test):
-        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
-        if name in ("environ", "getenv") or isinstance(node, ast.Name) and len(name) > 1 and name.isupper():
+    for node in _nodes(test):  # Names and Attributes only: the leaves _nodes skips never count
+        kind = type(node)
+        if kind is ast.Name:
+            if node.id in _ENVIRONMENT_READS or len(node.id) > 1 and node.id.isupper():
+                return True
+        elif kind is ast.Attribute and node.attr in _ENVIRONMENT_READS:
             return True
     return False
 
