@@ -39,6 +39,7 @@ from porter.analyze.project_eval import (
     Fn,
     Keywords,
     PlatformRef,
+    RecordType,
     Scope,
     by_name,
     merge,
@@ -180,6 +181,14 @@ def _same_constant(value: Any, other: Any) -> bool:
     """Are two evaluated values the same plain constant (a call passing an option its default explicitly)?"""
     plain = (bool, int, str, type(None))
     return type(value) in plain and type(value) is type(other) and value == other
+
+
+def _spread_keys(keywords: dict) -> list[str]:
+    """The refs entries holding a call's `**mapping` sources, in order ("**", "**1", ...)."""
+    keys = [SPREAD]
+    while f"{SPREAD}{len(keys)}" in keywords:
+        keys.append(f"{SPREAD}{len(keys)}")
+    return keys
 
 
 def _within(module: str, prefixes: tuple[str, ...]) -> bool:
@@ -336,6 +345,10 @@ class Project:
         facts = self.module_facts.get(module)
         if facts is None:
             return self._fallback(name)
+        record = facts.get("records", {}).get(name)
+        if record is not None and len(facts["defs"].get(name, ())) == 0 and name not in facts["imports"]:
+            fields, properties = record
+            return RecordType(module, name, tuple(fields), tuple(sorted(properties.items())))
         values = []
         if name in facts["imports"]:
             imported = self.qualified(facts["imports"][name])
@@ -519,7 +532,7 @@ class Project:
             if passed is not None:
                 values.append(self._at_call(passed, path, line))
             elif SPREAD in keywords:
-                values.append(self._spread_value(keywords[SPREAD], name, default_value, path, line))
+                values.append(self._spread_value(keywords, name, position, default_value, path, line))
             elif POSITIONAL in keywords and 0 <= keywords[POSITIONAL] <= position:
                 values.append(default_value)  # the call leaves it to its default
             else:
@@ -536,11 +549,18 @@ class Project:
             return True
         return any(l1 <= line <= l2 for l1, l2 in self.facts.get(path, {}).get("main", ()))
 
-    def _spread_value(self, spread: str, name: str, default: Any, path: str, line: int) -> Any:
-        """What a call's `**mapping` passes for a parameter: the launch keywords a helper returns per platform
-        (grouped-nf4-gemm's `**_pdl_kw(dev, rows)` gives `{}` on ROCm, leaving `PDL` to its False default)."""
-        mapping = self._at_call(spread, path, line)
-        return mapping.value(name, default) if isinstance(mapping, Keywords) else OPAQUE
+    def _spread_value(self, keywords: dict, name: str, position: int, default: Any, path: str, line: int) -> Any:
+        """What a call's `**mapping`s pass for a parameter: the launch keywords a helper returns per platform
+        (grouped-nf4-gemm's `**_pdl_kw(dev, rows)` gives `{}` on ROCm, leaving `PDL` to its False default). A mapping
+        holding the name passes it (Python refuses a second value); when every mapping is known and none holds it,
+        the parameter keeps its default unless the call's positional arguments may reach it."""
+        mappings = [self._at_call(keywords[k], path, line) for k in _spread_keys(keywords)]
+        for mapping in mappings:
+            if isinstance(mapping, Keywords) and name in dict(mapping.items):
+                return mapping.value(name, default)
+        if not all(isinstance(m, Keywords) for m in mappings):
+            return OPAQUE
+        return default if 0 <= keywords.get(POSITIONAL, 0) <= position else OPAQUE
 
     def _at_call(self, source: str, path: str, line: int) -> Any:
         """The value of `source` (an argument a call passes) in the scope of the call at `path`:`line`."""

@@ -94,6 +94,33 @@ class Keywords:
         return dict(self.items).get(name, default)
 
 
+@dataclass(frozen=True)
+class RecordType:
+    """A project's dataclass or NamedTuple: calling it builds a Record (facts `records`)."""
+
+    module: str
+    name: str
+    fields: tuple[str, ...]
+    properties: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Record:
+    """An instance of a RecordType whose fields hold what its construction passed (a probe object: eagle-harness's
+    `Gpu(index, props.name, "amd", arch, 0)` on ROCm); a field or property it cannot tell is undecided."""
+
+    kind: RecordType
+    values: tuple[tuple[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class MaybeNone:
+    """A Record on some paths and None on the others (`return _probe(i) if i is not None else None`): a test for
+    None is undecided, but an attribute read runs only where it is the Record (on None it raises)."""
+
+    record: Record
+
+
 class PlatformRef:
     """A platform object (vllm's current_platform, self in a Platform class): answers is_rocm() & co."""
 
@@ -247,9 +274,23 @@ def merge(values: list[Any], platform_branch: bool) -> Any:
     first = values[0]
     if all(_same(first, v) for v in values[1:]):
         return first
+    maybe = _record_or_none(values)
+    if maybe is not None:
+        return maybe
     if platform_branch or any(v is PLATFORM for v in values):
         return PLATFORM
     return OPAQUE
+
+
+def _record_or_none(values: list[Any]) -> MaybeNone | None:
+    """The one Record among `values` when every other value is None (or that same Record, maybe None already)."""
+    try:
+        records = {v.record if isinstance(v, MaybeNone) else v for v in values if v is not None}
+    except TypeError:  # a field holding an unhashable value
+        return None
+    if len(records) != 1 or not isinstance(next(iter(records)), Record):
+        return None
+    return MaybeNone(next(iter(records)))
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -271,8 +312,10 @@ def truth(value: Any) -> Any:
         return value
     if isinstance(value, Keywords):
         return OPAQUE  # a module-level dict is often a cache that fills at run time: its emptiness is data
-    if isinstance(value, (Fn, Native, Obj, PlatformRef)):
+    if isinstance(value, (Fn, Native, Obj, PlatformRef, Record, RecordType)):
         return True
+    if isinstance(value, MaybeNone):
+        return OPAQUE
     try:
         return bool(value)
     except Exception:
@@ -398,6 +441,8 @@ class Evaluator:
     def attribute_of(self, base: Any, attr: str) -> Any:
         if isinstance(base, Obj):
             return base.get(attr)
+        if isinstance(base, (Record, MaybeNone)):
+            return self._record_attribute(base.record if isinstance(base, MaybeNone) else base, attr)
         if isinstance(base, PlatformRef):
             found = self.methods.get(attr)
             return Native(found) if found is not None and not callable(found) else (found or OPAQUE)
@@ -415,6 +460,28 @@ class Evaluator:
             named = by_name(attr, self.target, arch_names=False)
             return OPAQUE if named is None else named
         return OPAQUE
+
+    def _record_attribute(self, record: Record, attr: str) -> Any:
+        """A field of a probe object, or a short property of its class run with `self` bound to it."""
+        values = dict(record.values)
+        if attr in values:
+            return values[attr]
+        source = dict(record.kind.properties).get(attr)
+        if source is None:
+            return OPAQUE
+        return self.run_function(Fn(record.kind.module, f"{record.kind.name}.{attr}", source), {"self": record})
+
+    def _construct(self, kind: RecordType, node: ast.Call, scope: Scope) -> Any:
+        """`Gpu(index, props.name, "amd", arch, 0)`: a Record of what each field is passed (undecided when left to a
+        default or spread from `*args` / `**kwargs`)."""
+        if len(node.args) > len(kind.fields) or any(isinstance(a, ast.Starred) for a in node.args):
+            return OPAQUE
+        values = {field: self.expr(arg, scope) for field, arg in zip(kind.fields, node.args)}
+        for keyword in node.keywords:
+            if keyword.arg is None or keyword.arg not in kind.fields:
+                return OPAQUE
+            values[keyword.arg] = self.expr(keyword.value, scope)
+        return Record(kind, tuple((field, values.get(field, OPAQUE)) for field in kind.fields))
 
     # -- operators ----------------------------------------------------------------------------
     def _boolop(self, node: ast.BoolOp, scope: Scope) -> Any:
@@ -446,6 +513,8 @@ class Evaluator:
         result: Any = True
         for op, right_node in zip(node.ops, node.comparators):
             right = self.expr(right_node, scope)
+            if isinstance(left, MaybeNone) or isinstance(right, MaybeNone):
+                return OPAQUE  # `g is not None`: the path decides
             if SOME_TEXT in (left, right) and None in (left, right) and type(op) in _NONE_TESTS:
                 outcome = _NONE_TESTS[type(op)]  # a reason string is never None
                 if not outcome:
@@ -562,6 +631,8 @@ class Evaluator:
             return value
         if isinstance(func, Fn):
             return self.resolver.call(func, self)
+        if isinstance(func, RecordType):
+            return self._construct(func, node, scope)
         if callable(func) and not isinstance(func, type):
             try:
                 return func(*[self.expr(a, scope) for a in node.args])
@@ -726,6 +797,8 @@ class Evaluator:
             elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
                 key = _stored_key(target.value.id)
                 scope.bindings[key] = Stored(_stored(scope.bindings.get(key)) + (value,))
+                if isinstance(scope.bindings.get(target.value.id), Keywords):  # `d["USE_GDC"] = pdl`: a key added
+                    scope.bindings[target.value.id] = OPAQUE
             elif isinstance(target, (ast.Tuple, ast.List)):
                 for index, element in enumerate(target.elts):
                     if isinstance(element, ast.Name):

@@ -35,6 +35,9 @@ A module's facts are plain JSON (cached beside the scan's findings, keyed by the
   ops      "ns::name" -> the module-level function registered as that torch custom op (`@triton_op("ns::name")`,
            `@torch.library.custom_op(...)`), called as `torch.ops.ns.name(...)` wherever the op is loaded
   op_uses  [line, col, "ns::name"] of each `torch.ops.ns.name` reference: a use of the registered function
+  records  class -> [[field...], {property: source}] of each module-level dataclass or NamedTuple: a probe object
+           built from platform values (`Gpu(index, name, "amd", arch, 0)` under `torch.version.hip`) keeps them in
+           its fields, and a short property reading them (`nvidia: return self.vendor == "nvidia"`) is evaluated
 
 Only tests that may be about the platform are kept (names like is_hip, IS_NVIDIA, cap, major, props,
 backend...); every other condition is ordinary control flow, which reachability does not need.
@@ -51,11 +54,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, TypeGuard
 
-FACTS_FORMAT = 21  # 21: short functions calling a platform-named predicate; 20: locals spread as keywords
+FACTS_FORMAT = 22  # 22: record classes (dataclass / NamedTuple fields and short properties)
+# 21: short functions calling a platform-named predicate; 20: locals spread as keywords
 # 19: uses of module-level classes (`Fn.apply(...)`), which reach their methods
 # 18: option parameters, tests of them and locals computed from them; `__main__` blocks; ops
 MAX_DEF_LINES = 60  # longer functions are not predicates: their value is not inferred
 MAX_SNIPPET = 400  # longer assignment values are not predicates either
+MAX_MAPPING = 2000  # a function's local spread as keywords (`**common`): longer ones are not evaluated
+MAX_MAPPING_LINES = 40
 
 # An identifier that may carry platform information (a test naming none of them is ordinary control flow).
 _PLATFORM_WORD = re.compile(
@@ -75,7 +81,8 @@ _ENABLE_ATTRIBUTE = re.compile(r"\A_?(default_)?(enable|enabled|is_enabled)\Z", 
 KEYWORD_ONLY = 1 << 20  # parameter index of a keyword-only parameter
 _SPREAD_NAME = re.compile(r"\*\*\s*([A-Za-z_]\w*)")  # a literal first: the regex engine skips to each `**`
 POSITIONAL = "*"  # refs keyword entry: how many positional arguments the call passes (-1: *args, or several **)
-SPREAD = "**"  # refs keyword entry: the source of the one `**mapping` the call spreads (`**_launch_kw(dev)`)
+SPREAD = "**"  # refs keyword entry: the source of the first `**mapping` the call spreads (`**_launch_kw(dev)`);
+# "**1", "**2"...: the further ones (`**common, **gdn_tree_state_args(...)`)
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 # Convolution modules and functions: the ops whose algorithm `torch.backends.cudnn.benchmark` searches for (on ROCm
 # MIOpen's exhaustive find); matmuls, norms and attention never consult it
@@ -92,6 +99,7 @@ _MODEL_LIBRARIES = frozenset(
     }
 )  # fmt: skip
 _BLOCK_FIELDS = ("body", "orelse", "finalbody")
+_MUTATORS = frozenset({"update", "setdefault", "pop", "popitem", "clear", "__setitem__"})
 
 
 def module_name(path: str, package: str = "") -> str:
@@ -164,6 +172,7 @@ def empty_facts(path: str, package: str = "") -> dict[str, Any]:
         "main": [],
         "ops": {},
         "op_uses": [],
+        "records": {},
         "kernels": [],
         "device": [],
         "convolves": False,  # names a convolution or imports a model library (`_CONVOLUTIONS`, `_MODEL_LIBRARIES`)
@@ -258,6 +267,7 @@ class _Collector:
         self.top = self.module.split(".")
         self.flags: dict[str, set[str]] = {}  # def qualname -> its constexpr parameters
         self.defs: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}  # def qualname -> its node
+        self.mutated: dict[str, set[str]] = {}  # def qualname -> names it changes in place (when asked)
         self.stores: dict[str, Counter[str]] = {}  # def qualname -> how often each name is stored (when asked)
         self.tree: ast.Module | None = None
         self.bindings: dict[str, ast.AST] | None = None  # module-level names bound once (when asked)
@@ -361,6 +371,15 @@ class _Collector:
             else:
                 self.facts["defs"].setdefault(node.name, [])  # known to be a function, value not inferred
 
+    def _spread_text(self, spread: ast.expr) -> str:
+        """The source of a spread mapping ('' when long). A long call of a module-level builder keeps its callee
+        only (`gdn_tree_state_args(...)`): a project function is evaluated from its body, not from the arguments."""
+        text = self._text(spread)
+        if len(text) <= MAX_KEYWORD:
+            return text
+        called = spread.func if isinstance(spread, ast.Call) else None
+        return f"{called.id}(...)" if isinstance(called, ast.Name) and called.id in self.defs else ""
+
     def _keep_builder(self, spread: ast.expr) -> None:
         """Keep the body of a module-level function whose result a call spreads as keywords (`**_launch_kw(dev)`):
         which keywords it returns on the target decides the launched kernel's constexpr defaults."""
@@ -369,9 +388,10 @@ class _Collector:
         node = self.defs.get(name)
         if node is None or name not in self.facts["defs"] or self.facts["defs"][name]:
             return
-        snippet = self._source(node.lineno, node.end_lineno or node.lineno)
-        if snippet is not None and snippet.count("\n") < MAX_PREDICATE_LINES:
-            self.facts["defs"][name] = [snippet]
+        # its code, docstring left out: eagle-harness's `gdn_tree_state_args` documents each key it returns
+        code = self._code_source(node, node.lineno, node.end_lineno or node.lineno)
+        if code is not None:
+            self.facts["defs"][name] = [code]
 
     def _params(self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> None:
         params = {}
@@ -385,7 +405,9 @@ class _Collector:
             constexpr = arg.annotation is not None and _is_constexpr(arg.annotation)
             if constexpr:
                 flags.add(arg.arg)
-            if constexpr or _PLATFORM_WORD.search(arg.arg):
+            # a parameter spread as keywords (`**common` in `_launch_walk(common, ...)`): its callers' mapping decides
+            # the launched kernel's constexpr defaults, as a local spread does
+            if constexpr or _PLATFORM_WORD.search(arg.arg) or arg.arg in self.spreads:
                 # a launch that leaves a tuned kernel's flag out gets the config's value, not the default
                 known = default is not None and not (tuned and constexpr)
                 params[arg.arg] = [self._text(default) if default is not None and known else "", index, constexpr]
@@ -490,6 +512,29 @@ class _Collector:
                 self._region(node, node, scope, switch, True)
         if module_level:
             self.facts["defs"].setdefault(node.name, [])
+            record = self._record(node)
+            if record is not None:
+                self.facts["records"][node.name] = record
+
+    def _record(self, node: ast.ClassDef) -> list | None:
+        """[[field...], {property: source}] of a dataclass or NamedTuple (fields in the order its constructor
+        takes them positionally), None for any other class. Properties longer than a predicate are left out."""
+        dataclass = any(last_name(_called(d)) == "dataclass" for d in node.decorator_list)
+        if not dataclass and not any(last_name(base) == "NamedTuple" for base in node.bases):
+            return None
+        fields: list[str] = []
+        properties: dict[str, str] = {}
+        for statement in node.body:
+            if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+                if "ClassVar" not in self._text(statement.annotation):
+                    fields.append(statement.target.id)
+            elif isinstance(statement, ast.FunctionDef) and any(
+                last_name(d) in ("property", "cached_property") for d in statement.decorator_list
+            ):
+                snippet = self._source(statement.lineno, statement.end_lineno or statement.lineno)
+                if snippet is not None and snippet.count("\n") < MAX_PREDICATE_LINES:
+                    properties[statement.name] = snippet
+        return [fields, properties] if fields else None
 
     def _assign(self, target: ast.expr, value: ast.expr, scope: str, module_level: bool) -> None:
         if isinstance(target, (ast.Tuple, ast.List)):
@@ -523,9 +568,12 @@ class _Collector:
             if module_level:
                 self.facts["defs"].setdefault(name, []).append("")  # bound to something not inferred
             return
-        source = source or self._text(value)
-        if len(source) > MAX_SNIPPET:
-            source = ""
+        # a mapping spread as launch keywords keeps its longer source: its keys decide which constexprs a launch
+        # passes (eagle-harness's `common = dict(inputs=..., H=H, ..., **pdl)`, 15 lines)
+        mapping = bool(scope) and name in self.spreads and source is None
+        source = source or (self._text(value, MAX_MAPPING_LINES, MAX_MAPPING) if mapping else self._text(value))
+        if len(source) > (MAX_MAPPING if mapping else MAX_SNIPPET) or mapping and name in self._mutated(scope):
+            source = ""  # a mapping filled after its binding (`meta["USE_GDC"] = pdl`) holds more keys than it shows
         if module_level:
             self.facts["defs"].setdefault(name, []).append(f"{name} = {source}" if source else "")
         else:
@@ -562,6 +610,26 @@ class _Collector:
         if isinstance(value, ast.Call):
             self._keep_builder(value)
         return True
+
+    def _mutated(self, scope: str) -> set[str]:
+        """Names a function changes in place (`d[k] = v`, `del d[k]`, `d.update(...)`, `d |= ...`): a local bound to
+        a mapping there does not hold only the keys its binding shows."""
+        found = self.mutated.get(scope)
+        if found is None:
+            found = self.mutated[scope] = set()
+            for node in _nodes(self.defs[scope]) if scope in self.defs else ():
+                base: ast.expr | None
+                if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                    base = node.value
+                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                    base = node.func.value if node.func.attr in _MUTATORS else None
+                elif isinstance(node, ast.AugAssign):
+                    base = node.target
+                else:
+                    continue
+                if isinstance(base, ast.Name):
+                    found.add(base.id)
+        return found
 
     def _hard_coded_switch(self, name: str, value: ast.expr, scope: str) -> bool:
         """Is a function's local bound once, to True or False (hip-attn's `using_fused_iteration = True`, the other
@@ -621,10 +689,11 @@ class _Collector:
         text = self._text(keyword.value)
         return text if len(text) <= MAX_KEYWORD or _PLATFORM_WORD.search(keyword.arg or "") else ""
 
-    def _text(self, node: ast.expr | ast.stmt) -> str:
-        """The node's source text, parenthesised so that a multi-line expression parses alone ('' when long)."""
+    def _text(self, node: ast.expr | ast.stmt, max_lines: int = 8, chars: int = MAX_SNIPPET) -> str:
+        """The node's source text, parenthesised so that a multi-line expression parses alone ('' when longer than
+        `max_lines` + 1 lines or `chars` characters)."""
         first, last = node.lineno, node.end_lineno or node.lineno
-        if last - first > 8:
+        if last - first > max_lines:
             return ""
         if first == last:
             line = self.lines[first - 1]
@@ -638,7 +707,7 @@ class _Collector:
             lines[-1], lines[0] = lines[-1][: node.end_col_offset], lines[0][node.col_offset :]
             text = b"\n".join(lines).decode(errors="replace")
         text = f"({text})" if "\n" in text else text
-        return text if len(text) <= MAX_SNIPPET else ""
+        return text if len(text) <= chars else ""
 
     def _predicate_source(self, node: ast.FunctionDef | ast.AsyncFunctionDef, start: int) -> str | None:
         """The source of a module-level function whose value may be inferred: named like a platform predicate, or
@@ -834,14 +903,13 @@ class _Collector:
             if call is not None:
                 keywords = {k.arg: self._keyword_value(k) for k in call.keywords if k.arg}
                 spreads = [k.value for k in call.keywords if k.arg is None]
-                starred = any(isinstance(a, ast.Starred) for a in call.args) or len(spreads) > 1
+                starred = any(isinstance(a, ast.Starred) for a in call.args)
                 keywords[POSITIONAL] = -1 if starred else len(call.args)  # which parameters the call may fill
                 if not starred:
                     keywords.update(self._positional_values(call.args))
-                    if spreads:  # the launch keywords a helper builds: evaluated per parameter
-                        text = self._text(spreads[0])
-                        keywords[SPREAD] = text if len(text) <= MAX_KEYWORD else ""
-                        self._keep_builder(spreads[0])
+                for index, spread in enumerate(spreads):  # launch keywords a helper builds: evaluated per parameter
+                    keywords[SPREAD if index == 0 else f"{SPREAD}{index}"] = self._spread_text(spread)
+                    self._keep_builder(spread)
             refs.setdefault(key, []).append([node.lineno, node.col_offset, keywords])
 
 
