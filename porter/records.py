@@ -18,8 +18,9 @@ Provenance = Literal["static", "runtime"]  # static: the analyzer's reading; run
 # Does the code run on the target (platform reachability)? rocm_only: it runs there and on no NVIDIA GPU (written
 # for AMD), so findings premised on NVIDIA tuning are dropped there; other rules report it as target. opt_in: it runs
 # only where a user turns on a default-off option (an environment switch, a parameter no caller sets): dropped too.
-Reach = Literal["target", "unknown", "nvidia_only", "rocm_only", "opt_in"]
-DROPPED_REACH: tuple[Reach, ...] = ("nvidia_only", "rocm_only", "opt_in")  # hidden unless asked for
+# unreached: no entry point of the package reaches it on any GPU (a module nothing loads, a function nothing calls).
+Reach = Literal["target", "unknown", "nvidia_only", "rocm_only", "opt_in", "unreached"]
+DROPPED_REACH: tuple[Reach, ...] = ("nvidia_only", "rocm_only", "opt_in", "unreached")  # hidden unless asked for
 VerdictState = Literal["accepted", "rejected", "unverified"]  # unverified: no evidence either way
 
 # What a long stage reports as it goes: (phase, done, total, item). The scan calls it per file read,

@@ -124,15 +124,18 @@ NVIDIA_ARCH_NAME = re.compile(r"(sm_?\d{2,3}[a-z]?|hopper|blackwell)", re.IGNORE
 AMD_FOLDERS = frozenset({"rocm", "_rocm", "amd", "_amd", "hip", "_hip"})
 AMD_FILE_PREFIXES = ("rocm", "hip", "amd")
 AMD_ONLY_LIBRARIES = ("aiter",)
-# words in a module's name that retire it: an unimported `sgd_legacy.py` is kept for reference, not for callers
-RETIRED_WORDS = frozenset({"legacy", "deprecated", "obsolete", "old"})
+# words in a module's name that retire it: an unimported `sgd_legacy.py` is kept for reference, not for callers;
+# a design proposal or draft (`*_fusedbwd_proposal.py`) is not yet for them
+RETIRED_WORDS = frozenset({"legacy", "deprecated", "obsolete", "old", "proposal", "draft"})
 _NOT_NVIDIA_ENUMS = (_NOT_TARGET_ENUMS - {"CUDA"}) | {"ROCM"}
 TARGET: ReachKind = "target"
 UNKNOWN: ReachKind = "unknown"
 NVIDIA_ONLY: ReachKind = "nvidia_only"  # the code does not run on the target (named for the usual case)
 ROCM_ONLY: ReachKind = "rocm_only"  # runs on the target but on no NVIDIA GPU: NVIDIA-tuning findings are dropped
 OPT_IN_REACH: ReachKind = "opt_in"  # runs only where a user turns a default-off option on: dropped, shown on request
-_DROPPED_KINDS = (NVIDIA_ONLY, OPT_IN_REACH)
+UNREACHED: ReachKind = "unreached"  # no entry point of the package reaches it, on any GPU: dropped, shown on request
+_DEAD_KINDS = (NVIDIA_ONLY, UNREACHED)  # does not run on the target
+_DROPPED_KINDS = (NVIDIA_ONLY, OPT_IN_REACH, UNREACHED)
 # Where a project's own calls do not show how it runs by default: its tests, benchmarks and examples pass options
 # (use_atomic=True) to exercise them. Path parts (folders) and module-name prefixes / suffixes.
 OUTSIDE_FOLDERS = frozenset({"test", "tests", "testing", "benchmark", "benchmarks", "bench", "examples", "example"})
@@ -224,6 +227,8 @@ class Project:
         self._by_path: dict[str, Reach | None] = {}
         self._loads: dict[str, Reach | None] = {}  # path -> why the module cannot load on the target, or None
         self._deciding_scopes: dict[str, list[tuple[str, int, int, str, Any]]] = {}  # path -> _reach_scopes
+        self._unloaded: dict[str, str] | None = None  # path -> why no module the package loads imports it
+        self._imported: set[tuple[str, str]] | None = None  # (module, name) some module imports by name
         self._homes: dict[str, list[str]] | None = None
         self._by_default: Project | None = None  # the same code with the environment unset (opt-in switches off)
         # the default run: the environment unset, and option parameters as the project's own calls leave them
@@ -794,12 +799,12 @@ class Project:
                     return verdict
                 if "." not in qualname:  # its methods run where the class is used (an autograd Function's apply)
                     verdict = self.function_reach(path, qualname)
-                    if verdict.reach == NVIDIA_ONLY:
+                    if verdict.reach in _DEAD_KINDS:
                         return verdict
                     opt_in = opt_in or (verdict if verdict.reach == OPT_IN_REACH else None)
             elif "." not in qualname:
                 verdict = self.function_reach(path, qualname)
-                if verdict.reach == NVIDIA_ONLY:
+                if verdict.reach in _DEAD_KINDS:
                     return verdict
                 opt_in = opt_in or (verdict if verdict.reach == OPT_IN_REACH else None)
                 unknown = unknown or (verdict if verdict.reach == UNKNOWN else None)
@@ -853,28 +858,103 @@ class Project:
         return self._copies[path]
 
     def _retired_verdict(self, path: str) -> Reach | None:
-        """A module nothing in the project imports whose name keeps outside callers away too: a private module
-        (`_memory_io.py`, a benchmark left beside the kernels), one that imports pytest whenever it loads (a test
-        or its oracle shipped in the package), or one its authors retired (`sgd_legacy.py`, `*_deprecated.py`, the
-        live version sitting beside it). Nobody imports it, so it runs nowhere. Judged only
-        where its package's `__init__` was scanned too: a scan of the file alone sees none of its importers. A module
+        """A module no module the package loads imports, whose name or place keeps outside callers away too, runs
+        nowhere (see _unloaded_modules)."""
+        why = self._unloaded_modules().get(path)
+        return Reach(UNREACHED, why + ", so it runs nowhere") if why is not None else None
+
+    def _unloaded_modules(self) -> dict[str, str]:
+        """path -> why no entry point of the package loads the module. Every module is an entry point for outside
+        callers except those whose name or place keeps them away (see _closed_module); the package loads what its
+        entry points import, transitively. A closed module that none of them reaches is unloaded (COAT's
+        fake_quantization folder, whose one importer sits in the same folder; a private benchmark module)."""
+        if self._unloaded is None:
+            closed = {path: why for path in self.facts if (why := self._closed_module(path)) is not None}
+            imports, importers = self._import_graph()
+            loaded = [path for path in self.facts if path not in closed]
+            seen = set(loaded)
+            while loaded:
+                for dep in imports.get(loaded.pop(), ()):
+                    if dep not in seen:
+                        seen.add(dep)
+                        loaded.append(dep)
+            self._unloaded = {}
+            for path, why in closed.items():
+                if path in seen:
+                    continue
+                by = sorted(importers.get(path, ()))
+                nothing = f"only modules nothing loads import it ({by[0]})" if by else "nothing in the project imports it"
+                self._unloaded[path] = f"{why}; {nothing}"
+        return self._unloaded
+
+    def _closed_module(self, path: str) -> str | None:
+        """What keeps outside callers from importing a module, or None for an entry point: a private name
+        (`_memory_io.py`, a benchmark left beside the kernels), a folder without `__init__.py` inside a package (not
+        part of the package setuptools finds: aphrodite's stale `deepseek_v4_ops/`), an import of pytest whenever it
+        loads (a test or its oracle shipped in the package), or a name its authors retired or have not released
+        (`sgd_legacy.py`, `*_deprecated.py`, `*_proposal.py`, the live version sitting beside it). Judged only where
+        the package's `__init__` was scanned too: a scan of the file alone sees none of its importers. A module
         defining `main` may be a console script's entry point (`pkg._cli:main`), which runs with no import."""
         facts = self.facts.get(path) or {}
         parent, _, stem = facts.get("module", "").rpartition(".")
-        if facts.get("package") or not self.module_facts.get(parent, {}).get("package"):
+        if facts.get("package") or "main" in facts.get("defs", {}):
             return None
-        if self._import_graph()[1].get(path) or "main" in facts.get("defs", {}):
-            return None
+        if not self.module_facts.get(parent, {}).get("package"):
+            folder = self._outside_package(parent)
+            return f"a module of `{folder}/`, a folder without `__init__.py` inside a package" if folder else None
         if stem.startswith("_") and not stem.startswith("__"):
-            why = f"a private module (`{stem}`) nothing in the project imports"
-        elif any(_within(module, ("pytest",)) for module, _ in facts.get("requires", ())):
+            return f"a private module (`{stem}`)"
+        if any(_within(module, ("pytest",)) for module, _ in facts.get("requires", ())):
             # a library module cannot need the test runner to load: this is a test or its oracle, shipped along
-            why = f"a test module (`{stem}` imports pytest whenever it loads) nothing in the project imports"
-        elif RETIRED_WORDS & set(stem.lower().split("_")):
-            why = f"a retired module (`{stem}`) nothing in the project imports"
-        else:
+            return f"a test module (`{stem}` imports pytest whenever it loads)"
+        if RETIRED_WORDS & set(stem.lower().split("_")):
+            return f"a retired or unreleased module (`{stem}`)"
+        return None
+
+    def _outside_package(self, folder: str) -> str | None:
+        """The name of the folder without `__init__.py` holding the module `folder.x`, where a scanned package
+        encloses it (`coat/activation/fake_quantization`) and the whole package was scanned; None where no scanned
+        package does (a scripts folder beside the package) or the scan covers part of the package: a namespace
+        folder is an ordinary part of some packages (freetoken's `kernel/triton/`), imported from modules such a
+        scan does not see."""
+        parts = folder.split(".")
+        if not self._whole_package(folder):
             return None
-        return Reach(NVIDIA_ONLY, why + ": it runs nowhere")
+        for cut in range(len(parts) - 1, 0, -1):
+            if self.module_facts.get(".".join(parts[:cut]), {}).get("package"):
+                return "/".join(parts)
+        return None
+
+    def _imported_names(self) -> set[tuple[str, str]]:
+        """(module, name) of every project name some module imports by name (`from pkg.tools import run`): an
+        import is a use, or a re-export (`pkg/api.py`) through which users call it."""
+        if self._imported is None:
+            self._imported = set()
+            for facts in self.facts.values():
+                for qualified in facts["imports"].values():
+                    found = self.locate(qualified)
+                    if found is not None and len(found[1]) == 1:
+                        self._imported.add((found[0], found[1][0]))
+        return self._imported
+
+    def _exports_api(self, package: str) -> bool:
+        """Does the package's `__init__` re-export names of its modules by name (quant-videogen's
+        `from .compress import compress_kv_cache`), as _package_api reads them?"""
+        facts = self.module_facts.get(package) or {}
+        exports = facts.get("exports") or ()
+        for local, qualified in facts.get("imports", {}).items():
+            if local in facts["refs"] and local not in exports:
+                continue
+            found = self.locate(qualified)
+            if found is not None and len(found[1]) == 1:
+                return True
+        return False
+
+    def _whole_package(self, module: str) -> bool:
+        """Was the top-level package of `module` scanned from its root (its `__init__` is in the scan)? Only then
+        does "nothing in the project uses it" speak for the package: a scan of `pkg/kernels` alone misses the
+        callers in `pkg/models` (torchao's public blockwise quantizers, used from modules outside such a scan)."""
+        return bool(self.module_facts.get(module.split(".", 1)[0], {}).get("package"))
 
     def _copy_verdict(self, path: str) -> Reach | None:
         facts = self.facts.get(path) or {}
@@ -891,7 +971,7 @@ class Project:
         if 2 * len(same) <= len(kernels):
             return None
         return Reach(
-            NVIDIA_ONLY,
+            UNREACHED,
             f"a superseded copy: nothing in the project imports this module, and {len(same)} of its {len(kernels)} "
             f"Triton kernels are defined under the same names in {original}, which the project imports",
         )
@@ -1014,7 +1094,7 @@ class Project:
             and (facts["module"], function) not in self._package_api()
             and (function not in facts.get("device", ()) or self._uses_own_kernels(path, facts))
         ):
-            return Reach(NVIDIA_ONLY, f"nothing in the project launches or calls the kernel `{function}`")
+            return Reach(UNREACHED, f"nothing in the project launches or calls the kernel `{function}`")
         return None
 
     def _private_entry(self, facts: dict, function: str) -> Reach | None:
@@ -1041,6 +1121,40 @@ class Project:
             f"`{stem}`: only a user who imports it from there opts in",
         )
 
+    def _unexported_unused(self, path: str, facts: dict, function: str) -> Reach | None:
+        """Unreached: a public function or class nothing in the project uses, outside the package's API, in a module
+        whose package shows that API: its `__init__` lists `__all__` and re-exports other names of the module, not
+        this one (triton-runner's `set_gpu_clock`, beside the re-exported `do_bench`), or the top-level `__init__`
+        re-exports the package's API by name, no `__init__` imports from the module and only the project's own
+        modules import it, for other names (flashlib's `matmul_ozaki_int8` in the dispatch module Ozaki-II takes
+        `_triton_int_mm` from). A package whose `__init__` files export nothing is used through its modules: their
+        names are its API. A module defining `main` may be a console script's entry point. Judged only where the
+        whole package was scanned."""
+        parent, _, stem = facts["module"].rpartition(".")
+        package = self.module_facts.get(parent, {})
+        if (
+            function.startswith("_")
+            or facts["package"]
+            or not package.get("package")
+            or not self._whole_package(parent)
+            or "main" in facts["defs"]
+            or (facts["module"], function) in self._package_api()
+            or (facts["module"], function) in self._imported_names()
+        ):
+            return None
+        if facts["module"] in self._api_modules():
+            if package["exports"] is None or function in package["exports"]:
+                return None
+            why = f"its package's `__all__` leaves it out, re-exporting other names of `{stem}`"
+        else:
+            importers = sorted(self._import_graph()[1].get(path, ()))
+            if not importers or any(self.facts[other]["package"] for other in importers):
+                return None
+            if not self._exports_api(facts["module"].split(".", 1)[0]):
+                return None  # no API re-exported at the top: users import the modules themselves
+            why = f"`{stem}` serves the project's own modules (imported by {importers[0]}), and no `__init__` exports it"
+        return Reach(UNREACHED, f"nothing in the project uses `{function}`, and {why}: it runs nowhere")
+
     def _uses_own_kernels(self, path: str, facts: dict) -> bool:
         """Does the module launch, call or alias one of its own Triton functions (gemlite's quantizers choosing a
         variant by an alias), rather than only define device functions for other modules' kernels?"""
@@ -1053,14 +1167,23 @@ class Project:
         if function in (facts["exports"] or ()):
             return ON_TARGET
         if not users:
-            return self._unused_reach(path, facts, function) or self._private_entry(facts, function) or ON_TARGET
+            return (
+                self._unused_reach(path, facts, function)
+                or self._private_entry(facts, function)
+                or self._unexported_unused(path, facts, function)
+                or ON_TARGET
+            )
         verdicts = [self._reach(path, line, column + 1) for path, line, column, _ in users]
-        if all(v.reach == NVIDIA_ONLY for v in verdicts):
-            first = users[0]
-            why = f"every use of `{function}` is {self._off_target} (e.g. {first[0]}:{first[1]}: {verdicts[0].reason})"
+        if all(v.reach in _DEAD_KINDS for v in verdicts):
+            # NVIDIA-only where one use is; where every use lies in code nothing reaches, unreached like it
+            first = next((i for i, v in enumerate(verdicts) if v.reach == NVIDIA_ONLY), 0)
+            kind = verdicts[first].reach
+            where = self._off_target if kind == NVIDIA_ONLY else "in code nothing reaches"
+            user = users[first]
+            why = f"every use of `{function}` is {where} (e.g. {user[0]}:{user[1]}: {verdicts[first].reason})"
             # a package's API (re-exported by name from an `__init__`) has callers outside the project
             exported = (facts["module"], function) in self._package_api() or facts["package"]
-            return Reach(UNKNOWN if exported and not function.startswith("_") else NVIDIA_ONLY, why)
+            return Reach(UNKNOWN if exported and not function.startswith("_") else kind, why)
         opt_in = self._opt_in_uses(facts, function, users, verdicts)
         if opt_in is not None:
             return opt_in

@@ -288,7 +288,7 @@ def test_constexpr_flag_off_at_every_launch_compiles_its_branch_out():
     assert reach(files, "pkg/ops.py", "passed_off")[0] == "nvidia_only"  # but not one every launch passes
     files["pkg/model.py"] = "from pkg.ops import launch\n"
     verdict, why = reach(files, "pkg/ops.py", "no_launch")  # no launch in the project: the kernel runs nowhere
-    assert verdict == "nvidia_only" and "nothing in the project launches" in why
+    assert verdict == "unreached" and "nothing in the project launches" in why
     exported = {**files, **ops(files["pkg/ops.py"] + '\n        __all__ = ["never_launched"]\n')}
     assert reach(exported, "pkg/ops.py", "no_launch")[0] == "target"  # the package's API: callers unknown
 
@@ -316,7 +316,7 @@ def test_every_import_is_an_edge_of_the_import_graph_even_when_its_name_was_boun
     }
     for module in ("pkg/first.py", "pkg/second.py"):  # imported, so an unlaunched kernel there runs nowhere
         verdict, why = reach(files, module, "dead_code")
-        assert verdict == "nvidia_only" and "nothing in the project launches" in why
+        assert verdict == "unreached" and "nothing in the project launches" in why
 
 
 def test_backend_class_enabled_by_a_platform_flag():
@@ -578,6 +578,7 @@ def test_module_written_in_gluons_hopper_dialect_is_nvidia_only():
 def test_user_statements():
     files = {
         "mypkg/__init__.py": "",
+        "mypkg/cuda_kernels/__init__.py": "",
         "mypkg/utils.py": "def is_cuda():\n    return read_env()\n",
         "mypkg/ops.py": textwrap.dedent("""
         from mypkg.utils import is_cuda
@@ -1415,7 +1416,7 @@ def test_a_kernel_nothing_launches_runs_nowhere_unless_it_is_api():
     """)
     files["pkg/model.py"] = "from pkg.ops import run\n"  # the project uses the module
     verdict, why = reach(files, "pkg/ops.py", "ptx_body")
-    assert verdict == "nvidia_only" and "`ptx_variant`" in why
+    assert verdict == "unreached" and "`ptx_variant`" in why
     assert reach(files, "pkg/ops.py", "bitwise_body")[0] == "target"  # named by the alias
     assert reach(files, "pkg/ops.py", "launched_body")[0] == "target"
     assert reach(files, "pkg/ops.py", "plain_python")[0] == "target"  # not a kernel: a Python API
@@ -1458,7 +1459,7 @@ def test_a_device_function_library_keeps_its_uncalled_functions_on_target():
     assert verdict == "target", why
     # a kernel (it returns nothing: launched, never called) that nothing launches stays dead (fla's index.py)
     verdict, why = reach(files, "pkg/ops/softplus.py", "kernel_ptx =")
-    assert verdict == "nvidia_only" and "`unlaunched_kernel`" in why
+    assert verdict == "unreached" and "`unlaunched_kernel`" in why
     # the same module once it launches a kernel of its own: an uncalled function there is a dead variant
     launched = dict(files)
     launched["pkg/ops/softplus.py"] += textwrap.dedent("""
@@ -1470,7 +1471,7 @@ def test_a_device_function_library_keeps_its_uncalled_functions_on_target():
             kernel[(1,)](x)
     """)
     verdict, why = reach(launched, "pkg/ops/softplus.py", "library_ptx")
-    assert verdict == "nvidia_only" and "`softplus2`" in why
+    assert verdict == "unreached" and "`softplus2`" in why
 
 
 def test_paths_named_for_an_nvidia_architecture_are_nvidia_only():
@@ -1480,6 +1481,7 @@ def test_paths_named_for_an_nvidia_architecture_are_nvidia_only():
     files = {
         "pkg/__init__.py": "",
         "pkg/arch/sm89/fp8_base.py": body,
+        "pkg/layout/__init__.py": "",
         "pkg/layout/hopper_value.py": body,
         "pkg/layout/smem_value.py": body,
     }
@@ -1553,7 +1555,7 @@ def test_a_copy_nothing_imports_of_a_module_the_project_imports_runs_nowhere():
         "pkg/entry.py": "import triton\n@triton.jit\ndef _fwd(x):\n    pass\n@triton.jit\ndef _own(x):\n    pass\n",
     }
     verdict, why = reach(files, "pkg/attention_draft.py", "_fwd[(1,)]")
-    assert verdict == "nvidia_only" and "superseded copy" in why and "2 of its 3" in why and "pkg/attention.py" in why
+    assert verdict == "unreached" and "superseded copy" in why and "2 of its 3" in why and "pkg/attention.py" in why
     assert reach(files, "pkg/attention.py", "_fwd[(1,)]")[0] == "target"
     assert reach(files, "pkg/tools.py", "_fwd[(1,)]")[0] == "target"
     # an entry point sharing one kernel name of two: nothing says it is a copy
@@ -1578,11 +1580,11 @@ def test_a_private_or_retired_module_nothing_imports_runs_nowhere():
         "pkg/checks.py": kernel + "def check():\n    import pytest\n",  # pytest only inside a function: a library
     }
     verdict, why = reach(files, "pkg/sgd_legacy.py", "_step[(1,)]")
-    assert verdict == "nvidia_only" and "retired module (`sgd_legacy`)" in why
+    assert verdict == "unreached" and "retired or unreleased module (`sgd_legacy`)" in why
     verdict, why = reach(files, "pkg/_memory_io.py", "_step[(1,)]")
-    assert verdict == "nvidia_only" and "private module (`_memory_io`)" in why
+    assert verdict == "unreached" and "private module (`_memory_io`)" in why
     verdict, why = reach(files, "pkg/flash_ref.py", "_step[(1,)]")
-    assert verdict == "nvidia_only" and "test module (`flash_ref` imports pytest" in why
+    assert verdict == "unreached" and "test module (`flash_ref` imports pytest" in why
     for live in ("pkg/sgd_step.py", "pkg/_quantize.py", "pkg/tools.py", "pkg/_cli.py", "pkg/checks.py"):
         assert reach(files, live, "_step[(1,)]")[0] == "target"
     # scanned without its package, nothing tells whether a module is imported
