@@ -17,6 +17,9 @@ after the per-file analysis; it costs dictionary work, not parsing. Two things c
   users call it). `if TYPE_CHECKING:` never runs.
   "opt_in": a default run (environment switches unset, option parameters as the project's own calls pass them)
   leaves the Triton kernel holding it uncompiled; host code so guarded is "unknown" with the option named.
+  "unreached": no entry point of the package reaches the code, on any GPU: a module no loaded module imports whose
+  name or place keeps outside callers away (private, retired, in a folder without `__init__.py`), a superseded copy,
+  a kernel nothing launches, a public name outside the API the package states that nothing uses.
 
 Users state what inference misses, as mypy's always_true/always_false: `[tool.porter] nvidia_only = [...]`
 (predicates true only on NVIDIA), `rocm_only = [...]`, `nvidia_only_paths = [globs]`.
@@ -883,7 +886,9 @@ class Project:
                 if path in seen:
                     continue
                 by = sorted(importers.get(path, ()))
-                nothing = f"only modules nothing loads import it ({by[0]})" if by else "nothing in the project imports it"
+                nothing = (
+                    f"only modules nothing loads import it ({by[0]})" if by else "nothing in the project imports it"
+                )
                 self._unloaded[path] = f"{why}; {nothing}"
         return self._unloaded
 
@@ -1152,7 +1157,9 @@ class Project:
                 return None
             if not self._exports_api(facts["module"].split(".", 1)[0]):
                 return None  # no API re-exported at the top: users import the modules themselves
-            why = f"`{stem}` serves the project's own modules (imported by {importers[0]}), and no `__init__` exports it"
+            why = (
+                f"`{stem}` serves the project's own modules (imported by {importers[0]}), and no `__init__` exports it"
+            )
         return Reach(UNREACHED, f"nothing in the project uses `{function}`, and {why}: it runs nowhere")
 
     def _uses_own_kernels(self, path: str, facts: dict) -> bool:

@@ -315,8 +315,10 @@ def _run_findings(scanned: ScanInput, target, config, request: FindingsRequest) 
     elif result.unreachable:
         written_for_amd = sum(1 for f in result.unreachable if f.reach == "rocm_only")
         opted_in = sum(1 for f in result.unreachable if f.reach == "opt_in")
+        unreached = sum(1 for f in result.unreachable if f.reach == "unreached")
         also = f" or premised on NVIDIA tuning in code written for AMD ({written_for_amd})" if written_for_amd else ""
         also += f" or only where a default-off option is turned on ({opted_in})" if opted_in else ""
+        also += f" or that no entry point of the package reaches ({unreached})" if unreached else ""
         typer.secho(
             f"porter: note: {len(result.unreachable)} finding(s) in code that does not run on {target.name}{also} "
             "hidden (--show-unreachable lists them)",

@@ -46,7 +46,7 @@ def finding_record(finding, rules) -> dict:
     record = {key: getattr(finding, key) for key in FINDING_KEYS}
     info = info_for(rules, finding)
     record["fix_safety"] = info.safety or None
-    record["reach"] = finding.reach  # target | unknown | nvidia_only (porter.analyze.project)
+    record["reach"] = finding.reach  # target | unknown | nvidia_only | rocm_only | opt_in | unreached
     if finding.reach_reason:
         record["reach_reason"] = finding.reach_reason
     return record

@@ -2311,3 +2311,85 @@ def test_a_function_that_fills_or_bumps_a_local_in_a_platform_branch_is_not_the_
     assert reach(files, "pkg/ops.py", "x.add_(2)")[0] == "target"
     assert reach(files, "pkg/ops.py", "x.add_(3)")[0] == "nvidia_only"
     assert reach(files, "pkg/ops.py", "x.add_(3)", target="h100")[0] == "target"
+
+
+def test_a_module_in_a_folder_without_init_that_nothing_the_package_loads_imports_is_unreached():
+    # seen on fp8-coat 1.0.11: coat/activation/fake_quantization/ (no __init__.py) holds a Triton quantizer that
+    # only its sibling quantize_function.py imports, and nothing imports that; seen on flash-maxsim 0.3.0: a
+    # `*_fusedbwd_proposal.py` design module nothing imports
+    kernel = "import triton\n@triton.jit\ndef _q(x):\n    pass\ndef run(x):\n    _q[(1,)](x)\n"
+    files = {
+        "pkg/__init__.py": "from pkg.live import run\n",
+        "pkg/live.py": kernel,
+        "pkg/fake/quantizer.py": kernel,
+        "pkg/fake/function.py": "from pkg.fake.quantizer import run\n",
+        "pkg/ns/used.py": kernel,  # a namespace folder a live module imports from: it loads
+        "pkg/model.py": "from pkg.ns.used import run\n",
+        "pkg/maxsim_fusedbwd_proposal.py": kernel,
+        "scripts/tool.py": kernel,  # beside the package, not inside it: an entry point of its own
+    }
+    verdict, why = reach(files, "pkg/fake/quantizer.py", "_q[(1,)]")
+    assert verdict == "unreached" and "`pkg/fake/`, a folder without `__init__.py`" in why
+    assert "only modules nothing loads import it (pkg/fake/function.py)" in why
+    verdict, why = reach(files, "pkg/maxsim_fusedbwd_proposal.py", "_q[(1,)]")
+    assert verdict == "unreached" and "unreleased module (`maxsim_fusedbwd_proposal`)" in why
+    for live in ("pkg/live.py", "pkg/ns/used.py", "scripts/tool.py"):
+        assert reach(files, live, "_q[(1,)]")[0] == "target", live
+    # a scan of part of the package (its top-level `__init__` not in it) cannot tell that nothing imports the
+    # folder: freetoken's kernel/triton/ is such a folder, imported from model code outside the scan
+    part = {path: text for path, text in files.items() if path != "pkg/__init__.py"}
+    part["pkg/sub/__init__.py"] = ""
+    part["pkg/sub/fake/quantizer.py"] = kernel
+    assert reach(part, "pkg/sub/fake/quantizer.py", "_q[(1,)]")[0] == "target"
+
+
+def test_an_unused_public_name_outside_the_api_its_package_states_is_unreached():
+    # seen on triton-runner 0.3.8: testing/__init__.py lists `__all__` and re-exports do_bench and others from
+    # core.py, not set_gpu_clock (an A100 clock helper nothing calls); on flashlib 0.4.0: matmul_ozaki_int8, the
+    # only launcher of _split_fused_kernel, sits in a dispatch module Ozaki-II imports for another name, and no
+    # `__init__` exports it (the top-level one re-exports the package's API by name)
+    core = "import subprocess\ndef do_bench(f):\n    return f()\ndef set_clock():\n    subprocess.check_output(['nvidia-smi'])\n"
+    dispatch = (
+        "import triton\n@triton.jit\ndef _split(x):\n    pass\n"
+        "def matmul_int8(a):\n    _split[(1,)](a)\ndef int_mm(a):\n    return a\n"
+    )
+    files = {
+        "pkg/__init__.py": "from pkg.gemm import gemm\n",
+        "pkg/testing/__init__.py": "from .core import do_bench\n__all__ = ['do_bench']\n",
+        "pkg/testing/core.py": core,
+        "pkg/dispatch.py": dispatch,
+        "pkg/gemm.py": "from pkg.dispatch import int_mm\ndef gemm(a):\n    return int_mm(a)\n",
+    }
+    verdict, why = reach(files, "pkg/testing/core.py", "subprocess.check_output")
+    assert verdict == "unreached" and "`__all__` leaves it out" in why and "`set_clock`" in why
+    assert reach(files, "pkg/testing/core.py", "return f()")[0] == "target"
+    verdict, why = reach(files, "pkg/dispatch.py", "_split[(1,)]")  # its only launcher is unreached
+    assert verdict == "unreached" and "`matmul_int8`" in why and "no `__init__` exports it" in why
+    verdict, why = reach(files, "pkg/dispatch.py", "    pass")  # and so is the kernel
+    assert verdict == "unreached" and "every use of `_split` is in code nothing reaches" in why
+    # users' names stay: one the `__init__` exports without `__all__`, one a module imports (a use or a re-export),
+    # any name of a package whose `__init__` files export nothing (used through its modules), a partial scan
+    no_all = dict(files, **{"pkg/testing/__init__.py": "from .core import do_bench\n"})
+    assert reach(no_all, "pkg/testing/core.py", "subprocess.check_output")[0] == "target"
+    imported = dict(files, **{"pkg/api.py": "from pkg.dispatch import matmul_int8\n"})
+    assert reach(imported, "pkg/dispatch.py", "_split[(1,)]")[0] == "target"
+    bare = dict(files, **{"pkg/__init__.py": ""})
+    assert reach(bare, "pkg/dispatch.py", "_split[(1,)]")[0] == "target"
+    part = {path: text for path, text in files.items() if path != "pkg/__init__.py"}
+    assert reach(part, "pkg/dispatch.py", "_split[(1,)]")[0] == "target"
+
+
+def test_cli_hides_findings_no_entry_point_reaches_and_shows_them_with_the_reason(tmp_path, capsys):
+    from porter.cli import main
+
+    files = {"pkg/__init__.py": "", "pkg/triton_utils.py": "import triton\nimport triton.language as tl\n"}
+    write(tmp_path, {**files, "pkg/mm_proposal.py": MM_KERNEL})
+    args = ["scan", str(tmp_path), "--target", "mi350x", "--format", "json", "--no-cache", "--select", "PT103"]
+    main(args)
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["findings"] == []
+    assert "that no entry point of the package reaches (1)" in captured.err
+    main([*args, "--show-unreachable"])
+    records = json.loads(capsys.readouterr().out)["findings"]
+    assert [(r["rule"], r["reach"]) for r in records] == [("PT103", "unreached")]
+    assert "unreleased module (`mm_proposal`)" in records[0]["reach_reason"]
