@@ -942,19 +942,6 @@ class Project:
                         self._imported.add((found[0], found[1][0]))
         return self._imported
 
-    def _exports_api(self, package: str) -> bool:
-        """Does the package's `__init__` re-export names of its modules by name (quant-videogen's
-        `from .compress import compress_kv_cache`), as _package_api reads them?"""
-        facts = self.module_facts.get(package) or {}
-        exports = facts.get("exports") or ()
-        for local, qualified in facts.get("imports", {}).items():
-            if local in facts["refs"] and local not in exports:
-                continue
-            found = self.locate(qualified)
-            if found is not None and len(found[1]) == 1:
-                return True
-        return False
-
     def _whole_package(self, module: str) -> bool:
         """Was the top-level package of `module` scanned from its root (its `__init__` is in the scan)? Only then
         does "nothing in the project uses it" speak for the package: a scan of `pkg/kernels` alone misses the
@@ -1127,14 +1114,13 @@ class Project:
         )
 
     def _unexported_unused(self, path: str, facts: dict, function: str) -> Reach | None:
-        """Unreached: a public function or class nothing in the project uses, outside the package's API, in a module
-        whose package shows that API: its `__init__` lists `__all__` and re-exports other names of the module, not
-        this one (triton-runner's `set_gpu_clock`, beside the re-exported `do_bench`), or the top-level `__init__`
-        re-exports the package's API by name, no `__init__` imports from the module and only the project's own
-        modules import it, for other names (flashlib's `matmul_ozaki_int8` in the dispatch module Ozaki-II takes
-        `_triton_int_mm` from). A package whose `__init__` files export nothing is used through its modules: their
-        names are its API. A module defining `main` may be a console script's entry point. Judged only where the
-        whole package was scanned."""
+        """Unreached: a public function or class nothing in the project uses or imports, outside the API its package
+        states: the package's `__init__` lists `__all__` and re-exports other names of the module, not this one
+        (triton-runner's `set_gpu_clock`, beside the re-exported `do_bench`). A module no `__init__` exports from is
+        left alone, even where only the project's own modules import it: its public helpers are called by users and
+        tests (float8-experimental's `fp8_tensor_statistics` in float8_utils, which a human ROCm port changed).
+        A module defining `main` may be a console script's entry point. Judged only where the whole package was
+        scanned."""
         parent, _, stem = facts["module"].rpartition(".")
         package = self.module_facts.get(parent, {})
         if (
@@ -1145,22 +1131,16 @@ class Project:
             or "main" in facts["defs"]
             or (facts["module"], function) in self._package_api()
             or (facts["module"], function) in self._imported_names()
+            or facts["module"] not in self._api_modules()
+            or package["exports"] is None
+            or function in package["exports"]
         ):
             return None
-        if facts["module"] in self._api_modules():
-            if package["exports"] is None or function in package["exports"]:
-                return None
-            why = f"its package's `__all__` leaves it out, re-exporting other names of `{stem}`"
-        else:
-            importers = sorted(self._import_graph()[1].get(path, ()))
-            if not importers or any(self.facts[other]["package"] for other in importers):
-                return None
-            if not self._exports_api(facts["module"].split(".", 1)[0]):
-                return None  # no API re-exported at the top: users import the modules themselves
-            why = (
-                f"`{stem}` serves the project's own modules (imported by {importers[0]}), and no `__init__` exports it"
-            )
-        return Reach(UNREACHED, f"nothing in the project uses `{function}`, and {why}: it runs nowhere")
+        return Reach(
+            UNREACHED,
+            f"nothing in the project uses `{function}`, and its package's `__all__` leaves it out, re-exporting other "
+            f"names of `{stem}`: it runs nowhere",
+        )
 
     def _uses_own_kernels(self, path: str, facts: dict) -> bool:
         """Does the module launch, call or alias one of its own Triton functions (gemlite's quantizers choosing a
