@@ -16,7 +16,7 @@ import functools
 import io
 import re
 import tokenize
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -686,15 +686,26 @@ class _Matcher:
         """The first call into `module` after its import (its line and callee), in the importing function (anywhere
         below, for a module-level import): where a binding that loads its library lazily (pynvml's nvmlInit) fails
         at run time."""
-        function = next((a for a in self.ctx.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
+        first = next(self._calls_after(node, module, self._importing_function(node)), None)
+        return None if first is None else (first[0], self.ctx.code_for(first[1].func))
+
+    def _importing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        return next((a for a in self.ctx.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
+
+    def _calls_after(
+        self, node: cst.CSTNode, module: str, function: cst.FunctionDef | None
+    ) -> Iterator[tuple[int, cst.Call]]:
+        """(line, call) of each call into `module` below the import `node`, inside `function` (None: anywhere)."""
         after = self.ctx.position(node).end.line
         for call in self.index.of(cst.Call):
             line = self.ctx.position(call).start.line
             if line <= after or (function is not None and all(a is not function for a in self.ctx.ancestors(call))):
                 continue
-            if any(name == module or name.startswith(module + ".") for name in self.ctx.qualified_names(call.func)):
-                return line, self.ctx.code_for(call.func)
-        return None
+            if self._calls_module(call, module):
+                yield line, call
+
+    def _calls_module(self, call: cst.Call, module: str) -> bool:
+        return any(name == module or name.startswith(module + ".") for name in self.ctx.qualified_names(call.func))
 
     def _calls_through(self, node: cst.CSTNode, module: str) -> list[dict[str, int]]:
         """Every statement of the importing function that calls into `module` after the import, as spans: the code
@@ -702,17 +713,11 @@ class _Matcher:
         loop over nvmlDeviceGetCpuAffinity). A loop over a call's result spans its body, which works on what the
         library returned. None for a module-level import: the module's calls sit in functions of their own, often
         behind a loaded-flag the import does not see (crystools' `if self.pynvmlLoaded`)."""
-        function = next((a for a in self.ctx.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
+        function = self._importing_function(node)
         if function is None:
             return []
-        after = self.ctx.position(node).end.line
         spans: dict[int, int] = {}
-        for call in self.index.of(cst.Call):
-            line = self.ctx.position(call).start.line
-            if line <= after or all(a is not function for a in self.ctx.ancestors(call)):
-                continue
-            if not any(name == module or name.startswith(module + ".") for name in self.ctx.qualified_names(call.func)):
-                continue
+        for _line, call in self._calls_after(node, module, function):
             statement = next((a for a in self.ctx.ancestors(call) if isinstance(a, cst.BaseStatement)), None)
             if statement is None:
                 continue
@@ -727,7 +732,7 @@ class _Matcher:
         bindings those calls and statements start from (`handles = []`, `num_elements = ...`), and the loop
         headers around the calls (`for device_index in self.device_ids:`). A value slice within one function, as
         spans; the calls themselves are `calls`."""
-        function = next((a for a in self.ctx.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
+        function = self._importing_function(node)
         if function is None:
             return []
         after = self.ctx.position(node).end.line
@@ -765,8 +770,7 @@ class _Matcher:
     def _calls_into(self, statement: cst.BaseStatement, module: str) -> bool:
         """The statement itself (a compound statement: its header) calls into the module."""
         return any(
-            isinstance(call, cst.Call)
-            and any(name == module or name.startswith(module + ".") for name in self.ctx.qualified_names(call.func))
+            isinstance(call, cst.Call) and self._calls_module(call, module)
             for call in header_nodes(statement, cst.Call)
         )
 
