@@ -99,7 +99,8 @@ _MODEL_LIBRARIES = frozenset(
     }
 )  # fmt: skip
 _BLOCK_FIELDS = ("body", "orelse", "finalbody")
-_MUTATORS = frozenset({"update", "setdefault", "pop", "popitem", "clear", "__setitem__"})
+# methods that change a dict in place: a local mapping so changed holds keys its binding does not show
+_MAPPING_MUTATORS = frozenset({"update", "setdefault", "pop", "popitem", "clear", "__setitem__"})
 
 
 def module_name(path: str, package: str = "") -> str:
@@ -622,7 +623,7 @@ class _Collector:
                 if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
                     base = node.value
                 elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                    base = node.func.value if node.func.attr in _MUTATORS else None
+                    base = node.func.value if node.func.attr in _MAPPING_MUTATORS else None
                 elif isinstance(node, ast.AugAssign):
                     base = node.target
                 else:

@@ -92,7 +92,8 @@ def binds(statement: cst.BaseStatement) -> set[str]:
     return names
 
 
-_MUTATORS = {"append", "extend", "insert", "add", "update", "setdefault"}
+# methods that put a value into their receiver (`handles.append(handle)`): the receiver now holds what was computed
+_FILLING_METHODS = {"append", "extend", "insert", "add", "update", "setdefault"}
 
 
 def written(statement: cst.BaseStatement) -> set[str]:
@@ -107,7 +108,11 @@ def written(statement: cst.BaseStatement) -> set[str]:
             written |= {n for n in (_name_of(t.target) for t in node.targets) if n}
         elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For)):
             written |= {n for n in [_name_of(node.target)] if n}
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _MUTATORS:
+        elif (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in _FILLING_METHODS
+        ):
             written |= {n for n in [_name_of(node.func.value)] if n}
     return written
 
