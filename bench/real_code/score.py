@@ -187,19 +187,23 @@ def rules_that_ran(select: Sequence[str]) -> set[str]:
     return set((load_rules(select=select) if select else load_rules()).ids)
 
 
-def read_stored(folder: Path) -> list[CorpusFinding]:
+def read_stored(folder: Path) -> tuple[list[CorpusFinding], set[str]]:
+    """The stored findings and the packages stored (a scan that found nothing is an empty file)."""
     found: list[CorpusFinding] = []
-    for path in sorted(folder.glob("*.jsonl")):
+    paths = sorted(folder.glob("*.jsonl"))
+    for path in paths:
         found.extend(read_findings(path))
-    if not found:
+    if not paths:
         raise CorpusError(f"{folder}: no stored findings (*.jsonl)")
-    return found
+    return found, {path.name.rsplit(".", 2)[0] for path in paths}
 
 
-def dump(findings: Sequence[CorpusFinding], folder: Path) -> None:
-    groups: dict[tuple[str, str], list[CorpusFinding]] = defaultdict(list)
+def dump(findings: Sequence[CorpusFinding], folder: Path, scanned: Iterable[tuple[str, str]]) -> None:
+    """One file per scanned (package, target), empty when it found nothing: a later diff tells a package whose
+    findings all went from one that was not scanned."""
+    groups: dict[tuple[str, str], list[CorpusFinding]] = {key: [] for key in scanned}
     for finding in findings:
-        groups[(finding.package, finding.target)].append(finding)
+        groups.setdefault((finding.package, finding.target), []).append(finding)
     for (package, target), group in groups.items():
         write_findings(group, folder / f"{package}.{target}.jsonl")
 
@@ -339,15 +343,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.findings:  # stored scans: keep the rules the current catalog runs (with --opt-in: all of them)
         rules = rules_that_ran(select)
-        stored = read_stored(args.findings)
-        names &= {f.package for f in stored}  # packages not stored have no findings: their labels are not "gone"
+        stored, stored_packages = read_stored(args.findings)
+        names &= stored_packages  # packages not stored were not scanned: their labels are not "gone"
         findings = [f for f in stored if f.rule in rules]
     else:
         findings = scan_corpus(packages, targets, args.cache or default_cache(), select, args.jobs, missing)
         rules = rules_that_ran(select)
         names -= set(missing)  # a package not scanned has no findings: its labels are not "gone"
     if args.dump:
-        dump(findings, args.dump)
+        dump(findings, args.dump, [(name, target) for name in sorted(names) for target in targets])
     labels = LabelIndex([label for path in label_files(args.labels) for label in load_labels(path)])
     if args.unlabelled:
         print_unlabelled(findings, labels, args.unlabelled, args.limit)

@@ -842,14 +842,27 @@ class Project:
             if arch is not None or NVIDIA_ARCH_NAME.fullmatch(stem.split("_", 1)[0]):
                 return Reach(NVIDIA_ONLY, f"named for an NVIDIA architecture (`{arch or parts[-1]}`)")
         prefixes = VENDOR_FILE_PREFIXES if self._amd else VENDOR_FILE_PREFIXES + AMD_FILE_PREFIXES
-        if any(stem == p or stem.startswith(p + "_") for p in prefixes):
+        if any(_named_for(stem, p) for p in prefixes):
             return Reach(NVIDIA_ONLY, f"a module for another device type (`{parts[-1]}`)")
+        amd_sibling = self._amd and _named_for(stem, "nvidia") and self._amd_sibling(parts)
+        if amd_sibling:
+            return Reach(NVIDIA_ONLY, f"the NVIDIA module of a per-vendor layer; `{amd_sibling}` beside it serves AMD")
         if not self._amd:
             return self._import_reach_on_nvidia(path)
         for pattern in self.statements.nvidia_only_paths:
             if fnmatch.fnmatch(path, pattern):
                 return Reach(NVIDIA_ONLY, f"matches nvidia_only_paths `{pattern}` in [tool.porter]")
         return self._import_reach(path)
+
+    def _amd_sibling(self, parts: list[str]) -> str | None:
+        """The AMD module beside an NVIDIA one (zeus's gpu/nvidia.py and gpu/amd.py): a layer with one module per
+        vendor, of which the platform loads its own. Without one, `nvidia.py` may be what every GPU runs."""
+        folder = "/".join(parts[:-1])
+        for path in self.facts:
+            head, _, name = path.replace("\\", "/").rpartition("/")
+            if head == folder and any(_named_for(name.rsplit(".", 1)[0].lower(), p) for p in AMD_FILE_PREFIXES):
+                return name
+        return None
 
     def _superseded(self, path: str) -> Reach | None:
         """A stale copy runs nowhere: a module nothing in the project imports, most of whose Triton kernels (two at
@@ -1189,6 +1202,11 @@ class Project:
         if first is None or (not function.startswith("_") and (facts["module"], function) in self._package_api()):
             return None
         return Reach(OPT_IN_REACH, f"every use of `{function}` runs only where a user opts in ({first.reason})")
+
+
+def _named_for(stem: str, vendor: str) -> bool:
+    """`xpu.py`, `xpu_worker.py`: a module named for a vendor or device type."""
+    return stem == vendor or stem.startswith(vendor + "_")
 
 
 def _configured_note(facts: dict, scope: str, test: str) -> str:

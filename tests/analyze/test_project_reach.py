@@ -522,6 +522,22 @@ def test_platform_classes_and_vendor_folders():
     assert reach(files, "gptqmodel/nn_modules/qlinear/mlxtra.py", "other")[0] == "target"
 
 
+def test_nvidia_module_of_a_per_vendor_layer_with_an_amd_sibling():
+    # seen on zeus (device/gpu/nvidia.py beside amd.py) and gitm-labs (telemetry/backends/nvidia.py beside amd.py):
+    # the platform loads its own vendor's module; an `nvidia.py` with no AMD sibling may be what every GPU runs
+    files = {
+        "zeus/gpu/nvidia.py": "def f():\n    nvml_backend = 1\n",
+        "zeus/gpu/amd.py": "def f():\n    amdsmi_backend = 1\n",
+        "tool/nvidia_smi.py": "def f():\n    lone = 1\n",
+        "other/amd.py": "def f():\n    elsewhere = 1\n",
+    }
+    verdict, why = reach(files, "zeus/gpu/nvidia.py", "nvml_backend")
+    assert verdict == "nvidia_only" and "`amd.py` beside it" in why
+    assert reach(files, "zeus/gpu/amd.py", "amdsmi_backend")[0] == "target"
+    assert reach(files, "tool/nvidia_smi.py", "lone")[0] == "target"  # its AMD module would sit in its own folder
+    assert reach(files, "zeus/gpu/nvidia.py", "nvml_backend", target="mi350x")[0] == "nvidia_only"
+
+
 def test_module_importing_an_nvidia_only_library_at_top_level_never_loads():
     # seen on real code: vllm's CuTe-DSL router and liger's cutedsl ops import cutlass / cuda.bindings at top
     # level; a guarded or function-level import, or Triton's own NVIDIA modules, leave the module loadable

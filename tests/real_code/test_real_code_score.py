@@ -62,7 +62,7 @@ def labels():
 def excerpt():
     """The stored findings of the rules the catalog runs by default (what a user sees)."""
     default = score.rules_that_ran([])
-    return [f for f in score.read_stored(EXCERPT) if f.rule in default]
+    return [f for f in score.read_stored(EXCERPT)[0] if f.rule in default]
 
 
 def test_packages_are_pinned_and_split(packages):
@@ -143,6 +143,15 @@ def test_score_command_runs_offline_on_the_excerpt(capsys):
     printed = json.loads(capsys.readouterr().out)
     assert set(printed["targets"]) == set(FLOORS)
     assert printed["targets"]["mi300x"]["overall"]["findings"] > 0
+
+
+def test_a_dump_keeps_a_file_for_a_package_whose_scan_found_nothing(tmp_path, excerpt):
+    # a diff of two dumps must tell "every finding went" from "not scanned": the empty file says scanned
+    one = excerpt[0]
+    score.dump([one], tmp_path, [(one.package, one.target), ("quiet-pkg", one.target)])
+    assert (tmp_path / f"quiet-pkg.{one.target}.jsonl").read_text() == ""
+    findings, packages = score.read_stored(tmp_path)
+    assert [f.package for f in findings] == [one.package] and packages == {one.package, "quiet-pkg"}
 
 
 def test_unlabelled_listing_refuses_the_held_out_split(capsys):
