@@ -94,3 +94,12 @@ def test_parameter_shadows_module_constant():
 def test_self_reference_does_not_loop():
     _, val = fold_last("x = x + 1")
     assert not val.known
+
+
+def test_a_vendor_branch_arm_stays_dead_on_the_other_vendor_through_arithmetic():
+    # speculators' autotune list: `threads // warp_size` with `warp_size = 64 if hip else 32` is 16 at most on AMD
+    _, val = fold_last('import torch\nW = 64 if getattr(torch.version, "hip", None) is not None else 32\nx = 1024 // W')
+    assert sorted((p.value, p.dead_on) for p in val.possibles) == [(16, "nvidia"), (32, "amd")]
+    # arms of two different vendor tests never meet in one build
+    _, val = fold_last("import torch\nA = 2 if torch.version.hip else 1\nB = 3 if torch.version.cuda else 4\nx = A * B")
+    assert sorted((p.value, p.dead_on) for p in val.possibles) == [(3, "amd"), (8, "nvidia")]

@@ -7,6 +7,7 @@ cannot evaluate for certain is `UNKNOWN`; nothing is guessed.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import operator
@@ -285,6 +286,10 @@ class Folder:
             return body if test.values[0] else orelse
         if not (body.known and orelse.known):
             return UNKNOWN
+        # `64 if torch.version.hip else 32`: each arm is dead on the other vendor, wherever the value goes next
+        test_code = self._code(node.test)
+        body = _dead_on(body, _other_vendor(names.guard_of_test(test_code, True)))
+        orelse = _dead_on(orelse, _other_vendor(names.guard_of_test(test_code, False)))
         return Val((body.possibles or ()) + (orelse.possibles or ()), body.partial or orelse.partial)
 
     # containers ---------------------------------------------------------------------------------
@@ -379,19 +384,35 @@ class Folder:
 
 
 def combine(node: cst.CSTNode, fn: Callable[..., Any], *vals: Val) -> Val:
-    """Apply fn over the cross product of possible values; results originate at `node`."""
+    """Apply fn over the cross product of possible values; results originate at `node`. A result built from a
+    value dead on one vendor is dead there too (`threads // warp_size` with the 32 of `64 if hip else 32`)."""
     if any(not v.known for v in vals):
         return UNKNOWN
     results: list[Possible] = []
     for combo in itertools.product(*((v.possibles or ()) for v in vals)):
         if len(results) > MAX_POSSIBLE:
             return UNKNOWN
+        dead = {p.dead_on for p in combo if p.dead_on}
+        if len(dead) > 1:
+            continue  # one arm of each vendor's branch: no build takes both
         try:
             value = fn(*(p.value for p in combo))
         except Exception:  # noqa: BLE001 - any failure of user arithmetic means "cannot fold"
             return UNKNOWN
-        results.append(Possible(value, node))
+        results.append(Possible(value, node, dead_on=dead.pop() if dead else None))
     return Val(results, any(v.partial for v in vals))
+
+
+def _other_vendor(vendor: str | None) -> str | None:
+    """The vendor on which code selected for `vendor` does not run ('other' device types say nothing here)."""
+    return {"amd": "nvidia", "nvidia": "amd"}.get(vendor or "")
+
+
+def _dead_on(val: Val, vendor: str | None) -> Val:
+    if vendor is None or not val.known:
+        return val
+    marked = [dataclasses.replace(p, dead_on=p.dead_on or vendor) for p in (val.possibles or ())]
+    return Val(marked, val.partial)
 
 
 _NOT_INT = object()
