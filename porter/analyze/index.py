@@ -218,6 +218,7 @@ def build_index(module: cst.Module) -> ModuleIndex:
     for small_statements in cast("list[cst.SimpleStatementLine]", nodes.get(cst.SimpleStatementLine, [])):
         for small in small_statements.body:  # imports and other small statements are reported too
             top_of[id(small)] = top_of[id(small_statements)]
+    add_triton_names(aliases, triton_distributions(aliases))
     return ModuleIndex(
         nodes, aliases, imports, statement_of, scope_of, call_arg_of, docstrings, guarded_imports, top_of
     )
@@ -305,6 +306,26 @@ def _note_statement(line: cst.SimpleStatementLine, aliases: dict, imports: list,
                 aliases.setdefault(local, set()).add(full)
         elif isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
             docstrings.add(id(small.value))
+
+
+def triton_distributions(aliases: dict[str, set[str]]) -> set[str]:
+    """Top-level modules imported under the name `triton` (`import tokenspeed_triton as triton`): a Triton build
+    shipped under another name, whose `jit`, `language` and `Config` are Triton's."""
+    return {full for full in aliases.get("triton", ()) if full != "triton" and "." not in full}
+
+
+def as_triton(name: str, distributions: set[str]) -> str | None:
+    """`tokenspeed_triton.language.core` -> `triton.language.core` for a distribution's names, else None."""
+    head, dot, rest = name.partition(".")
+    return f"triton{dot}{rest}" if head in distributions else None
+
+
+def add_triton_names(aliases: dict[str, set[str]], distributions: set[str]) -> None:
+    """Each import of a Triton distribution also reads as Triton's own name, which the rules know."""
+    if not distributions:
+        return
+    for bound in aliases.values():
+        bound.update(t for full in list(bound) if (t := as_triton(full, distributions)) is not None)
 
 
 def dotted_name(node: cst.CSTNode) -> str | None:

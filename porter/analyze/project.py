@@ -34,6 +34,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any
 
+from porter.analyze.index import as_triton
 from porter.analyze.project_eval import (
     NOT_FOUND,
     OPAQUE,
@@ -230,6 +231,7 @@ class Project:
         self._by_path: dict[str, Reach | None] = {}
         self._loads: dict[str, Reach | None] = {}  # path -> why the module cannot load on the target, or None
         self._deciding_scopes: dict[str, list[tuple[str, int, int, str, Any]]] = {}  # path -> _reach_scopes
+        self._distributions: set[str] | None = None  # libraries the project imports as `triton`
         self._unloaded: dict[str, str] | None = None  # path -> why no module the package loads imports it
         self._imported: set[tuple[str, str]] | None = None  # (module, name) some module imports by name
         self._homes: dict[str, list[str]] | None = None
@@ -310,8 +312,20 @@ class Project:
                 continue
             resolved = self.canonical(qualified)
             if resolved != qualified and self.locate(resolved) is None:
-                out[local] = resolved
+                out[local] = as_triton(resolved, self._triton_distributions()) or resolved
         return out
+
+    def _triton_distributions(self) -> set[str]:
+        """Libraries some module of the project imports as `triton` (tokenspeed's `tokenspeed_triton`): their names,
+        re-exported by the project's own modules, are Triton's."""
+        if self._distributions is None:
+            self._distributions = {
+                qualified
+                for facts in self.module_facts.values()
+                for local, qualified in facts["imports"].items()
+                if local == "triton" and qualified != "triton" and "." not in qualified
+            }
+        return self._distributions
 
     # ---- the evaluator's resolver -----------------------------------------------------------
     def name(self, name: str, scope: Scope, evaluator: Evaluator) -> Any:

@@ -396,6 +396,30 @@ def test_keyword_option_set_from_a_value_false_on_the_target():
     assert reach(files, "pkg/ops.py", "kernel[(1,)]")[0] == "target"  # the call itself runs
 
 
+def test_a_pdl_predicate_of_another_package_is_false_on_amd():
+    # seen on tokenspeed 0.1.1: `ENABLE_PDL=pdl_enabled()` from tokenspeed_kernel (is_hopper_plus underneath), a
+    # package outside the scanned tree; programmatic dependent launch exists only on NVIDIA sm_90+
+    files = ops("""
+        import triton
+        import triton.language as tl
+        from other_pkg.platform import pdl_enabled, tuned
+
+        @triton.jit
+        def kernel(x, ENABLE_PDL: tl.constexpr, FAST: tl.constexpr):
+            if ENABLE_PDL:
+                tl.extra.cuda.gdc_wait()
+            if FAST:
+                fast_path = 1
+
+        def launch(x):
+            kernel[(1,)](x, ENABLE_PDL=pdl_enabled(), FAST=tuned())
+    """)
+    assert reach(files, "pkg/ops.py", "gdc_wait")[0] == "nvidia_only"
+    assert reach(files, "pkg/ops.py", "gdc_wait", target="mi350x")[0] == "nvidia_only"
+    assert reach(files, "pkg/ops.py", "fast_path")[0] == "target"  # another package's unnamed choice: undecided
+    assert reach(files, "pkg/ops.py", "gdc_wait", target="h100")[0] != "nvidia_only"
+
+
 def test_type_checking_imports_never_run():
     # seen on vllm 0.33.0: `if TYPE_CHECKING: from flashinfer.fused_moe import QuantFormat`
     files = ops("""
@@ -710,6 +734,30 @@ def test_triton_rules_see_kernels_through_a_reexport(tmp_path):
     (tmp_path / "pkg/triton_utils.py").write_text("tl = None\ntriton = None\n")
     again = scan_tree(tmp_path, "mi300x", ruleset, jobs=1, config=PorterConfig())
     assert not {"PT109", "PT103"} & {f.rule for f in again.findings}
+
+
+def test_a_triton_build_under_another_name_is_triton(tmp_path):
+    # tokenspeed re-exports `import tokenspeed_triton as triton` from its utils; a module importing the build
+    # directly reads the same: every Triton rule sees the kernels (they were silent on all of tokenspeed's)
+    direct = MM_KERNEL.replace(
+        "from pkg.triton_utils import tl, triton",
+        "import fork_triton as triton\nfrom fork_triton import language as tl",
+    )
+    write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/triton_utils.py": "import fork_triton as triton\nimport fork_triton.language as tl\n",
+            "pkg/ops.py": MM_KERNEL,
+            "pkg/direct.py": direct,
+        },
+    )
+    found = scan_tree(tmp_path, "mi300x", load_rules(), jobs=1, config=PorterConfig(), use_cache=False)
+    assert {f.path for f in found.findings if f.rule == "PT109"} == {"pkg/ops.py", "pkg/direct.py"}  # inline asm
+    # a module of another name imported as `tr`, or a submodule imported as triton, is no Triton build
+    (tmp_path / "pkg/triton_utils.py").write_text("import fork_triton as tr\nfrom fork import triton\n")
+    again = scan_tree(tmp_path, "mi300x", load_rules(), jobs=1, config=PorterConfig(), use_cache=False)
+    assert {f.path for f in again.findings if f.rule == "PT109"} == {"pkg/direct.py"}
 
 
 # a package whose ops module gates a capability read on a predicate of its utils module (True on ROCm)
