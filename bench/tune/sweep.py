@@ -19,7 +19,7 @@ memory over the limit, or a small-tile config on a large-M shape).
 dtypes: bf16, fp16, fp8 (e4m3, B column-major, C bf16) and fp32 (fp32 operands and C, tl.dot's default
 input_precision "tf32"; cuBLAS timed with TF32 allowed).
 
-Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8|blind17|blind18|blind19|blind20|blind21|blind22|blind23|blind24|blind25|blind26|blind27|blind28|blind29|blind30|blind31]
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8|blind17|blind18|blind19|blind20|blind21|blind22|blind23|blind24|blind25|blind26|blind27|blind28|blind29|blind30|blind31|blind32]
        [--shapes data/retime_short_shapes.json]
        [--dtypes bf16,fp8] [--budget-s 480] [--workers 16] [--idle-s 0.1 --idle-above-ms 0.3]
 """
@@ -1409,6 +1409,39 @@ BLIND31 = [  # defined 2026-12-06 (session 37) after blind30 was scored and befo
     ("b31_f32_rec_n64", 131072, 64, 2048, "blind31", "fp32"),
     ("b31_f32_odd_mn", 3001, 2999, 2048, "blind31", "fp32"),
 ]
+BLIND32 = [  # defined 2026-12-06 (session 37) after blind31 was scored, with no model change pending: swept now and
+    # kept unopened for the next model change (Llama-3.1-405B, Qwen3-32B / 30B-A3B experts, Phi-4, Falcon-40B, ViT-H,
+    # rec MLPs, off-grid sizes; fp8 rows at M <= 2 and M = 16..32 with long K, blind30-31's misses); scored once ("blind32")
+    ("b32_bf_decode_up", 1, 53248, 16384, "blind32", "bf16"),
+    ("b32_bf_m4_o", 4, 5120, 5120, "blind32", "bf16"),
+    ("b32_bf_m96_moe", 96, 768, 2048, "blind32", "bf16"),
+    ("b32_bf_m1024_qkv", 1024, 7168, 5120, "blind32", "bf16"),
+    ("b32_bf_m16384_vith", 16384, 5120, 1280, "blind32", "bf16"),
+    ("b32_bf_rec_n144", 131072, 144, 1024, "blind32", "bf16"),
+    ("b32_bf_odd_mn", 3777, 2222, 4096, "blind32", "bf16"),
+    ("b32_h_decode_o", 1, 5120, 5120, "blind32", "fp16"),
+    ("b32_h_m32_up", 32, 25600, 5120, "blind32", "fp16"),
+    ("b32_h_m256_moe", 256, 1536, 2048, "blind32", "fp16"),
+    ("b32_h_m8192_down", 8192, 8192, 17920, "blind32", "fp16"),
+    ("b32_h_m32768_vith", 32768, 1280, 5120, "blind32", "fp16"),
+    ("b32_h_rec_n48", 131072, 48, 2048, "blind32", "fp16"),
+    ("b32_h_odd_k", 2048, 2048, 7777, "blind32", "fp16"),
+    ("b32_f8_decode_o", 1, 16384, 16384, "blind32", "fp8"),
+    ("b32_f8_decode_qkv", 1, 7168, 5120, "blind32", "fp8"),
+    ("b32_f8_m2_up", 2, 17920, 5120, "blind32", "fp8"),
+    ("b32_f8_m24_down", 24, 5120, 25600, "blind32", "fp8"),
+    ("b32_f8_m512_moe", 512, 768, 2048, "blind32", "fp8"),
+    ("b32_f8_m2048_o", 2048, 16384, 16384, "blind32", "fp8"),
+    ("b32_f8_rec_n192", 131072, 192, 2048, "blind32", "fp8"),
+    ("b32_f8_odd_n", 4096, 6001, 4096, "blind32", "fp8"),
+    ("b32_f32_decode_qkv", 1, 7168, 5120, "blind32", "fp32"),
+    ("b32_f32_m8_o", 8, 5120, 5120, "blind32", "fp32"),
+    ("b32_f32_m192_moe", 192, 768, 2048, "blind32", "fp32"),
+    ("b32_f32_m2048_up", 2048, 17920, 5120, "blind32", "fp32"),
+    ("b32_f32_m16384_vith", 16384, 1280, 1280, "blind32", "fp32"),
+    ("b32_f32_rec_n112", 131072, 112, 1024, "blind32", "fp32"),
+    ("b32_f32_odd_k", 4096, 2048, 3333, "blind32", "fp32"),
+]
 SUITES = {
     "full": SHAPES,
     "fresh": FRESH,
@@ -1450,6 +1483,7 @@ SUITES = {
     "blind29": BLIND29,
     "blind30": BLIND30,
     "blind31": BLIND31,
+    "blind32": BLIND32,
 }
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")  # the default; cal4 and blind3 were run with --dtypes fp16,fp32
