@@ -364,10 +364,11 @@ def project_facts(
     facts: dict[str, dict] = {}
     missing: list[Pending] = []
     stated = hashlib.sha256("\0".join(words).encode()).hexdigest()[:12] if words else ""
+    packages: dict[Path, str] = {}  # scanned root -> the package it is: asked once, not per file
     for item in sources:
         if item.source.kind != "python":
             continue
-        package = _package_of(item.source)
+        package = _package_of(item.source, packages)
         key = f"{item.digest}+{stated}" if stated else item.digest
         key = f"{key}@{package}" if package else key
         cached = cache.facts(item.source.path, key) if cache is not None else None
@@ -392,11 +393,17 @@ def project_facts(
     return facts
 
 
-def _package_of(source: SourceFile) -> str:
-    """The dotted package the scanned root holding this file is: its path is relative to that root."""
+def _package_of(source: SourceFile, known: dict[Path, str]) -> str:
+    """The dotted package the scanned root holding this file is: its path is relative to that root. `known`
+    keeps each root's answer (a walk up its folders) for the scan's other files."""
     absolute = Path(source.absolute)
     depth = source.path.count("/") + 1
-    return package_of_root(absolute.parents[depth - 1]) if len(absolute.parents) >= depth else ""
+    if len(absolute.parents) < depth:
+        return ""
+    root = absolute.parents[depth - 1]
+    if root not in known:
+        known[root] = package_of_root(root)
+    return known[root]
 
 
 def _facts_chunk(chunk: list[Pending]) -> list:
