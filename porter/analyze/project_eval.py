@@ -554,6 +554,8 @@ class Evaluator:
             return value
         if isinstance(index, _Marker):
             return index
+        if isinstance(value, Keywords):  # a mapping literal read at a key it holds (`_DECODES[decode]`)
+            return dict(value.items).get(index, OPAQUE) if isinstance(index, str) else OPAQUE
         try:
             found = value[index]
         except Exception:
@@ -780,6 +782,13 @@ class Evaluator:
         first, falls_first = self._block(node.body, scope, branch_platform)
         after_first, scope.bindings = scope.bindings, dict(before)
         second, falls_second = self._block(node.orelse, scope, branch_platform)
+        if falls_first != falls_second:  # one branch raises or returns: what follows runs after the other alone
+            exited, scope.bindings = (scope.bindings, after_first) if falls_first else (after_first, scope.bindings)
+            for name, value in exited.items():  # what the exiting branch stored may be read by a later call
+                if isinstance(value, Stored):
+                    scope.bindings[name] = Stored(_stored(scope.bindings.get(name)) + tuple(value))
+            self._narrow(node.test, scope, holds=falls_first)
+            return first + second, True
         for name in set(after_first) | set(scope.bindings):
             a, b = after_first.get(name, OPAQUE), scope.bindings.get(name, OPAQUE)
             if isinstance(a, Stored) or isinstance(b, Stored):  # what either branch stored may be read later
@@ -788,10 +797,63 @@ class Evaluator:
                 scope.bindings[name] = merge([a, b], branch_platform)
         return first + second, falls_first or falls_second
 
+    def _narrow(self, test: ast.expr, scope: Scope, holds: bool) -> None:
+        """What follows a guard that exits (`if v not in _DECODES: raise`, `if v == "prmt32" and not compiled:
+        raise`) runs only where the test is `holds`: a local compared with constants keeps the values that pass it,
+        and one left a single value is that value (an environment override narrowed to the choices the target
+        accepts, as mypy narrows a Literal union)."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            self._narrow(test.operand, scope, not holds)
+            return
+        if isinstance(test, ast.BoolOp):
+            # `a and b` failing with `a` true on the target narrows by `b` failing (and `a or b` holding alike)
+            if isinstance(test.op, ast.And) != holds:
+                undecided = [v for v in test.values if truth(self.expr(v, scope)) is not (not holds)]
+                if len(undecided) == 1:
+                    self._narrow(undecided[0], scope, holds)
+            else:
+                for value in test.values:
+                    self._narrow(value, scope, holds)
+            return
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)):
+            return
+        name, op = test.left.id, type(test.ops[0])
+        if not isinstance(self.expr(test.left, scope), _Marker):
+            return  # already decided
+        right = self.expr(test.comparators[0], scope)
+        if op in (ast.Eq, ast.NotEq, ast.Is, ast.IsNot):
+            keeps_equal = (op in (ast.Eq, ast.Is)) == holds
+            choices = _choices(scope.bindings.get(_choices_key(name)))
+            if keeps_equal and _plain_constant(right):
+                choices = (right,)
+            elif choices is not None and _plain_constant(right):
+                choices = tuple(c for c in choices if not _same(c, right))
+        elif op in (ast.In, ast.NotIn):
+            members = _members(right)
+            if members is None:
+                return
+            keeps_in = (op is ast.In) == holds
+            known = _choices(scope.bindings.get(_choices_key(name)))
+            if keeps_in:
+                choices = members if known is None else tuple(c for c in known if any(_same(c, m) for m in members))
+            elif known is not None:
+                choices = tuple(c for c in known if not any(_same(c, m) for m in members))
+            else:
+                return
+        else:
+            return
+        if choices is None:
+            return
+        scope.bindings[_choices_key(name)] = Choices(choices)
+        if len(choices) == 1:
+            scope.bindings[name] = choices[0]
+
     def _assign(self, node: ast.Assign | ast.AnnAssign, scope: Scope) -> None:
         value = self.expr(node.value, scope) if node.value is not None else OPAQUE  # expr() of None is OPAQUE too
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for target in targets:
+            for bound in _bound_names(target):
+                scope.bindings.pop(_choices_key(bound), None)  # a new value: what guards narrowed no longer holds
             if isinstance(target, ast.Name):
                 scope.bindings[target.id] = value
             elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
@@ -812,6 +874,7 @@ class Evaluator:
         before): the new value is computed, or a stored `name[...]` becomes undecided."""
         target = node.target
         if isinstance(target, ast.Name):
+            scope.bindings.pop(_choices_key(target.id), None)
             combined = ast.BinOp(left=ast.Name(id=target.id, ctx=ast.Load()), op=node.op, right=node.value)
             scope.bindings[target.id] = self._binop(combined, scope)
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
@@ -830,6 +893,39 @@ class Evaluator:
 
 class Stored(tuple):
     """The values a function body stores into `name[...]` (bindings key `name[]`), on any path."""
+
+
+class Choices(tuple):
+    """The constants an undecided local may still hold after exiting guards narrowed it (bindings key `name|`)."""
+
+
+def _choices_key(name: str) -> str:
+    return f"{name}|"
+
+
+def _choices(value: Any) -> tuple | None:
+    return tuple(value) if isinstance(value, Choices) else None
+
+
+def _bound_names(target: ast.expr) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for element in target.elts for name in _bound_names(element)]
+    return []
+
+
+def _plain_constant(value: Any) -> bool:
+    return type(value) in (bool, int, str, type(None))
+
+
+def _members(value: Any) -> tuple | None:
+    """The plain constants a container holds (a tuple literal, a module-level dict's keys), None when undecided."""
+    if isinstance(value, Keywords):
+        value = tuple(key for key, _ in value.items)
+    if isinstance(value, tuple) and all(_plain_constant(v) for v in value):
+        return value
+    return None
 
 
 # SMI tools exist only on their vendor's machines; calls that run a command line

@@ -1742,6 +1742,81 @@ def test_launch_keywords_gathered_in_a_local_dict_keep_the_constexpr_default():
     assert reach(files, "pkg/ops.py", "tl.inline_asm_elementwise", target="h100")[0] == "target"
 
 
+def test_a_string_selection_narrowed_by_exiting_guards_decides_the_constexpr_it_indexes():
+    # grouped-nf4-gemm's `_bw_decode`: "prmt32" (inline PTX) only when compiled for CUDA, an environment override
+    # checked against the choices and refused where PTX cannot run; `DECODE=_BW_DECODES[decode]` then picks the
+    # kernel's branch. On ROCm every path that returns gives "tree", whatever the environment holds.
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": """
+            import os
+            import torch
+            import triton
+            import triton.language as tl
+
+            _DECODES = {"tree": 0, "prmt32": 2}
+
+            def _decode(device):
+                compiled = torch.device(device).type == "cuda" and not torch.version.hip
+                v = (os.environ.get("PKG_DECODE") or "").strip().lower()
+                if not v:
+                    return "prmt32" if compiled else "tree"
+                if v not in _DECODES:
+                    raise ValueError(v)
+                if v == "prmt32" and not compiled:
+                    raise ValueError("prmt32 needs inline PTX")
+                return v
+
+            @triton.jit
+            def _prmt(w):
+                return tl.inline_asm_elementwise("prmt.b32 $0, $1, 0, 0;", "=r,r", [w], dtype=tl.int32, is_pure=True, pack=1)
+
+            @triton.jit
+            def _gemv(x_ptr, DECODE: tl.constexpr):
+                w = tl.load(x_ptr)
+                if DECODE == 0:
+                    tl.store(x_ptr, w + 1)
+                else:
+                    tl.store(x_ptr, _prmt(w))
+
+            def gemv(x):
+                decode = _decode(x.device)
+                common = dict(DECODE=_DECODES[decode], num_warps=4)
+                _gemv[(1,)](x, **common)
+        """,
+    }
+    verdict, why = reach(files, "pkg/ops.py", "tl.inline_asm_elementwise")
+    assert verdict == "nvidia_only", why
+    assert "DECODE == 0" in why
+    assert reach(files, "pkg/ops.py", "tl.store(x_ptr, w + 1)")[0] == "target"
+    # on NVIDIA the environment may pick either decode: both stay
+    assert reach(files, "pkg/ops.py", "tl.inline_asm_elementwise", target="h100")[0] != "nvidia_only"
+
+
+def test_an_exiting_guard_narrows_only_what_follows_it():
+    # the value a guard leaves is what runs after it; a later rebinding replaces it
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": """
+            import os
+            import torch
+
+            def _mode():
+                v = os.environ.get("PKG_MODE")
+                if v != "fast":
+                    raise ValueError(v)
+                v = os.environ.get("PKG_OTHER")
+                return v
+
+            def run(x):
+                if _mode() == "fast":
+                    torch.cuda.nvtx.range_push("fast")
+        """,
+    }
+    verdict, _ = reach(files, "pkg/ops.py", "torch.cuda.nvtx")
+    assert verdict == "target"
+
+
 REFUSAL = """
     import torch
 
