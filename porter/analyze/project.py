@@ -229,6 +229,7 @@ class Project:
         # and every call site in the module, the answer depends on the path and the module's facts alone
         self._by_path: dict[str, Reach | None] = {}
         self._loads: dict[str, Reach | None] = {}  # path -> why the module cannot load on the target, or None
+        self._bindings: dict[tuple[str, str, int], Reach | None] = {}  # top-level binding -> dead verdict, or None
         self._deciding_scopes: dict[str, list[tuple[str, int, int, str, Any]]] = {}  # path -> _reach_scopes
         self._unloaded: dict[str, str] | None = None  # path -> why no module the package loads imports it
         self._imported: set[tuple[str, str]] | None = None  # (module, name) some module imports by name
@@ -793,6 +794,9 @@ class Project:
             if value is OPAQUE and self._default_value("switches", path, index) is False:
                 why = f"the option is set from `{value_text}`, which is False {OPT_IN}"
                 opt_in = opt_in or Reach(OPT_IN_REACH, why)
+        bound = self._binding_reach(path, facts, line)
+        if bound is not None:
+            return bound
         for qualname, start, end, kind, enum in self._reach_scopes(path, facts):
             if not start <= line <= end:
                 continue
@@ -812,6 +816,41 @@ class Project:
                 opt_in = opt_in or (verdict if verdict.reach == OPT_IN_REACH else None)
                 unknown = unknown or (verdict if verdict.reach == UNKNOWN else None)
         return opt_in or unknown or ON_TARGET
+
+    def _binding_reach(self, path: str, facts: dict, line: int) -> Reach | None:
+        """A top-level import or assignment whose every read in its module is dead on the target, and which no other
+        module imports, reads or gets through `__all__`: it binds a name nothing running uses (freetoken's
+        `from triton.language.extra.cuda import gdc_wait, ...`, called only under `ENABLE_PDL`, False on ROCm;
+        `FP8 = torch.float8_e4m3fn`, read only on the W8A8 route e4m3_native() keeps off ROCm). Library modules
+        that cannot load on the target are judged by the module's imports, before this."""
+        for first, last, names, uses in facts.get("binds", ()):
+            if not first <= line <= last:
+                continue
+            key = ("binding", path, first)
+            if key in self._bindings:
+                return self._bindings[key]
+            self._bindings[key] = None  # a read that leads back here: assume it runs
+            self._bindings[key] = verdict = self._dead_binding(path, facts, names, uses)
+            return verdict
+        return None
+
+    def _dead_binding(self, path: str, facts: dict, names: list[str], uses: list) -> Reach | None:
+        module = facts["module"]
+        if any(
+            name in (facts["exports"] or ()) or (module, name) in self._imported_names() or self.users(module, name)
+            for name in names
+        ):
+            return None
+        verdicts = [self._reach(path, use_line, column + 1) for use_line, column in uses]
+        if not all(v.reach in _DEAD_KINDS for v in verdicts):
+            return None
+        first = next((i for i, v in enumerate(verdicts) if v.reach == NVIDIA_ONLY), 0)
+        where = self._off_target if verdicts[first].reach == NVIDIA_ONLY else "in code nothing reaches"
+        listed = ", ".join(f"`{name}`" for name in names)
+        return Reach(
+            verdicts[first].reach,
+            f"every read of {listed} in the module is {where} (e.g. line {uses[first][0]}: {verdicts[first].reason})",
+        )
 
     def _reach_scopes(self, path: str, facts: dict) -> list[tuple[str, int, int, str, Any]]:
         """(qualname, start, end, kind, enum) of the scopes whose reach decides the code in them, in the facts'

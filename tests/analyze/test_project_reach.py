@@ -1817,6 +1817,111 @@ def test_an_exiting_guard_narrows_only_what_follows_it():
     assert verdict == "target"
 
 
+E4M3_COMPAT = """
+    import os
+    import torch
+
+    def _env_force() -> bool:
+        return os.environ.get("PKG_FORCE_EMU", "").lower() in ("1", "true")
+
+    FORCE_EMU = _env_force()
+    _native: bool | None = None
+
+    def e4m3_native() -> bool:
+        global _native
+        if _native is None:
+            if FORCE_EMU:
+                _native = False
+            elif torch.version.hip is not None:
+                _native = False
+            else:
+                _native = torch.cuda.get_device_capability() >= (8, 9)
+        return _native
+"""
+
+
+def test_a_global_filled_by_its_function_is_read_from_the_module_not_as_a_local():
+    # freetoken's e4m3_native(): `global _native`, None until the first call fills it; the capability store is no
+    # local of the function, so `if _native is None` reads the module's None and ROCm's branch answers False
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/compat.py": E4M3_COMPAT,
+        "pkg/ops.py": """
+            from pkg.compat import e4m3_native
+
+            def linear(x, w, scale):
+                w8a8 = scale is not None and e4m3_native()
+                if w8a8:
+                    return torch._scaled_mm(x, w, scale_a=scale, scale_b=scale)
+                return x @ w
+        """,
+    }
+    verdict, why = reach(files, "pkg/ops.py", "torch._scaled_mm")
+    assert verdict == "nvidia_only", why
+    assert reach(files, "pkg/ops.py", "torch._scaled_mm", target="h100")[0] != "nvidia_only"
+
+
+def test_a_top_level_binding_read_only_in_dead_code_is_dead():
+    # freetoken: `from triton.language.extra.cuda import gdc_wait` called only under a PDL constexpr fed by a
+    # capability predicate False on ROCm, and `FP8 = torch.float8_e4m3fn` read only on the W8A8 route
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/compat.py": E4M3_COMPAT,
+        "pkg/ops.py": """
+            import torch
+            import triton
+            import triton.language as tl
+            from triton.language.extra.cuda import gdc_wait
+            from pkg.compat import e4m3_native
+
+            FP8 = torch.float8_e4m3fn
+            BF16 = torch.bfloat16
+
+            def _pdl():
+                return torch.version.hip is None and torch.cuda.get_device_capability()[0] >= 9
+
+            @triton.jit
+            def _act(x_ptr, ENABLE_PDL: tl.constexpr):
+                if ENABLE_PDL:
+                    gdc_wait()
+                tl.store(x_ptr, tl.load(x_ptr) * 2)
+
+            def act(x):
+                _act[(1,)](x, ENABLE_PDL=_pdl())
+
+            def quant(x):
+                if e4m3_native():
+                    return x.to(FP8)
+                return x.to(BF16)
+        """,
+    }
+    verdict, why = reach(files, "pkg/ops.py", "from triton.language.extra.cuda import gdc_wait")
+    assert verdict == "nvidia_only", why
+    verdict, why = reach(files, "pkg/ops.py", "FP8 = torch.float8_e4m3fn")
+    assert verdict == "nvidia_only", why
+    assert reach(files, "pkg/ops.py", "BF16 = torch.bfloat16")[0] == "target"
+    assert reach(files, "pkg/ops.py", "FP8 = torch.float8_e4m3fn", target="h100")[0] == "target"
+
+
+def test_a_top_level_binding_other_modules_import_or_export_stays():
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": """
+            import torch
+            FP8 = torch.float8_e4m3fn
+
+            def quant(x):
+                if torch.version.hip is None:
+                    return x.to(FP8)
+                return x
+        """,
+        "pkg/user.py": """
+            from pkg.ops import FP8
+        """,
+    }
+    assert reach(files, "pkg/ops.py", "FP8 = torch.float8_e4m3fn")[0] == "target"
+
+
 REFUSAL = """
     import torch
 
