@@ -595,8 +595,12 @@ class _Collector:
         # passes (eagle-harness's `common = dict(inputs=..., H=H, ..., **pdl)`, 15 lines)
         mapping = bool(scope) and name in self.spreads and source is None
         source = source or (self._text(value, MAX_MAPPING_LINES, MAX_MAPPING) if mapping else self._text(value))
-        if len(source) > (MAX_MAPPING if mapping else MAX_SNIPPET) or mapping and name in self._mutated(scope):
-            source = ""  # a mapping filled after its binding (`meta["USE_GDC"] = pdl`) holds more keys than it shows
+        if len(source) > (MAX_MAPPING if mapping else MAX_SNIPPET):
+            source = ""
+        elif mapping and name in self._mutated(scope):
+            # a mapping filled after its binding holds more keys than it shows: the keys its function's body sets
+            # unconditionally (eagle-harness's `meta["USE_GDC"] = pdl`) are added to it, any other change hides it
+            source = self._filled_mapping(name, scope, source)
         if module_level:
             self.facts["defs"].setdefault(name, []).append(f"{name} = {source}" if source else "")
         else:
@@ -655,6 +659,47 @@ class _Collector:
                 for name in statement.names
             }
         return found
+
+    def _filled_mapping(self, name: str, scope: str, source: str) -> str:
+        """`dict(**(<binding>), KEY=(<value>), ...)` for a mapping whose only changes are `name["KEY"] = value`
+        statements in the function's own body (not in a branch or loop, where the key may be missing); '' when
+        anything else changes it."""
+        definition = self.defs.get(scope)
+        if definition is None:
+            return ""
+        keys = []
+        for statement in definition.body:
+            target = statement.targets[0] if isinstance(statement, ast.Assign) and len(statement.targets) == 1 else None
+            if (
+                isinstance(target, ast.Subscript)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == name
+                and isinstance(target.slice, ast.Constant)
+                and isinstance(target.slice.value, str)
+                and target.slice.value.isidentifier()
+            ):
+                value = self._text(statement.value)
+                if not value:
+                    return ""
+                keys.append(f"{target.slice.value}=({value})")
+        if not keys or self._mutations(scope, name) != len(keys):
+            return ""
+        return f"dict(**({source}), {', '.join(keys)})"
+
+    def _mutations(self, scope: str, name: str) -> int:
+        """How many in-place changes of `name` the function makes (subscript stores and deletes, mutating methods,
+        augmented assignments), nested blocks included."""
+        count = 0
+        for node in _nodes(self.defs[scope]):
+            base: ast.expr | None = None
+            if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                base = node.value
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                base = node.func.value if node.func.attr in _MAPPING_MUTATORS else None
+            elif isinstance(node, ast.AugAssign):
+                base = node.target
+            count += isinstance(base, ast.Name) and base.id == name
+        return count
 
     def _mutated(self, scope: str) -> set[str]:
         """Names a function changes in place (`d[k] = v`, `del d[k]`, `d.update(...)`, `d |= ...`): a local bound to
