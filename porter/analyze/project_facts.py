@@ -669,7 +669,9 @@ class _Collector:
             return ""
         keys = []
         for statement in definition.body:
-            target = statement.targets[0] if isinstance(statement, ast.Assign) and len(statement.targets) == 1 else None
+            if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+                continue
+            target = statement.targets[0]
             if (
                 isinstance(target, ast.Subscript)
                 and isinstance(target.value, ast.Name)
