@@ -179,6 +179,29 @@ def _regex(function: Callable[[str, str], Any]) -> Native:
 
 
 _REGEX_CALLS = {f"re.{name}": _regex(getattr(re, name)) for name in ("match", "fullmatch", "search")}
+# Members only one of Triton's compiler backends defines (CUDABackend in backends/nvidia/compiler.py, HIPBackend in
+# backends/amd/compiler.py): `hasattr(backend, "_parse_arch")` is how tools built on Triton's compiler tell them
+# apart (triton-runner's PTX-version query). Other members are shared, or not known here: undecided.
+_NVIDIA_BACKEND_MEMBERS = frozenset({"_parse_arch", "make_ptx", "make_cubin"})
+_AMD_BACKEND_MEMBERS = frozenset({"make_amdgcn", "make_hsaco", "path_to_rocm_lld"})
+
+
+def _triton_backend(amd: bool) -> Obj:
+    """What `make_backend(target)` returns: an object whose vendor-only members `hasattr` can decide."""
+    mine, theirs = (
+        (_AMD_BACKEND_MEMBERS, _NVIDIA_BACKEND_MEMBERS) if amd else (_NVIDIA_BACKEND_MEMBERS, _AMD_BACKEND_MEMBERS)
+    )
+    return Obj("triton_backend", tuple((name, OPAQUE) for name in sorted(mine)) + (("", tuple(sorted(theirs))),))
+
+
+def has_member(value: Any, name: Any) -> Any:
+    """`hasattr(value, name)` where the target decides it (a Triton backend's vendor-only member), else OPAQUE."""
+    if not (isinstance(value, Obj) and value.kind == "triton_backend" and isinstance(name, str)):
+        return OPAQUE
+    members = dict(value.attrs)
+    if name in members and name:
+        return True
+    return False if name in members.get("", ()) else OPAQUE
 
 
 def known_values(target) -> dict[str, Any]:
@@ -219,6 +242,8 @@ def known_values(target) -> dict[str, Any]:
         "torch.cuda.current_device": Native(0),
         "triton.runtime.driver.active": Obj("driver", (("get_current_target", Native(triton_target)),)),
         "triton.runtime.driver.active.get_current_target": Native(triton_target),
+        "triton.compiler.compiler.make_backend": Native(_triton_backend(amd)),
+        "triton.compiler.make_backend": Native(_triton_backend(amd)),
         "torch.device": Native(OPAQUE),
         "typing.TYPE_CHECKING": False,
         "typing_extensions.TYPE_CHECKING": False,
@@ -685,7 +710,7 @@ class Evaluator:
                 return args[2]
             return found
         if name == "hasattr":
-            return OPAQUE
+            return has_member(args[0], args[1]) if len(args) == 2 else OPAQUE
         if name == "int" and len(args) == 2 and isinstance(args[0], str) and isinstance(args[1], int):
             try:  # int("942", 16): an arch number parsed from gcnArchName
                 return int(args[0], args[1])

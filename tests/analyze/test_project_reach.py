@@ -1922,6 +1922,33 @@ def test_a_top_level_binding_other_modules_import_or_export_stays():
     assert reach(files, "pkg/ops.py", "FP8 = torch.float8_e4m3fn")[0] == "target"
 
 
+def test_a_triton_backend_member_only_cuda_defines_is_absent_on_amd():
+    # triton-runner: `capability = backend._parse_arch(options.arch) if hasattr(backend, "_parse_arch") else None`,
+    # backend from make_backend(target); only CUDABackend defines _parse_arch, so the PTX-version query is skipped
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/compile.py": """
+            from triton.compiler.compiler import make_backend
+            from triton.runtime import driver
+
+            def compile(src, options, target=None):
+                if target is None:
+                    target = driver.active.get_current_target()
+                backend = make_backend(target)
+                capability = backend._parse_arch(options.arch) if hasattr(backend, "_parse_arch") else None
+                if capability is not None:
+                    from triton.backends.nvidia.compiler import get_ptx_version_from_options
+                    return get_ptx_version_from_options(options, capability)
+                if hasattr(backend, "parse_options"):
+                    return backend.parse_options(options)
+        """,
+    }
+    verdict, why = reach(files, "pkg/compile.py", "return get_ptx_version_from_options")
+    assert verdict == "nvidia_only", why
+    assert reach(files, "pkg/compile.py", "return get_ptx_version_from_options", target="h100")[0] == "target"
+    assert reach(files, "pkg/compile.py", "return backend.parse_options")[0] == "target"  # a member both define
+
+
 REFUSAL = """
     import torch
 
