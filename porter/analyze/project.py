@@ -229,7 +229,8 @@ class Project:
         # and every call site in the module, the answer depends on the path and the module's facts alone
         self._by_path: dict[str, Reach | None] = {}
         self._loads: dict[str, Reach | None] = {}  # path -> why the module cannot load on the target, or None
-        self._bindings: dict[tuple[str, str, int], Reach | None] = {}  # top-level binding -> dead verdict, or None
+        self._bindings: dict[tuple[str, int], Reach | None] = {}  # (path, binds index) -> dead verdict, or None
+        self._binding_lines: dict[str, dict[int, int]] = {}  # path -> line -> index of the top-level binding on it
         self._deciding_scopes: dict[str, list[tuple[str, int, int, str, Any]]] = {}  # path -> _reach_scopes
         self._unloaded: dict[str, str] | None = None  # path -> why no module the package loads imports it
         self._imported: set[tuple[str, str]] | None = None  # (module, name) some module imports by name
@@ -823,16 +824,22 @@ class Project:
         `from triton.language.extra.cuda import gdc_wait, ...`, called only under `ENABLE_PDL`, False on ROCm;
         `FP8 = torch.float8_e4m3fn`, read only on the W8A8 route e4m3_native() keeps off ROCm). Library modules
         that cannot load on the target are judged by the module's imports, before this."""
-        for first, last, names, uses in facts.get("binds", ()):
-            if not first <= line <= last:
-                continue
-            key = ("binding", path, first)
-            if key in self._bindings:
-                return self._bindings[key]
+        lines = self._binding_lines.get(path)
+        if lines is None:  # asked by every finding and call site of the module: indexed by line once
+            lines = self._binding_lines[path] = {
+                at: index
+                for index, (first, last, _n, _u) in enumerate(facts.get("binds", ()))
+                for at in range(first, last + 1)
+            }
+        index = lines.get(line)
+        if index is None:
+            return None
+        key = (path, index)
+        if key not in self._bindings:
             self._bindings[key] = None  # a read that leads back here: assume it runs
-            self._bindings[key] = verdict = self._dead_binding(path, facts, names, uses)
-            return verdict
-        return None
+            _first, _last, names, uses = facts["binds"][index]
+            self._bindings[key] = self._dead_binding(path, facts, names, uses)
+        return self._bindings[key]
 
     def _dead_binding(self, path: str, facts: dict, names: list[str], uses: list) -> Reach | None:
         module = facts["module"]
