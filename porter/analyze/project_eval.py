@@ -772,6 +772,8 @@ class Evaluator:
                 self._assign(statement, scope)
             elif isinstance(statement, ast.AugAssign):
                 self._augmented_assign(statement, scope)
+            elif isinstance(statement, ast.Assert):
+                self._narrow(statement.test, scope, holds=True)  # what follows runs where the assertion held
             elif isinstance(statement, ast.Expr):
                 self._mutating_call(statement.value, scope)
             elif isinstance(statement, (ast.Import, ast.ImportFrom)):

@@ -1793,6 +1793,31 @@ def test_a_string_selection_narrowed_by_exiting_guards_decides_the_constexpr_it_
     assert reach(files, "pkg/ops.py", "tl.inline_asm_elementwise", target="h100")[0] != "nvidia_only"
 
 
+def test_an_assertion_narrows_a_selection_like_an_exiting_guard():
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": """
+            import os
+            import torch
+
+            def _backend():
+                v = os.environ.get("PKG_BACKEND", "auto")
+                if v == "auto":
+                    return "triton" if torch.version.hip else "ptx"
+                assert v in ("triton", "ptx"), v
+                assert v != "ptx" or torch.version.cuda is not None, "PTX needs CUDA"
+                return v
+
+            def run(x):
+                if _backend() == "ptx":
+                    torch.cuda.nvtx.range_push("ptx")
+        """,
+    }
+    verdict, why = reach(files, "pkg/ops.py", "torch.cuda.nvtx")
+    assert verdict == "nvidia_only", why
+    assert reach(files, "pkg/ops.py", "torch.cuda.nvtx", target="h100")[0] == "target"
+
+
 def test_an_exiting_guard_narrows_only_what_follows_it():
     # the value a guard leaves is what runs after it; a later rebinding replaces it
     files = {
