@@ -14,7 +14,8 @@ after the per-file analysis; it costs dictionary work, not parsing. Two things c
   another vendor's folder or platform class (`backend/_ascend`, vllm's CudaPlatform) or in a module that
   imports an NVIDIA-only library whenever it loads, or when every use of its function (or of its class, whose
   methods run where it is used) is NVIDIA-only (a package's API, re-exported by an `__init__`, stays unknown:
-  users call it). `if TYPE_CHECKING:` never runs.
+  users call it), or when it is a top-level import or assignment whose every read in its module is such code (and
+  no other module imports it). `if TYPE_CHECKING:` never runs.
   "opt_in": a default run (environment switches unset, option parameters as the project's own calls pass them)
   leaves the Triton kernel holding it uncompiled; host code so guarded is "unknown" with the option named.
   "unreached": no entry point of the package reaches the code, on any GPU: a module no loaded module imports whose

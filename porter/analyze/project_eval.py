@@ -8,6 +8,9 @@ PLATFORM (depends on the platform in a way the target's facts do not decide: a d
 `IS_TF32_SUPPORTED = IS_NVIDIA and cap >= 8`, `DEVICE_TYPE = get_device_type()`) are evaluated from
 their definitions, through the project's imports, so a name means what its definition says, not what it
 is called. Names that resolve nowhere fall back to what they are called (`is_hip()`, `IS_NVIDIA`).
+Function bodies run path by path: after a branch that exits (`raise`, `return`) only the other branch's bindings
+hold, narrowed by its test as mypy narrows (`if v not in _DECODES: raise` leaves v one of the keys; a local left
+one constant is that constant), and so after an `assert`.
 """
 
 from __future__ import annotations
