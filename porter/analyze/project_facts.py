@@ -288,6 +288,8 @@ class _Collector:
         self.flags: dict[str, set[str]] = {}  # def qualname -> its constexpr parameters
         self.defs: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}  # def qualname -> its node
         self.mutated: dict[str, set[str]] = {}  # def qualname -> names it changes in place (when asked)
+        self.followed: dict[str, set[str]] = {}  # def qualname -> locals bound first from a project call
+        self.assigned: dict[str, dict[str, list[int]]] = {}  # def qualname -> name -> lines assigning it (when asked)
         self.outer: dict[str, set[str]] = {}  # def qualname -> names it declares global / nonlocal (when asked)
         self.stores: dict[str, Counter[str]] = {}  # def qualname -> how often each name is stored (when asked)
         self.tree: ast.Module | None = None
@@ -585,7 +587,8 @@ class _Collector:
             or self._reads_platform_local(name, value, scope)
             or self._hard_coded_switch(name, value, scope)
             or (self._reads_option(value, scope) and self._store_count(scope, name) == 1)
-            or self._calls_predicate(value)
+            or self._calls_own_predicate(value)
+            or self._follows_project_call(name, value, scope)
             or self._spread_local(name, value, scope)
         ):
             if module_level:
@@ -618,6 +621,41 @@ class _Collector:
             and any(isinstance(n, ast.Name) and n.id in bound for n in _nodes(value))  # every Name, as ast.walk
             and self._store_count(scope, name) == 1
         )
+
+    def _follows_project_call(self, name: str, value: ast.expr, scope: str) -> bool:
+        """Is the local bound, first, from a call of a project function (freetoken's `w8a8 = input_scale is not
+        None and e4m3_native()`), and is every store of it an assignment? Then all its bindings are kept (`w8a8 =
+        False` under a later branch), so that their merge is what the name may hold; a name also bound by a loop,
+        a `with` or an augmented assignment, or first bound to something else, is left out."""
+        followed = self.followed.setdefault(scope, set())
+        if name in followed:
+            return True
+        if not scope or not self._calls_predicate(value):
+            return False
+        stores = self._assigned_stores(scope).get(name, ())
+        if not stores or len(stores) != self._store_count(scope, name) or min(stores) != value.lineno:
+            return False
+        followed.add(name)
+        return True
+
+    def _assigned_stores(self, scope: str) -> dict[str, list[int]]:
+        """name -> the lines of the plain assignments (`x = ...`, `x, y = ...`, `x: T = ...`) storing it in the
+        function, nested blocks included."""
+        found = self.assigned.get(scope)
+        if found is None:
+            found = self.assigned[scope] = {}
+            for node in _nodes(self.defs[scope]) if scope in self.defs else ():
+                if isinstance(node, ast.Assign):
+                    targets = node.targets
+                elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                    targets = [node.target]
+                else:
+                    continue
+                for target in targets:
+                    for element in target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]:
+                        if isinstance(element, ast.Name):
+                            found.setdefault(element.id, []).append(node.value.lineno)
+        return found
 
     def _calls_own_predicate(self, node: ast.AST) -> bool:
         """Is the node a call of a function of this module whose body reads the platform (its source is kept:

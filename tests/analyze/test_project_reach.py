@@ -1886,6 +1886,26 @@ def test_a_global_filled_by_its_function_is_read_from_the_module_not_as_a_local(
     assert reach(files, "pkg/ops.py", "torch._scaled_mm", target="h100")[0] != "nvidia_only"
 
 
+def test_a_local_from_a_project_call_merges_every_binding_of_it():
+    # `w8a8 = ... e4m3_native()` then `w8a8 = False` stays False; rebound from runtime data it is undecided
+    body = """
+        import torch
+        from pkg.compat import e4m3_native
+
+        def linear(x, w, scale, segments):
+            w8a8 = scale is not None and e4m3_native()
+            if segments:
+                w8a8 = {again}
+            if w8a8:
+                return torch._scaled_mm(x, w, scale_a=scale, scale_b=scale)
+            return x @ w
+    """
+    files = {"pkg/__init__.py": "", "pkg/compat.py": E4M3_COMPAT, "pkg/ops.py": body.format(again="False")}
+    assert reach(files, "pkg/ops.py", "torch._scaled_mm")[0] == "nvidia_only"
+    files["pkg/ops.py"] = body.format(again="segments[0] > 1")
+    assert reach(files, "pkg/ops.py", "torch._scaled_mm")[0] == "target"
+
+
 def test_a_top_level_binding_read_only_in_dead_code_is_dead():
     # freetoken: `from triton.language.extra.cuda import gdc_wait` called only under a PDL constexpr fed by a
     # capability predicate False on ROCm, and `FP8 = torch.float8_e4m3fn` read only on the W8A8 route
