@@ -14,7 +14,8 @@ after the per-file analysis; it costs dictionary work, not parsing. Two things c
   another vendor's folder or platform class (`backend/_ascend`, vllm's CudaPlatform) or in a module that
   imports an NVIDIA-only library whenever it loads, or when every use of its function (or of its class, whose
   methods run where it is used) is NVIDIA-only (a package's API, re-exported by an `__init__`, stays unknown:
-  users call it). `if TYPE_CHECKING:` never runs.
+  users call it), or when it is a top-level import or assignment whose every read in its module is such code (and
+  no other module imports it). `if TYPE_CHECKING:` never runs.
   "opt_in": a default run (environment switches unset, option parameters as the project's own calls pass them)
   leaves the Triton kernel holding it uncompiled; host code so guarded is "unknown" with the option named.
   "unreached": no entry point of the package reaches the code, on any GPU: a module no loaded module imports whose
@@ -230,6 +231,8 @@ class Project:
         # and every call site in the module, the answer depends on the path and the module's facts alone
         self._by_path: dict[str, Reach | None] = {}
         self._loads: dict[str, Reach | None] = {}  # path -> why the module cannot load on the target, or None
+        self._bindings: dict[tuple[str, int], Reach | None] = {}  # (path, binds index) -> dead verdict, or None
+        self._binding_lines: dict[str, dict[int, int]] = {}  # path -> line -> index of the top-level binding on it
         self._deciding_scopes: dict[str, list[tuple[str, int, int, str, Any]]] = {}  # path -> _reach_scopes
         self._distributions: set[str] | None = None  # libraries the project imports as `triton`
         self._unloaded: dict[str, str] | None = None  # path -> why no module the package loads imports it
@@ -807,6 +810,9 @@ class Project:
             if value is OPAQUE and self._default_value("switches", path, index) is False:
                 why = f"the option is set from `{value_text}`, which is False {OPT_IN}"
                 opt_in = opt_in or Reach(OPT_IN_REACH, why)
+        bound = self._binding_reach(path, facts, line)
+        if bound is not None:
+            return bound
         for qualname, start, end, kind, enum in self._reach_scopes(path, facts):
             if not start <= line <= end:
                 continue
@@ -826,6 +832,47 @@ class Project:
                 opt_in = opt_in or (verdict if verdict.reach == OPT_IN_REACH else None)
                 unknown = unknown or (verdict if verdict.reach == UNKNOWN else None)
         return opt_in or unknown or ON_TARGET
+
+    def _binding_reach(self, path: str, facts: dict, line: int) -> Reach | None:
+        """A top-level import or assignment whose every read in its module is dead on the target, and which no other
+        module imports, reads or gets through `__all__`: it binds a name nothing running uses (freetoken's
+        `from triton.language.extra.cuda import gdc_wait, ...`, called only under `ENABLE_PDL`, False on ROCm;
+        `FP8 = torch.float8_e4m3fn`, read only on the W8A8 route e4m3_native() keeps off ROCm). Library modules
+        that cannot load on the target are judged by the module's imports, before this."""
+        lines = self._binding_lines.get(path)
+        if lines is None:  # asked by every finding and call site of the module: indexed by line once
+            lines = self._binding_lines[path] = {
+                at: index
+                for index, (first, last, _n, _u) in enumerate(facts.get("binds", ()))
+                for at in range(first, last + 1)
+            }
+        index = lines.get(line)
+        if index is None:
+            return None
+        key = (path, index)
+        if key not in self._bindings:
+            self._bindings[key] = None  # a read that leads back here: assume it runs
+            _first, _last, names, uses = facts["binds"][index]
+            self._bindings[key] = self._dead_binding(path, facts, names, uses)
+        return self._bindings[key]
+
+    def _dead_binding(self, path: str, facts: dict, names: list[str], uses: list) -> Reach | None:
+        module = facts["module"]
+        if any(
+            name in (facts["exports"] or ()) or (module, name) in self._imported_names() or self.users(module, name)
+            for name in names
+        ):
+            return None
+        verdicts = [self._reach(path, use_line, column + 1) for use_line, column in uses]
+        if not all(v.reach in _DEAD_KINDS for v in verdicts):
+            return None
+        first = next((i for i, v in enumerate(verdicts) if v.reach == NVIDIA_ONLY), 0)
+        where = self._off_target if verdicts[first].reach == NVIDIA_ONLY else "in code nothing reaches"
+        listed = ", ".join(f"`{name}`" for name in names)
+        return Reach(
+            verdicts[first].reach,
+            f"every read of {listed} in the module is {where} (e.g. line {uses[first][0]}: {verdicts[first].reason})",
+        )
 
     def _reach_scopes(self, path: str, facts: dict) -> list[tuple[str, int, int, str, Any]]:
         """(qualname, start, end, kind, enum) of the scopes whose reach decides the code in them, in the facts'

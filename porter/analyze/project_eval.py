@@ -8,6 +8,9 @@ PLATFORM (depends on the platform in a way the target's facts do not decide: a d
 `IS_TF32_SUPPORTED = IS_NVIDIA and cap >= 8`, `DEVICE_TYPE = get_device_type()`) are evaluated from
 their definitions, through the project's imports, so a name means what its definition says, not what it
 is called. Names that resolve nowhere fall back to what they are called (`is_hip()`, `IS_NVIDIA`).
+Function bodies run path by path: after a branch that exits (`raise`, `return`) only the other branch's bindings
+hold, narrowed by its test as mypy narrows (`if v not in _DECODES: raise` leaves v one of the keys; a local left
+one constant is that constant), and so after an `assert`.
 """
 
 from __future__ import annotations
@@ -179,6 +182,29 @@ def _regex(function: Callable[[str, str], Any]) -> Native:
 
 
 _REGEX_CALLS = {f"re.{name}": _regex(getattr(re, name)) for name in ("match", "fullmatch", "search")}
+# Members only one of Triton's compiler backends defines (CUDABackend in backends/nvidia/compiler.py, HIPBackend in
+# backends/amd/compiler.py): `hasattr(backend, "_parse_arch")` is how tools built on Triton's compiler tell them
+# apart (triton-runner's PTX-version query). Other members are shared, or not known here: undecided.
+_NVIDIA_BACKEND_MEMBERS = frozenset({"_parse_arch", "make_ptx", "make_cubin"})
+_AMD_BACKEND_MEMBERS = frozenset({"make_amdgcn", "make_hsaco", "path_to_rocm_lld"})
+
+
+def _triton_backend(amd: bool) -> Obj:
+    """What `make_backend(target)` returns: an object whose vendor-only members `hasattr` can decide."""
+    mine, theirs = (
+        (_AMD_BACKEND_MEMBERS, _NVIDIA_BACKEND_MEMBERS) if amd else (_NVIDIA_BACKEND_MEMBERS, _AMD_BACKEND_MEMBERS)
+    )
+    return Obj("triton_backend", tuple((name, OPAQUE) for name in sorted(mine)) + (("", tuple(sorted(theirs))),))
+
+
+def has_member(value: Any, name: Any) -> Any:
+    """`hasattr(value, name)` where the target decides it (a Triton backend's vendor-only member), else OPAQUE."""
+    if not (isinstance(value, Obj) and value.kind == "triton_backend" and isinstance(name, str)):
+        return OPAQUE
+    members = dict(value.attrs)
+    if name in members and name:
+        return True
+    return False if name in members.get("", ()) else OPAQUE
 
 
 def known_values(target) -> dict[str, Any]:
@@ -219,6 +245,8 @@ def known_values(target) -> dict[str, Any]:
         "torch.cuda.current_device": Native(0),
         "triton.runtime.driver.active": Obj("driver", (("get_current_target", Native(triton_target)),)),
         "triton.runtime.driver.active.get_current_target": Native(triton_target),
+        "triton.compiler.compiler.make_backend": Native(_triton_backend(amd)),
+        "triton.compiler.make_backend": Native(_triton_backend(amd)),
         "torch.device": Native(OPAQUE),
         "typing.TYPE_CHECKING": False,
         "typing_extensions.TYPE_CHECKING": False,
@@ -559,6 +587,8 @@ class Evaluator:
             return value
         if isinstance(index, _Marker):
             return index
+        if isinstance(value, Keywords):  # a mapping literal read at a key it holds (`_DECODES[decode]`)
+            return dict(value.items).get(index, OPAQUE) if isinstance(index, str) else OPAQUE
         try:
             found = value[index]
         except Exception:
@@ -688,7 +718,7 @@ class Evaluator:
                 return args[2]
             return found
         if name == "hasattr":
-            return OPAQUE
+            return has_member(args[0], args[1]) if len(args) == 2 else OPAQUE
         if name == "int" and len(args) == 2 and isinstance(args[0], str) and isinstance(args[1], int):
             try:  # int("942", 16): an arch number parsed from gcnArchName
                 return int(args[0], args[1])
@@ -750,6 +780,8 @@ class Evaluator:
                 self._assign(statement, scope)
             elif isinstance(statement, ast.AugAssign):
                 self._augmented_assign(statement, scope)
+            elif isinstance(statement, ast.Assert):
+                self._narrow(statement.test, scope, holds=True)  # what follows runs where the assertion held
             elif isinstance(statement, ast.Expr):
                 self._mutating_call(statement.value, scope)
             elif isinstance(statement, (ast.Import, ast.ImportFrom)):
@@ -785,6 +817,13 @@ class Evaluator:
         first, falls_first = self._block(node.body, scope, branch_platform)
         after_first, scope.bindings = scope.bindings, dict(before)
         second, falls_second = self._block(node.orelse, scope, branch_platform)
+        if falls_first != falls_second:  # one branch raises or returns: what follows runs after the other alone
+            exited, scope.bindings = (scope.bindings, after_first) if falls_first else (after_first, scope.bindings)
+            for name, value in exited.items():  # what the exiting branch stored may be read by a later call
+                if isinstance(value, Stored):
+                    scope.bindings[name] = Stored(_stored(scope.bindings.get(name)) + tuple(value))
+            self._narrow(node.test, scope, holds=falls_first)
+            return first + second, True
         for name in set(after_first) | set(scope.bindings):
             a, b = after_first.get(name, OPAQUE), scope.bindings.get(name, OPAQUE)
             if isinstance(a, Stored) or isinstance(b, Stored):  # what either branch stored may be read later
@@ -793,10 +832,63 @@ class Evaluator:
                 scope.bindings[name] = merge([a, b], branch_platform)
         return first + second, falls_first or falls_second
 
+    def _narrow(self, test: ast.expr, scope: Scope, holds: bool) -> None:
+        """What follows a guard that exits (`if v not in _DECODES: raise`, `if v == "prmt32" and not compiled:
+        raise`) runs only where the test is `holds`: a local compared with constants keeps the values that pass it,
+        and one left a single value is that value (an environment override narrowed to the choices the target
+        accepts, as mypy narrows a Literal union)."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            self._narrow(test.operand, scope, not holds)
+            return
+        if isinstance(test, ast.BoolOp):
+            # `a and b` failing with `a` true on the target narrows by `b` failing (and `a or b` holding alike)
+            if isinstance(test.op, ast.And) != holds:
+                undecided = [v for v in test.values if truth(self.expr(v, scope)) is not (not holds)]
+                if len(undecided) == 1:
+                    self._narrow(undecided[0], scope, holds)
+            else:
+                for value in test.values:
+                    self._narrow(value, scope, holds)
+            return
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)):
+            return
+        name, op = test.left.id, type(test.ops[0])
+        if not isinstance(self.expr(test.left, scope), _Marker):
+            return  # already decided
+        right = self.expr(test.comparators[0], scope)
+        if op in (ast.Eq, ast.NotEq, ast.Is, ast.IsNot):
+            keeps_equal = (op in (ast.Eq, ast.Is)) == holds
+            choices = _choices(scope.bindings.get(_choices_key(name)))
+            if keeps_equal and _plain_constant(right):
+                choices = (right,)
+            elif choices is not None and _plain_constant(right):
+                choices = tuple(c for c in choices if not _same(c, right))
+        elif op in (ast.In, ast.NotIn):
+            members = _members(right)
+            if members is None:
+                return
+            keeps_in = (op is ast.In) == holds
+            known = _choices(scope.bindings.get(_choices_key(name)))
+            if keeps_in:
+                choices = members if known is None else tuple(c for c in known if any(_same(c, m) for m in members))
+            elif known is not None:
+                choices = tuple(c for c in known if not any(_same(c, m) for m in members))
+            else:
+                return
+        else:
+            return
+        if choices is None:
+            return
+        scope.bindings[_choices_key(name)] = Choices(choices)
+        if len(choices) == 1:
+            scope.bindings[name] = choices[0]
+
     def _assign(self, node: ast.Assign | ast.AnnAssign, scope: Scope) -> None:
         value = self.expr(node.value, scope) if node.value is not None else OPAQUE  # expr() of None is OPAQUE too
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for target in targets:
+            for bound in _bound_names(target):
+                scope.bindings.pop(_choices_key(bound), None)  # a new value: what guards narrowed no longer holds
             if isinstance(target, ast.Name):
                 scope.bindings[target.id] = value
             elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
@@ -817,6 +909,7 @@ class Evaluator:
         before): the new value is computed, or a stored `name[...]` becomes undecided."""
         target = node.target
         if isinstance(target, ast.Name):
+            scope.bindings.pop(_choices_key(target.id), None)
             combined = ast.BinOp(left=ast.Name(id=target.id, ctx=ast.Load()), op=node.op, right=node.value)
             scope.bindings[target.id] = self._binop(combined, scope)
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
@@ -835,6 +928,39 @@ class Evaluator:
 
 class Stored(tuple):
     """The values a function body stores into `name[...]` (bindings key `name[]`), on any path."""
+
+
+class Choices(tuple):
+    """The constants an undecided local may still hold after exiting guards narrowed it (bindings key `name|`)."""
+
+
+def _choices_key(name: str) -> str:
+    return f"{name}|"
+
+
+def _choices(value: Any) -> tuple | None:
+    return tuple(value) if isinstance(value, Choices) else None
+
+
+def _bound_names(target: ast.expr) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for element in target.elts for name in _bound_names(element)]
+    return []
+
+
+def _plain_constant(value: Any) -> bool:
+    return type(value) in (bool, int, str, type(None))
+
+
+def _members(value: Any) -> tuple | None:
+    """The plain constants a container holds (a tuple literal, a module-level dict's keys), None when undecided."""
+    if isinstance(value, Keywords):
+        value = tuple(key for key, _ in value.items)
+    if isinstance(value, tuple) and all(_plain_constant(v) for v in value):
+        return value
+    return None
 
 
 # SMI tools exist only on their vendor's machines; calls that run a command line

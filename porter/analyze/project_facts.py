@@ -54,7 +54,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, TypeGuard
 
-FACTS_FORMAT = 22  # 22: record classes (dataclass / NamedTuple fields and short properties)
+FACTS_FORMAT = 23  # 23: no locals for names a function declares global; binds; 22: record classes (dataclass / NamedTuple fields and short properties)
 # 21: short functions calling a platform-named predicate; 20: locals spread as keywords
 # 19: uses of module-level classes (`Fn.apply(...)`), which reach their methods
 # 18: option parameters, tests of them and locals computed from them; `__main__` blocks; ops
@@ -74,6 +74,7 @@ _PLATFORM_TEXT = re.compile(
     r"hip|cuda|rocm|nvidia|gfx|capabilit|get_current_target|platform|fnuz|gcnArch|tma", re.IGNORECASE
 )
 MAX_PREDICATE_LINES = 30
+MAX_BINDING_USES = 24  # a top-level name read more often than this is left to its statement's own reach
 MAX_KEYWORD = 60  # a call's keyword values longer than this are not flags (kept only for platform-named keywords)
 _TUNERS = re.compile(r"autotune|heuristics")
 # A class attribute saying whether the class (a backend, an implementation) is used: `default_enable`, `ENABLED`.
@@ -176,6 +177,7 @@ def empty_facts(path: str, package: str = "") -> dict[str, Any]:
         "records": {},
         "kernels": [],
         "device": [],
+        "binds": [],  # top-level imports / assignments and where the module reads their names (_binding_uses)
         "convolves": False,  # names a convolution or imports a model library (`_CONVOLUTIONS`, `_MODEL_LIBRARIES`)
     }
 
@@ -185,6 +187,23 @@ _PLATFORM_IN_TEXT = re.compile(
     r"wgmma|instinct|props|\bmajor\b|\bminor\b|\bcap\b|\b_?(is|has|use|supports?|enable)_|\b_?(IS|HAS|USE|ENABLE)_",
     re.IGNORECASE,
 )
+
+
+def _module_bindings(body: list[ast.stmt]) -> list[tuple[int, int, list[str]]]:
+    """(first line, last line, names) of each top-level `from m import a, b` (no star) and `NAME = value`."""
+    out = []
+    for statement in body:
+        if isinstance(statement, ast.ImportFrom) and all(alias.name != "*" for alias in statement.names):
+            bound = [alias.asname or alias.name for alias in statement.names]
+        elif isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            bound = [statement.targets[0].id] if isinstance(statement.targets[0], ast.Name) else []
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            bound = [statement.target.id] if isinstance(statement.target, ast.Name) else []
+        else:
+            continue
+        if bound and "__all__" not in bound:
+            out.append((statement.lineno, statement.end_lineno or statement.lineno, bound))
+    return out
 
 
 def _unconditional_imports(body: list[ast.stmt]) -> list[list]:
@@ -269,6 +288,9 @@ class _Collector:
         self.flags: dict[str, set[str]] = {}  # def qualname -> its constexpr parameters
         self.defs: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}  # def qualname -> its node
         self.mutated: dict[str, set[str]] = {}  # def qualname -> names it changes in place (when asked)
+        self.followed: dict[str, set[str]] = {}  # def qualname -> locals bound first from a project call
+        self.assigned: dict[str, dict[str, list[int]]] = {}  # def qualname -> name -> lines assigning it (when asked)
+        self.outer: dict[str, set[str]] = {}  # def qualname -> names it declares global / nonlocal (when asked)
         self.stores: dict[str, Counter[str]] = {}  # def qualname -> how often each name is stored (when asked)
         self.tree: ast.Module | None = None
         self.bindings: dict[str, ast.AST] | None = None  # module-level names bound once (when asked)
@@ -276,7 +298,7 @@ class _Collector:
     def collect(self, tree: ast.Module) -> dict[str, Any]:
         self.tree = tree
         self._block(tree.body, "", module_level=True)
-        self._walk(tree)
+        self._walk(tree, _module_bindings(tree.body) if not self.package else [])
         self.facts["requires"] = _unconditional_imports(tree.body)
         self.facts["branches"] = _branch_imports(tree.body)
         self.facts["main"] = [[s.lineno, s.end_lineno or s.lineno] for s in tree.body if _is_main_block(s)]
@@ -556,6 +578,8 @@ class _Collector:
         # in a function only platform-looking ones (`major, minor = torch.cuda.get_device_capability()`)
         if not module_level and len(self.facts["params"].get(scope, {}).get(name, ())) > 3:
             return  # a platform-defaulted parameter: its value is the param's (default and call sites)
+        if not module_level and name in self._declared_outer(scope):
+            return  # `global _native`: the function fills a module-level name, no local (its first read is the module's)
         if not (
             module_level
             or _PLATFORM_WORD.search(name)
@@ -564,6 +588,7 @@ class _Collector:
             or self._hard_coded_switch(name, value, scope)
             or (self._reads_option(value, scope) and self._store_count(scope, name) == 1)
             or self._calls_own_predicate(value)
+            or self._follows_project_call(name, value, scope)
             or self._spread_local(name, value, scope)
         ):
             if module_level:
@@ -573,8 +598,12 @@ class _Collector:
         # passes (eagle-harness's `common = dict(inputs=..., H=H, ..., **pdl)`, 15 lines)
         mapping = bool(scope) and name in self.spreads and source is None
         source = source or (self._text(value, MAX_MAPPING_LINES, MAX_MAPPING) if mapping else self._text(value))
-        if len(source) > (MAX_MAPPING if mapping else MAX_SNIPPET) or mapping and name in self._mutated(scope):
-            source = ""  # a mapping filled after its binding (`meta["USE_GDC"] = pdl`) holds more keys than it shows
+        if len(source) > (MAX_MAPPING if mapping else MAX_SNIPPET):
+            source = ""
+        elif mapping and name in self._mutated(scope):
+            # a mapping filled after its binding holds more keys than it shows: the keys its function's body sets
+            # unconditionally (eagle-harness's `meta["USE_GDC"] = pdl`) are added to it, any other change hides it
+            source = self._filled_mapping(name, scope, source)
         if module_level:
             self.facts["defs"].setdefault(name, []).append(f"{name} = {source}" if source else "")
         else:
@@ -593,14 +622,58 @@ class _Collector:
             and self._store_count(scope, name) == 1
         )
 
+    def _follows_project_call(self, name: str, value: ast.expr, scope: str) -> bool:
+        """Is the local bound, first, from a call of a project function (freetoken's `w8a8 = input_scale is not
+        None and e4m3_native()`), and is every store of it an assignment? Then all its bindings are kept (`w8a8 =
+        False` under a later branch), so that their merge is what the name may hold; a name also bound by a loop,
+        a `with` or an augmented assignment, or first bound to something else, is left out."""
+        followed = self.followed.setdefault(scope, set())
+        if name in followed:
+            return True
+        if not scope or not self._calls_predicate(value):
+            return False
+        stores = self._assigned_stores(scope).get(name, ())
+        if not stores or len(stores) != self._store_count(scope, name) or min(stores) != value.lineno:
+            return False
+        followed.add(name)
+        return True
+
+    def _assigned_stores(self, scope: str) -> dict[str, list[int]]:
+        """name -> the lines of the plain assignments (`x = ...`, `x, y = ...`, `x: T = ...`) storing it in the
+        function, nested blocks included."""
+        found = self.assigned.get(scope)
+        if found is None:
+            found = self.assigned[scope] = {}
+            for node in _nodes(self.defs[scope]) if scope in self.defs else ():
+                if isinstance(node, ast.Assign):
+                    targets = node.targets
+                elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                    targets = [node.target]
+                else:
+                    continue
+                for target in targets:
+                    for element in target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]:
+                        if isinstance(element, ast.Name):
+                            found.setdefault(element.id, []).append(node.value.lineno)
+        return found
+
     def _calls_own_predicate(self, node: ast.AST) -> bool:
         """Is the node a call of a function of this module whose body reads the platform (its source is kept:
-        grouped-nf4-gemm's `_why = fp8_compute_unsupported(q, ...)`, a reason string on ROCm)?"""
-        return (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and any(s.startswith(("def ", "@", "async ")) for s in self.facts["defs"].get(node.func.id, ()))
-        )
+        grouped-nf4-gemm's `_why = fp8_compute_unsupported(q, ...)`, a reason string on ROCm), or of a function
+        imported from the project's own package (freetoken's `w8a8 = input_scale is not None and e4m3_native()`,
+        defined in a sibling module this pass does not see: the project analysis reads its body)?"""
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            return False
+        name = node.func.id
+        if any(s.startswith(("def ", "@", "async ")) for s in self.facts["defs"].get(name, ())):
+            return True
+        imported = self.facts["imports"].get(name)
+        return imported is not None and name not in self.facts["defs"] and self._own_package(imported)
+
+    def _own_package(self, qualified: str) -> bool:
+        """Is a dotted name inside this module's top-level package (not the module itself, not a library)?"""
+        head = self.top[0]
+        return len(self.top) > 1 and qualified.startswith(head + ".") and not qualified.startswith(self.module + ".")
 
     def _spread_local(self, name: str, value: ast.expr, scope: str) -> bool:
         """Is a function's local spread as keywords somewhere in the module (`pdl = _pdl_kw(dev, T)` then
@@ -611,6 +684,62 @@ class _Collector:
         if isinstance(value, ast.Call):
             self._keep_builder(value)
         return True
+
+    def _declared_outer(self, scope: str) -> set[str]:
+        """Names the function declares `global` or `nonlocal`: stores to them are not its locals."""
+        found = self.outer.get(scope)
+        if found is None:
+            node = self.defs.get(scope)
+            found = self.outer[scope] = {
+                name
+                for statement in (_nodes(node) if node is not None else ())
+                if isinstance(statement, (ast.Global, ast.Nonlocal))
+                for name in statement.names
+            }
+        return found
+
+    def _filled_mapping(self, name: str, scope: str, source: str) -> str:
+        """`dict(**(<binding>), KEY=(<value>), ...)` for a mapping whose only changes are `name["KEY"] = value`
+        statements in the function's own body (not in a branch or loop, where the key may be missing); '' when
+        anything else changes it."""
+        definition = self.defs.get(scope)
+        if definition is None:
+            return ""
+        keys = []
+        for statement in definition.body:
+            if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+                continue
+            target = statement.targets[0]
+            if (
+                isinstance(target, ast.Subscript)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == name
+                and isinstance(target.slice, ast.Constant)
+                and isinstance(target.slice.value, str)
+                and target.slice.value.isidentifier()
+            ):
+                value = self._text(statement.value)
+                if not value:
+                    return ""
+                keys.append(f"{target.slice.value}=({value})")
+        if not keys or self._mutations(scope, name) != len(keys):
+            return ""
+        return f"dict(**({source}), {', '.join(keys)})"
+
+    def _mutations(self, scope: str, name: str) -> int:
+        """How many in-place changes of `name` the function makes (subscript stores and deletes, mutating methods,
+        augmented assignments), nested blocks included."""
+        count = 0
+        for node in _nodes(self.defs[scope]):
+            base: ast.expr | None = None
+            if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                base = node.value
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                base = node.func.value if node.func.attr in _MAPPING_MUTATORS else None
+            elif isinstance(node, ast.AugAssign):
+                base = node.target
+            count += isinstance(base, ast.Name) and base.id == name
+        return count
 
     def _mutated(self, scope: str) -> set[str]:
         """Names a function changes in place (`d[k] = v`, `del d[k]`, `d.update(...)`, `d |= ...`): a local bound to
@@ -807,7 +936,7 @@ class _Collector:
         `if streamk_scenario(a, b, M, N, K):`, true only for capability 8)?"""
         return any(map(self._calls_own_predicate, _nodes(test)))  # a Call is never one of the leaves _nodes skips
 
-    def _walk(self, tree: ast.Module) -> None:
+    def _walk(self, tree: ast.Module, bindings: list[tuple[int, int, list[str]]]) -> None:
         """Expression-level guards (if/while bodies, `a if t else b`, `t and x`, comprehension filters), the
         references the call-site analysis needs and whether a convolution is named, in one pass over every node."""
         scopes = sorted(((v[0], v[1], k) for k, v in self.facts["scopes"].items() if v[2] == "def"), key=lambda s: s[0])
@@ -839,7 +968,25 @@ class _Collector:
             elif kind in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
                 self._comprehension(node, _scope_at(scopes, node.lineno))
         self._references(names, attribute_bases, calls)
+        self._binding_uses(bindings, names)
         self.facts["convolves"] = convolves
+
+    def _binding_uses(self, bindings: list[tuple[int, int, list[str]]], names: list[ast.Name | ast.Attribute]) -> None:
+        """Where the module reads each name a top-level import or assignment binds (`binds`: [first line, last line,
+        names, [[line, column], ...]]): the statement matters on the target only where one of those reads runs
+        (freetoken's `from triton.language.extra.cuda import gdc_wait`, called only under a PDL constexpr False on
+        ROCm). Names read often, or never in the module, are left out: a reader elsewhere is not seen here."""
+        if not bindings:
+            return
+        wanted = {name for _first, _last, bound in bindings for name in bound}
+        reads: dict[str, list[list[int]]] = {}
+        for node in names:
+            if type(node) is ast.Name and node.id in wanted and isinstance(node.ctx, ast.Load):
+                reads.setdefault(node.id, []).append([node.lineno, node.col_offset])
+        for first, last, bound in bindings:
+            uses = [use for name in bound for use in reads.get(name, ()) if not first <= use[0] <= last]
+            if 0 < len(uses) <= MAX_BINDING_USES and all(name in reads for name in bound):
+                self.facts["binds"].append([first, last, bound, uses])
 
     def _switches(self, call: ast.Call, scopes: list[tuple[int, int, str]]) -> None:
         """Keywords whose value may be off on the target: a platform value or a flag of the enclosing kernel."""

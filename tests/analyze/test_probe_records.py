@@ -151,6 +151,25 @@ def test_a_mapping_filled_after_its_binding_leaves_the_flag_undecided():
     assert reach(files, "pkg/ops.py", "tl.extra.cuda.gdc_wait")[0] == "target"
 
 
+def test_a_key_added_to_a_mapping_after_its_binding_is_read_from_its_store():
+    # gdn_tree_conv's `meta["USE_GDC"] = pdl` with `pdl = arch.pdl(x.device)`: the launch passes that key too
+    ops = LAUNCH.replace(
+        "    _launch(common, a=a, b=b)",
+        '    gdc = arch.pdl(x.device)\n    common["USE_GDC"] = gdc\n    _launch(common, a=a, b=b)',
+    ).replace('{"USE_GDC": True, "launch_pdl": True} if arch.pdl(x.device) else {}', "{}")
+    files = {"pkg/__init__.py": "", "pkg/arch.py": ARCH, "pkg/ops.py": KERNEL + ops}
+    verdict, why = reach(files, "pkg/ops.py", "tl.extra.cuda.gdc_wait")
+    assert verdict == "nvidia_only", why
+    assert reach(files, "pkg/ops.py", "tl.extra.cuda.gdc_wait", target="h100")[0] == "target"
+    # set only in a branch, or changed again by a method, the key may hold anything
+    branch = ops.replace('    common["USE_GDC"] = gdc', '    if a is not None:\n        common["USE_GDC"] = gdc')
+    files["pkg/ops.py"] = KERNEL + branch
+    assert reach(files, "pkg/ops.py", "tl.extra.cuda.gdc_wait")[0] == "target"
+    updated = ops.replace('    common["USE_GDC"] = gdc', '    common["USE_GDC"] = gdc\n    common.update(b)')
+    files["pkg/ops.py"] = KERNEL + updated
+    assert reach(files, "pkg/ops.py", "tl.extra.cuda.gdc_wait")[0] == "target"
+
+
 def test_a_second_spread_of_runtime_data_leaves_the_flag_undecided():
     ops = LAUNCH.replace("**_state_args(a, b, a, b, a, b, a, b, a, b, a, b, a, b, a, b, a, b, a, b)", "**extra")
     ops = ops.replace("def _launch(common, *, a, b):", "def _launch(common, *, a, b, extra=None):")

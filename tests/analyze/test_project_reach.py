@@ -1806,6 +1806,258 @@ def test_launch_keywords_gathered_in_a_local_dict_keep_the_constexpr_default():
     assert reach(files, "pkg/ops.py", "tl.inline_asm_elementwise", target="h100")[0] == "target"
 
 
+def test_a_string_selection_narrowed_by_exiting_guards_decides_the_constexpr_it_indexes():
+    # grouped-nf4-gemm's `_bw_decode`: "prmt32" (inline PTX) only when compiled for CUDA, an environment override
+    # checked against the choices and refused where PTX cannot run; `DECODE=_BW_DECODES[decode]` then picks the
+    # kernel's branch. On ROCm every path that returns gives "tree", whatever the environment holds.
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": """
+            import os
+            import torch
+            import triton
+            import triton.language as tl
+
+            _DECODES = {"tree": 0, "prmt32": 2}
+
+            def _decode(device):
+                compiled = torch.device(device).type == "cuda" and not torch.version.hip
+                v = (os.environ.get("PKG_DECODE") or "").strip().lower()
+                if not v:
+                    return "prmt32" if compiled else "tree"
+                if v not in _DECODES:
+                    raise ValueError(v)
+                if v == "prmt32" and not compiled:
+                    raise ValueError("prmt32 needs inline PTX")
+                return v
+
+            @triton.jit
+            def _prmt(w):
+                return tl.inline_asm_elementwise("prmt.b32 $0, $1, 0, 0;", "=r,r", [w], dtype=tl.int32, is_pure=True, pack=1)
+
+            @triton.jit
+            def _gemv(x_ptr, DECODE: tl.constexpr):
+                w = tl.load(x_ptr)
+                if DECODE == 0:
+                    tl.store(x_ptr, w + 1)
+                else:
+                    tl.store(x_ptr, _prmt(w))
+
+            def gemv(x):
+                decode = _decode(x.device)
+                common = dict(DECODE=_DECODES[decode], num_warps=4)
+                _gemv[(1,)](x, **common)
+        """,
+    }
+    verdict, why = reach(files, "pkg/ops.py", "tl.inline_asm_elementwise")
+    assert verdict == "nvidia_only", why
+    assert "DECODE == 0" in why
+    assert reach(files, "pkg/ops.py", "tl.store(x_ptr, w + 1)")[0] == "target"
+    # on NVIDIA the environment may pick either decode: both stay
+    assert reach(files, "pkg/ops.py", "tl.inline_asm_elementwise", target="h100")[0] != "nvidia_only"
+
+
+def test_an_assertion_narrows_a_selection_like_an_exiting_guard():
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": """
+            import os
+            import torch
+
+            def _backend():
+                v = os.environ.get("PKG_BACKEND", "auto")
+                if v == "auto":
+                    return "triton" if torch.version.hip else "ptx"
+                assert v in ("triton", "ptx"), v
+                assert v != "ptx" or torch.version.cuda is not None, "PTX needs CUDA"
+                return v
+
+            def run(x):
+                if _backend() == "ptx":
+                    torch.cuda.nvtx.range_push("ptx")
+        """,
+    }
+    verdict, why = reach(files, "pkg/ops.py", "torch.cuda.nvtx")
+    assert verdict == "nvidia_only", why
+    assert reach(files, "pkg/ops.py", "torch.cuda.nvtx", target="h100")[0] == "target"
+
+
+def test_an_exiting_guard_narrows_only_what_follows_it():
+    # the value a guard leaves is what runs after it; a later rebinding replaces it
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": """
+            import os
+            import torch
+
+            def _mode():
+                v = os.environ.get("PKG_MODE")
+                if v != "fast":
+                    raise ValueError(v)
+                v = os.environ.get("PKG_OTHER")
+                return v
+
+            def run(x):
+                if _mode() == "fast":
+                    torch.cuda.nvtx.range_push("fast")
+        """,
+    }
+    verdict, _ = reach(files, "pkg/ops.py", "torch.cuda.nvtx")
+    assert verdict == "target"
+
+
+E4M3_COMPAT = """
+    import os
+    import torch
+
+    def _env_force() -> bool:
+        return os.environ.get("PKG_FORCE_EMU", "").lower() in ("1", "true")
+
+    FORCE_EMU = _env_force()
+    _native: bool | None = None
+
+    def e4m3_native() -> bool:
+        global _native
+        if _native is None:
+            if FORCE_EMU:
+                _native = False
+            elif torch.version.hip is not None:
+                _native = False
+            else:
+                _native = torch.cuda.get_device_capability() >= (8, 9)
+        return _native
+"""
+
+
+def test_a_global_filled_by_its_function_is_read_from_the_module_not_as_a_local():
+    # freetoken's e4m3_native(): `global _native`, None until the first call fills it; the capability store is no
+    # local of the function, so `if _native is None` reads the module's None and ROCm's branch answers False
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/compat.py": E4M3_COMPAT,
+        "pkg/ops.py": """
+            from pkg.compat import e4m3_native
+
+            def linear(x, w, scale):
+                w8a8 = scale is not None and e4m3_native()
+                if w8a8:
+                    return torch._scaled_mm(x, w, scale_a=scale, scale_b=scale)
+                return x @ w
+        """,
+    }
+    verdict, why = reach(files, "pkg/ops.py", "torch._scaled_mm")
+    assert verdict == "nvidia_only", why
+    assert reach(files, "pkg/ops.py", "torch._scaled_mm", target="h100")[0] != "nvidia_only"
+
+
+def test_a_local_from_a_project_call_merges_every_binding_of_it():
+    # `w8a8 = ... e4m3_native()` then `w8a8 = False` stays False; rebound from runtime data it is undecided
+    body = """
+        import torch
+        from pkg.compat import e4m3_native
+
+        def linear(x, w, scale, segments):
+            w8a8 = scale is not None and e4m3_native()
+            if segments:
+                w8a8 = {again}
+            if w8a8:
+                return torch._scaled_mm(x, w, scale_a=scale, scale_b=scale)
+            return x @ w
+    """
+    files = {"pkg/__init__.py": "", "pkg/compat.py": E4M3_COMPAT, "pkg/ops.py": body.format(again="False")}
+    assert reach(files, "pkg/ops.py", "torch._scaled_mm")[0] == "nvidia_only"
+    files["pkg/ops.py"] = body.format(again="segments[0] > 1")
+    assert reach(files, "pkg/ops.py", "torch._scaled_mm")[0] == "target"
+
+
+def test_a_top_level_binding_read_only_in_dead_code_is_dead():
+    # freetoken: `from triton.language.extra.cuda import gdc_wait` called only under a PDL constexpr fed by a
+    # capability predicate False on ROCm, and `FP8 = torch.float8_e4m3fn` read only on the W8A8 route
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/compat.py": E4M3_COMPAT,
+        "pkg/ops.py": """
+            import torch
+            import triton
+            import triton.language as tl
+            from triton.language.extra.cuda import gdc_wait
+            from pkg.compat import e4m3_native
+
+            FP8 = torch.float8_e4m3fn
+            BF16 = torch.bfloat16
+
+            def _pdl():
+                return torch.version.hip is None and torch.cuda.get_device_capability()[0] >= 9
+
+            @triton.jit
+            def _act(x_ptr, ENABLE_PDL: tl.constexpr):
+                if ENABLE_PDL:
+                    gdc_wait()
+                tl.store(x_ptr, tl.load(x_ptr) * 2)
+
+            def act(x):
+                _act[(1,)](x, ENABLE_PDL=_pdl())
+
+            def quant(x):
+                if e4m3_native():
+                    return x.to(FP8)
+                return x.to(BF16)
+        """,
+    }
+    verdict, why = reach(files, "pkg/ops.py", "from triton.language.extra.cuda import gdc_wait")
+    assert verdict == "nvidia_only", why
+    verdict, why = reach(files, "pkg/ops.py", "FP8 = torch.float8_e4m3fn")
+    assert verdict == "nvidia_only", why
+    assert reach(files, "pkg/ops.py", "BF16 = torch.bfloat16")[0] == "target"
+    assert reach(files, "pkg/ops.py", "FP8 = torch.float8_e4m3fn", target="h100")[0] == "target"
+
+
+def test_a_top_level_binding_other_modules_import_or_export_stays():
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": """
+            import torch
+            FP8 = torch.float8_e4m3fn
+
+            def quant(x):
+                if torch.version.hip is None:
+                    return x.to(FP8)
+                return x
+        """,
+        "pkg/user.py": """
+            from pkg.ops import FP8
+        """,
+    }
+    assert reach(files, "pkg/ops.py", "FP8 = torch.float8_e4m3fn")[0] == "target"
+
+
+def test_a_triton_backend_member_only_cuda_defines_is_absent_on_amd():
+    # triton-runner: `capability = backend._parse_arch(options.arch) if hasattr(backend, "_parse_arch") else None`,
+    # backend from make_backend(target); only CUDABackend defines _parse_arch, so the PTX-version query is skipped
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/compile.py": """
+            from triton.compiler.compiler import make_backend
+            from triton.runtime import driver
+
+            def compile(src, options, target=None):
+                if target is None:
+                    target = driver.active.get_current_target()
+                backend = make_backend(target)
+                capability = backend._parse_arch(options.arch) if hasattr(backend, "_parse_arch") else None
+                if capability is not None:
+                    from triton.backends.nvidia.compiler import get_ptx_version_from_options
+                    return get_ptx_version_from_options(options, capability)
+                if hasattr(backend, "parse_options"):
+                    return backend.parse_options(options)
+        """,
+    }
+    verdict, why = reach(files, "pkg/compile.py", "return get_ptx_version_from_options")
+    assert verdict == "nvidia_only", why
+    assert reach(files, "pkg/compile.py", "return get_ptx_version_from_options", target="h100")[0] == "target"
+    assert reach(files, "pkg/compile.py", "return backend.parse_options")[0] == "target"  # a member both define
+
+
 REFUSAL = """
     import torch
 
