@@ -25,7 +25,12 @@ from porter.analyze.visitors.pytorch import (
     descendants,
     dtype_parameter_makes_data,
 )
-from porter.analyze.visitors.triton_common import defines_triton_kernels, is_triton_kernel
+from porter.analyze.visitors.triton_common import (
+    KernelConsumer,
+    defines_triton_kernels,
+    is_triton_kernel,
+    project_kernel_consumers,
+)
 
 OCP_TORCH = {"torch.float8_e4m3fn", "torch.float8_e5m2"}
 OCP_TRITON = {"triton.language.float8e4nv", "triton.language.float8e5"}
@@ -100,12 +105,14 @@ def _ocp_by_spec(ctx: ModuleContext, node: cst.CSTNode) -> bool:
 @register("fp8_ocp_data")
 def fp8_ocp_data(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     """PT206: an OCP fp8 dtype that makes data: a quantizing cast, the torch.finfo range used for scales,
-    a Triton quantizer's output buffer, the default output format of a quantizer's dtype parameter."""
-    if not defines_triton_kernels(ctx) or "inline_asm_elementwise" in ctx.text:
-        # the data feeds no code compiled for the target here (a torch._scaled_mm call is PT208's), or kernels
-        # written in inline PTX that cannot run on AMD at all (PT109's finding)
-        return
-    decode_only: bool | None = None  # asked at the first producing use: it walks every kernel
+    a Triton quantizer's output buffer, the default output format of a quantizer's dtype parameter; in a module
+    whose data meets Triton code compiled for the target (its own kernels, or a project function it calls that
+    launches one)."""
+    own = defines_triton_kernels(ctx)
+    if own and "inline_asm_elementwise" in ctx.text:
+        return  # kernels written in inline PTX cannot run on AMD at all (PT109's finding)
+    consumers: list[KernelConsumer] | None = None  # asked at the first producing use: it may parse other modules
+    decode_only: bool | None = None  # likewise: it walks every kernel
     aware = "fnuz" in ctx.text  # the module converts for gfx942 somewhere: worth a look, not an error
     for node in [*ctx.nodes(cst.Attribute), *ctx.nodes(cst.Name)]:
         if _tail(node) not in ("float8_e4m3fn", "float8_e5m2"):
@@ -118,15 +125,36 @@ def fp8_ocp_data(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         data = _producing_use(ctx, node)
         if data is None:
             continue
+        if consumers is None:
+            consumers = [] if own else _compiled_consumers(ctx)
+        if not own and not consumers:
+            # the data feeds no code compiled for the target here (a torch._scaled_mm call is PT208's)
+            return
         if decode_only is None:
-            decode_only = _kernels_widen_before_dots(ctx)
+            kernel_modules = [ctx] if own else [c.ctx for c in consumers]
+            decode_only = all(_kernels_widen_before_dots(module) for module in kernel_modules)
         if decode_only:
             return
         data["qualified_name"] = min(names)
+        if consumers:
+            data["role"] += f", for the project's Triton kernels that {_named(consumers)} launches"
+            data["consumers"] = [{"function": c.name, "path": c.path} for c in consumers]
         if aware:
             yield Hit(node, {**data, "module_handles": "fnuz"}, severity="info")
         else:
             yield Hit(node, data)
+
+
+def _compiled_consumers(ctx: ModuleContext) -> list[KernelConsumer]:
+    """The project functions this module calls that launch Triton kernels (in another module), leaving out
+    modules of inline-PTX kernels, which cannot run on AMD at all (PT109)."""
+    return [c for c in project_kernel_consumers(ctx) if "inline_asm_elementwise" not in c.ctx.text]
+
+
+def _named(consumers: list[KernelConsumer]) -> str:
+    first = consumers[0]
+    more = f" (and {len(consumers) - 1} more)" if len(consumers) > 1 else ""
+    return f"`{first.name}` ({first.path}){more}"
 
 
 _TL_DOT = {"triton.language.dot"}

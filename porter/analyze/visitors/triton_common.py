@@ -56,6 +56,86 @@ def defines_triton_kernels(ctx) -> bool:
     return "triton" in ctx.text and any(is_triton_kernel(ctx, f) for f in ctx.nodes(cst.FunctionDef))
 
 
+@dataclass(frozen=True)
+class KernelConsumer:
+    """A project function in another module that launches a Triton kernel, called from the module at hand."""
+
+    name: str  # as the calling module writes it (`blockwise_fp8_gemm`)
+    path: str  # the defining module, as the scan shows it
+    ctx: Any  # that module's ModuleContext: its kernels are the ones the data meets
+
+
+MAX_CONSUMER_CALLEES = 24  # distinct imported callees resolved per module (each may parse a module once)
+
+
+def project_kernel_consumers(ctx) -> list[KernelConsumer]:
+    """The functions of other project modules that this module calls and that launch a Triton kernel of their
+    own module (`blockwise_fp8_gemm(x, s, self.weight, ...)`, imported from the project's kernel module): data
+    made here meets Triton code compiled for the target there, as it does in a module defining its own kernels.
+    Resolved through the tree scan's imports (porter.analyze.triton.flow); empty outside a tree scan."""
+    if "cached" not in ctx.cache.setdefault("kernel_consumers", {}):
+        ctx.cache["kernel_consumers"]["cached"] = _resolve_kernel_consumers(ctx)
+    return ctx.cache["kernel_consumers"]["cached"]
+
+
+def _resolve_kernel_consumers(ctx) -> list[KernelConsumer]:
+    if flow.project() is None:
+        return []
+    inv = ctx.triton
+    seen: set[str] = set()
+    found: list[KernelConsumer] = []
+    for call in ctx.nodes(cst.Call):
+        func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            written = f"{func.value.value}.{func.attr.value}"
+        elif isinstance(func, cst.Name):
+            written = func.value
+        else:
+            continue
+        if written in seen or not _may_be_project_import(ctx, written):
+            continue
+        seen.add(written)
+        if len(seen) > MAX_CONSUMER_CALLEES:
+            break
+        resolved = flow.resolve_function(inv, func)
+        if resolved is None or resolved[0] is inv:
+            continue
+        callee, function = resolved
+        if _launches_subscripted_call(function) and defines_triton_kernels(callee._ctx):
+            found.append(KernelConsumer(written, callee.path, callee._ctx))
+    return found
+
+
+def _may_be_project_import(ctx, written: str) -> bool:
+    """`f` / `mod.f` may name a function of another scanned module: imported from one (relative imports are not
+    in the alias table: `f` bound by one is tried), not from a library outside the tree (torch, triton)."""
+    head = written.split(".", 1)[0]
+    qualified = ctx.index.aliases.get(head)
+    if not qualified:
+        return "." not in written  # a name a relative import may bind; `x.f()` on a local is a method
+    return any(_in_scanned_tree(name if "." in written else name.rsplit(".", 1)[0]) for name in qualified)
+
+
+def _in_scanned_tree(module: str) -> bool:
+    tree = flow.project()
+    if tree is None:
+        return False
+    path = module.replace(".", "/")
+    endings = (f"{path}.py", f"{path}/__init__.py")
+    return any(file == e or file.endswith("/" + e) for file in tree.files for e in endings)
+
+
+def _launches_subscripted_call(function: cst.FunctionDef) -> bool:
+    """`kernel[grid](...)` (or `wrap_triton(kernel)[grid](...)`) in the function body."""
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Subscript):
+            return True
+        stack.extend(node.children)
+    return False
+
+
 def skip_for_target(guard: str | None, target) -> bool:
     """Code behind `if is_cuda():` is already vendor-specific: not a finding on AMD (and vice versa)."""
     return guard is not None and guard != target.vendor
