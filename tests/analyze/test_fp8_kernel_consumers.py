@@ -105,3 +105,9 @@ def test_silent_where_the_data_feeds_a_torch_gemm_or_kernels_that_only_decode(tm
     assert linear_findings(tmp_path, "mi300x") == []
     write(tmp_path, {"pkg/kernels.py": DECODING_KERNELS, "pkg/linear.py": LINEAR})
     assert [rule for _, rule in linear_findings(tmp_path, "mi300x")] == ["PT221"]
+
+
+def test_a_relative_import_of_the_kernel_module_is_followed_too(tmp_path):
+    relative = LINEAR.replace("from pkg.kernels import fp8_gemm", "from .kernels import fp8_gemm")
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/kernels.py": KERNELS, "pkg/linear.py": relative})
+    assert linear_findings(tmp_path, "mi300x") == [(8, "PT206"), (14, "PT221")]

@@ -1304,10 +1304,12 @@ def _admitted_list(ctx: ModuleContext, node: cst.BaseExpression) -> cst.Assign |
         if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign))
         and any(isinstance(t, cst.Name) and t.value == node.value for t in _bound_names(n))
     ]
-    if len(bindings) != 1 or not isinstance(bindings[0], cst.Assign):
+    if len(bindings) != 1:
         return None
     (assign,) = bindings
-    return assign if isinstance(assign.value, (cst.List, cst.Tuple, cst.Set)) else None
+    return (
+        assign if isinstance(assign, cst.Assign) and isinstance(assign.value, (cst.List, cst.Tuple, cst.Set)) else None
+    )
 
 
 def _bound_names(statement: cst.Assign | cst.AugAssign | cst.AnnAssign) -> list[cst.BaseExpression]:

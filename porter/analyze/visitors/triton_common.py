@@ -107,13 +107,28 @@ def _resolve_kernel_consumers(ctx) -> list[KernelConsumer]:
 
 
 def _may_be_project_import(ctx, written: str) -> bool:
-    """`f` / `mod.f` may name a function of another scanned module: imported from one (relative imports are not
-    in the alias table: `f` bound by one is tried), not from a library outside the tree (torch, triton)."""
+    """`f` / `mod.f` may name a function of another scanned module: imported from one, not from a library outside
+    the tree (torch, triton). Relative imports are not in the alias table: their bound names are asked for."""
     head = written.split(".", 1)[0]
     qualified = ctx.index.aliases.get(head)
     if not qualified:
-        return "." not in written  # a name a relative import may bind; `x.f()` on a local is a method
+        return head in _relatively_imported(ctx)
     return any(_in_scanned_tree(name if "." in written else name.rsplit(".", 1)[0]) for name in qualified)
+
+
+def _relatively_imported(ctx) -> set[str]:
+    """Names bound by the module's relative imports (`from .kernels import fp8_gemm`, `from . import ops`)."""
+    if "relative_imports" not in ctx.cache:
+        names: set[str] = set()
+        for node in ctx.nodes(cst.ImportFrom):
+            if not node.relative or isinstance(node.names, cst.ImportStar):
+                continue
+            for alias in node.names:
+                bound = alias.asname.name if alias.asname is not None else alias.name
+                if isinstance(bound, cst.Name):
+                    names.add(bound.value)
+        ctx.cache["relative_imports"] = names
+    return ctx.cache["relative_imports"]
 
 
 def _in_scanned_tree(module: str) -> bool:
