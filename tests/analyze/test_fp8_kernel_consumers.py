@@ -111,3 +111,68 @@ def test_a_relative_import_of_the_kernel_module_is_followed_too(tmp_path):
     relative = LINEAR.replace("from pkg.kernels import fp8_gemm", "from .kernels import fp8_gemm")
     write(tmp_path, {"pkg/__init__.py": "", "pkg/kernels.py": KERNELS, "pkg/linear.py": relative})
     assert linear_findings(tmp_path, "mi300x") == [(8, "PT206"), (14, "PT221")]
+
+
+INDEX_KERNELS = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def remap_kernel(ids_ptr):
+    tl.store(ids_ptr, tl.load(ids_ptr) + 1)
+
+
+def remap(ids):
+    remap_kernel[(1,)](ids)
+"""
+
+# a CUTLASS-style layer: its fp8 data goes to a vendor GEMM; the project kernel it calls remaps indices
+VENDOR_GEMM_LAYER = """\
+import torch
+
+from pkg.index import remap
+
+
+def quantize(w, s):
+    return (w / s).clamp(-448, 448).to(torch.float8_e4m3fn)
+
+
+def run(ids, x, w):
+    remap(ids)
+    return vendor.fp8_gemm(x, w)
+"""
+
+# the project's fp8 GEMM is called, but from another module-level function than the one making the data
+OTHER_SCOPE_LAYER = """\
+import torch
+
+from pkg.kernels import fp8_gemm
+
+
+def quantize(w, s):
+    return (w / s).clamp(-448, 448).to(torch.float8_e4m3fn)
+
+
+def bench(x, w):
+    return fp8_gemm(x, w)
+"""
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"pkg/index.py": INDEX_KERNELS, "pkg/linear.py": VENDOR_GEMM_LAYER},
+        {"pkg/kernels.py": KERNELS, "pkg/linear.py": OTHER_SCOPE_LAYER},
+    ],
+    ids=["kernel-without-fp8", "other-function"],
+)
+def test_silent_where_the_project_kernel_called_is_not_the_fp8_data_s_consumer(tmp_path, files):
+    write(tmp_path, {"pkg/__init__.py": "", **files})
+    assert linear_findings(tmp_path, "mi300x") == []
+
+
+def test_a_quantizer_calling_the_project_s_fp8_gemm_itself_is_the_finding(tmp_path):
+    same_scope = OTHER_SCOPE_LAYER.replace("    return (w / s)", "    fp8_gemm(w, s)\n    return (w / s)")
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/kernels.py": KERNELS, "pkg/linear.py": same_scope})
+    assert linear_findings(tmp_path, "mi300x") == [(8, "PT206")]

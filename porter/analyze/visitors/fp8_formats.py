@@ -28,8 +28,8 @@ from porter.analyze.visitors.pytorch import (
 from porter.analyze.visitors.triton_common import (
     KernelConsumer,
     defines_triton_kernels,
+    fp8_kernel_consumers,
     is_triton_kernel,
-    project_kernel_consumers,
 )
 
 OCP_TORCH = {"torch.float8_e4m3fn", "torch.float8_e5m2"}
@@ -111,8 +111,6 @@ def fp8_ocp_data(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     own = defines_triton_kernels(ctx)
     if own and "inline_asm_elementwise" in ctx.text:
         return  # kernels written in inline PTX cannot run on AMD at all (PT109's finding)
-    consumers: list[KernelConsumer] | None = None  # asked at the first producing use: it may parse other modules
-    decode_only: bool | None = None  # likewise: it walks every kernel
     aware = "fnuz" in ctx.text  # the module converts for gfx942 somewhere: worth a look, not an error
     for node in [*ctx.nodes(cst.Attribute), *ctx.nodes(cst.Name)]:
         if _tail(node) not in ("float8_e4m3fn", "float8_e5m2"):
@@ -125,16 +123,16 @@ def fp8_ocp_data(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         data = _producing_use(ctx, node)
         if data is None:
             continue
-        if consumers is None:
-            consumers = [] if own else _compiled_consumers(ctx)
-        if not own and not consumers:
-            # the data feeds no code compiled for the target here (a torch._scaled_mm call is PT208's)
-            return
-        if decode_only is None:
-            kernel_modules = [ctx] if own else [c.ctx for c in consumers]
-            decode_only = all(_kernels_widen_before_dots(module) for module in kernel_modules)
-        if decode_only:
-            return
+        if own:
+            if _decodes_only(ctx):
+                return
+            consumers = []
+        else:
+            # the data feeds no code compiled for the target unless a project kernel meets it (a torch._scaled_mm
+            # call is PT208's)
+            consumers = [c for c in _compiled_consumers(ctx, node) if not _decodes_only(c.ctx)]
+            if not consumers:
+                continue
         data["qualified_name"] = min(names)
         if consumers:
             data["role"] += f", for the project's Triton kernels that {_named(consumers)} launches"
@@ -145,10 +143,17 @@ def fp8_ocp_data(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
             yield Hit(node, data)
 
 
-def _compiled_consumers(ctx: ModuleContext) -> list[KernelConsumer]:
-    """The project functions this module calls that launch Triton kernels (in another module), leaving out
-    modules of inline-PTX kernels, which cannot run on AMD at all (PT109)."""
-    return [c for c in project_kernel_consumers(ctx) if "inline_asm_elementwise" not in c.ctx.text]
+def _decodes_only(kernel_module: ModuleContext) -> bool:
+    """_kernels_widen_before_dots, once per module (it walks every kernel)."""
+    if "decodes_only" not in kernel_module.cache:
+        kernel_module.cache["decodes_only"] = _kernels_widen_before_dots(kernel_module)
+    return kernel_module.cache["decodes_only"]
+
+
+def _compiled_consumers(ctx: ModuleContext, node: cst.CSTNode) -> list[KernelConsumer]:
+    """The project functions this module calls that launch Triton kernels (in another module) the data made at
+    `node` may meet, leaving out modules of inline-PTX kernels, which cannot run on AMD at all (PT109)."""
+    return [c for c in fp8_kernel_consumers(ctx, node) if "inline_asm_elementwise" not in c.ctx.text]
 
 
 def _named(consumers: list[KernelConsumer]) -> str:

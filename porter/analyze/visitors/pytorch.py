@@ -13,7 +13,7 @@ import libcst as cst
 from porter.analyze.guards import only_on_cuda
 from porter.analyze.index import literal_value
 from porter.analyze.visitors import CONDITION_PARTS, Hit, ModuleContext, register
-from porter.analyze.visitors.triton_common import defines_triton_kernels, project_kernel_consumers
+from porter.analyze.visitors.triton_common import defines_triton_kernels, fp8_kernel_consumers
 
 _COMPARE: dict[type, Callable[[Any, Any], Any]] = {
     cst.GreaterThan: operator.gt,
@@ -1409,7 +1409,7 @@ def _guards_own_fp8(ctx: ModuleContext, node: cst.CSTNode, test: cst.BaseExpress
     return (
         isinstance(checked, cst.Name)
         and dtype_parameter_makes_data(function, checked.value)
-        and (defines_triton_kernels(ctx) or bool(project_kernel_consumers(ctx)))
+        and (defines_triton_kernels(ctx) or bool(fp8_kernel_consumers(ctx, checked)))
     )
 
 

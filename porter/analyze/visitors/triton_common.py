@@ -3,6 +3,7 @@ guards, and outermost references to qualified names."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,27 +64,40 @@ class KernelConsumer:
     name: str  # as the calling module writes it (`blockwise_fp8_gemm`)
     path: str  # the defining module, as the scan shows it
     ctx: Any  # that module's ModuleContext: its kernels are the ones the data meets
+    scopes: frozenset[str]  # the module-level def / class around each call ("" for a call at module level)
 
 
 MAX_CONSUMER_CALLEES = 24  # distinct imported callees resolved per module (each may parse a module once)
+_FP8_TEXT = re.compile(r"(?i)float8|fp8|e4m3|e5m2")
+
+
+def fp8_kernel_consumers(ctx, near: cst.CSTNode) -> list[KernelConsumer]:
+    """The project kernel launchers (project_kernel_consumers) that fp8 data made at `near` may meet: called in
+    the same module-level function or class (a layer's `__init__` allocates, its `forward` calls the GEMM; any,
+    for a module-level constant), in a module whose kernels work on fp8 (it names an fp8 type). A kernel of an
+    unrelated kind (an index remap next to a CUTLASS fp8 GEMM) says nothing about the fp8 data's consumer."""
+    scope = (ctx.scope_names(near) or ("",))[0]
+    return [
+        c
+        for c in project_kernel_consumers(ctx)
+        if (not scope or scope in c.scopes) and _FP8_TEXT.search(c.ctx.text) is not None
+    ]
 
 
 def project_kernel_consumers(ctx) -> list[KernelConsumer]:
     """The functions of other project modules that this module calls and that launch a Triton kernel of their
     own module (`blockwise_fp8_gemm(x, s, self.weight, ...)`, imported from the project's kernel module): data
-    made here meets Triton code compiled for the target there, as it does in a module defining its own kernels.
+    made here may meet Triton code compiled for the target there, as in a module defining its own kernels.
     Resolved through the tree scan's imports (porter.analyze.triton.flow); empty outside a tree scan."""
-    if "cached" not in ctx.cache.setdefault("kernel_consumers", {}):
-        ctx.cache["kernel_consumers"]["cached"] = _resolve_kernel_consumers(ctx)
-    return ctx.cache["kernel_consumers"]["cached"]
+    if "kernel_consumers" not in ctx.cache:
+        ctx.cache["kernel_consumers"] = _resolve_kernel_consumers(ctx)
+    return ctx.cache["kernel_consumers"]
 
 
 def _resolve_kernel_consumers(ctx) -> list[KernelConsumer]:
     if flow.project() is None:
         return []
-    inv = ctx.triton
-    seen: set[str] = set()
-    found: list[KernelConsumer] = []
+    calls: dict[str, list[cst.Call]] = {}
     for call in ctx.nodes(cst.Call):
         func = call.func
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
@@ -92,17 +106,18 @@ def _resolve_kernel_consumers(ctx) -> list[KernelConsumer]:
             written = func.value
         else:
             continue
-        if written in seen or not _may_be_project_import(ctx, written):
-            continue
-        seen.add(written)
-        if len(seen) > MAX_CONSUMER_CALLEES:
-            break
-        resolved = flow.resolve_function(inv, func)
+        if written in calls or (len(calls) < MAX_CONSUMER_CALLEES and _may_be_project_import(ctx, written)):
+            calls.setdefault(written, []).append(call)
+    inv = ctx.triton
+    found: list[KernelConsumer] = []
+    for written, sites in calls.items():
+        resolved = flow.resolve_function(inv, sites[0].func)
         if resolved is None or resolved[0] is inv:
             continue
         callee, function = resolved
         if _launches_subscripted_call(function) and defines_triton_kernels(callee._ctx):
-            found.append(KernelConsumer(written, callee.path, callee._ctx))
+            scopes = frozenset((ctx.scope_names(site) or ("",))[0] for site in sites)
+            found.append(KernelConsumer(written, callee.path, callee._ctx, scopes))
     return found
 
 
