@@ -13,7 +13,7 @@ import libcst as cst
 from porter.analyze.guards import only_on_cuda
 from porter.analyze.index import literal_value
 from porter.analyze.visitors import CONDITION_PARTS, Hit, ModuleContext, register
-from porter.analyze.visitors.triton_common import defines_triton_kernels, fp8_kernel_consumers
+from porter.analyze.visitors.triton_common import defines_triton_kernels
 
 _COMPARE: dict[type, Callable[[Any, Any], Any]] = {
     cst.GreaterThan: operator.gt,
@@ -1406,11 +1406,13 @@ def _guards_own_fp8(ctx: ModuleContext, node: cst.CSTNode, test: cst.BaseExpress
     ):
         return True
     checked = test.left if isinstance(test, cst.Comparison) else None
-    return (
-        isinstance(checked, cst.Name)
-        and dtype_parameter_makes_data(function, checked.value)
-        and (defines_triton_kernels(ctx) or bool(fp8_kernel_consumers(ctx, checked)))
-    )
+    if not (isinstance(checked, cst.Name) and dtype_parameter_makes_data(function, checked.value)):
+        return False
+    if defines_triton_kernels(ctx):
+        return True
+    from porter.analyze.visitors.fp8_formats import dtype_parameter_reaches_project_kernels  # imports this module
+
+    return dtype_parameter_reaches_project_kernels(ctx, function, checked)
 
 
 ALLOCATORS = {"empty", "empty_like", "new_empty", "zeros", "zeros_like", "new_zeros", "empty_strided"}

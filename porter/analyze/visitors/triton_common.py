@@ -57,14 +57,16 @@ def defines_triton_kernels(ctx) -> bool:
     return "triton" in ctx.text and any(is_triton_kernel(ctx, f) for f in ctx.nodes(cst.FunctionDef))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class KernelConsumer:
-    """A project function in another module that launches a Triton kernel, called from the module at hand."""
+    """A function of another project module that defines Triton kernels (the kernel module's API), called from the
+    module at hand."""
 
     name: str  # as the calling module writes it (`blockwise_fp8_gemm`)
     path: str  # the defining module, as the scan shows it
     ctx: Any  # that module's ModuleContext: its kernels are the ones the data meets
     scopes: frozenset[str]  # the module-level def / class around each call ("" for a call at module level)
+    sites: tuple[cst.Call, ...] = ()  # the calls, in the calling module
 
 
 MAX_CONSUMER_CALLEES = 24  # distinct imported callees resolved per module (each may parse a module once)
@@ -85,9 +87,9 @@ def fp8_kernel_consumers(ctx, near: cst.CSTNode) -> list[KernelConsumer]:
 
 
 def project_kernel_consumers(ctx) -> list[KernelConsumer]:
-    """The functions of other project modules that this module calls and that launch a Triton kernel of their
-    own module (`blockwise_fp8_gemm(x, s, self.weight, ...)`, imported from the project's kernel module): data
-    made here may meet Triton code compiled for the target there, as in a module defining its own kernels.
+    """The functions of other project modules defining Triton kernels that this module calls
+    (`blockwise_fp8_gemm(x, s, self.weight, ...)`, imported from the project's kernel module): data made here
+    and handed to them meets Triton code compiled for the target there, as in a module defining its own kernels.
     Resolved through the tree scan's imports (porter.analyze.triton.flow); empty outside a tree scan."""
     if "kernel_consumers" not in ctx.cache:
         ctx.cache["kernel_consumers"] = _resolve_kernel_consumers(ctx)
@@ -114,10 +116,11 @@ def _resolve_kernel_consumers(ctx) -> list[KernelConsumer]:
         resolved = flow.resolve_function(inv, sites[0].func)
         if resolved is None or resolved[0] is inv:
             continue
-        callee, function = resolved
-        if _launches_subscripted_call(function) and defines_triton_kernels(callee._ctx):
+        callee = resolved[0]
+        # the kernel module's API: it launches them, itself or through the module's helpers (`_gemm_impl(a, b)`)
+        if defines_triton_kernels(callee._ctx):
             scopes = frozenset((ctx.scope_names(site) or ("",))[0] for site in sites)
-            found.append(KernelConsumer(written, callee.path, callee._ctx, scopes))
+            found.append(KernelConsumer(written, callee.path, callee._ctx, scopes, tuple(sites)))
     return found
 
 
@@ -153,17 +156,6 @@ def _in_scanned_tree(module: str) -> bool:
     path = module.replace(".", "/")
     endings = (f"{path}.py", f"{path}/__init__.py")
     return any(file == e or file.endswith("/" + e) for file in tree.files for e in endings)
-
-
-def _launches_subscripted_call(function: cst.FunctionDef) -> bool:
-    """`kernel[grid](...)` (or `wrap_triton(kernel)[grid](...)`) in the function body."""
-    stack: list[cst.CSTNode] = [function.body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Subscript):
-            return True
-        stack.extend(node.children)
-    return False
 
 
 def skip_for_target(guard: str | None, target) -> bool:
