@@ -25,7 +25,12 @@ from porter.analyze.visitors.pytorch import (
     descendants,
     dtype_parameter_makes_data,
 )
-from porter.analyze.visitors.triton_common import defines_triton_kernels, is_triton_kernel
+from porter.analyze.visitors.triton_common import (
+    KernelConsumer,
+    defines_triton_kernels,
+    fp8_kernel_consumers,
+    is_triton_kernel,
+)
 
 OCP_TORCH = {"torch.float8_e4m3fn", "torch.float8_e5m2"}
 OCP_TRITON = {"triton.language.float8e4nv", "triton.language.float8e5"}
@@ -100,12 +105,12 @@ def _ocp_by_spec(ctx: ModuleContext, node: cst.CSTNode) -> bool:
 @register("fp8_ocp_data")
 def fp8_ocp_data(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     """PT206: an OCP fp8 dtype that makes data: a quantizing cast, the torch.finfo range used for scales,
-    a Triton quantizer's output buffer, the default output format of a quantizer's dtype parameter."""
-    if not defines_triton_kernels(ctx) or "inline_asm_elementwise" in ctx.text:
-        # the data feeds no code compiled for the target here (a torch._scaled_mm call is PT208's), or kernels
-        # written in inline PTX that cannot run on AMD at all (PT109's finding)
-        return
-    decode_only: bool | None = None  # asked at the first producing use: it walks every kernel
+    a Triton quantizer's output buffer, the default output format of a quantizer's dtype parameter; in a module
+    whose data meets Triton code compiled for the target (its own kernels, or the project's kernel module in
+    another file, which the data is handed to)."""
+    own = defines_triton_kernels(ctx)
+    if own and "inline_asm_elementwise" in ctx.text:
+        return  # kernels written in inline PTX cannot run on AMD at all (PT109's finding)
     aware = "fnuz" in ctx.text  # the module converts for gfx942 somewhere: worth a look, not an error
     for node in [*ctx.nodes(cst.Attribute), *ctx.nodes(cst.Name)]:
         if _tail(node) not in ("float8_e4m3fn", "float8_e5m2"):
@@ -118,15 +123,167 @@ def fp8_ocp_data(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
         data = _producing_use(ctx, node)
         if data is None:
             continue
-        if decode_only is None:
-            decode_only = _kernels_widen_before_dots(ctx)
-        if decode_only:
-            return
+        if own:
+            if _decodes_only(ctx):
+                return
+            consumers = []
+        else:
+            # the data feeds no code compiled for the target unless a project kernel meets it (a torch._scaled_mm
+            # call is PT208's)
+            consumers = [c for c in _compiled_consumers(ctx, node) if not _decodes_only(c.ctx)]
+            if not consumers or not _reaches_consumer(ctx, node, data, consumers):
+                continue
         data["qualified_name"] = min(names)
+        if consumers:
+            data["role"] += f", handed to the project's Triton kernels through {_named(consumers)}"
+            data["consumers"] = [{"function": c.name, "path": c.path} for c in consumers]
         if aware:
             yield Hit(node, {**data, "module_handles": "fnuz"}, severity="info")
         else:
             yield Hit(node, data)
+
+
+def _decodes_only(kernel_module: ModuleContext) -> bool:
+    """_kernels_widen_before_dots, once per module (it walks every kernel)."""
+    if "decodes_only" not in kernel_module.cache:
+        kernel_module.cache["decodes_only"] = _kernels_widen_before_dots(kernel_module)
+    return kernel_module.cache["decodes_only"]
+
+
+def _compiled_consumers(ctx: ModuleContext, node: cst.CSTNode) -> list[KernelConsumer]:
+    """The project functions this module calls that launch Triton kernels (in another module) the data made at
+    `node` may meet, leaving out modules of inline-PTX kernels, which cannot run on AMD at all (PT109)."""
+    return [c for c in fp8_kernel_consumers(ctx, node) if "inline_asm_elementwise" not in c.ctx.text]
+
+
+def _reaches_consumer(ctx: ModuleContext, node: cst.CSTNode, data: dict, consumers: list[KernelConsumer]) -> bool:
+    """The fp8 data made at `node` is handed to a consumer call: the cast or buffer is its argument, or the local
+    or attribute it is assigned to (`self.weight = nn.Parameter(torch.empty(..., dtype=dtype))`, then
+    `fp8_gemm(x, self.weight)` in a method of the class) is read in one. A torch.finfo range sets scales, not data:
+    the function computing them calls the consumer itself. A quantize-dequantize round trip (`.to(e4m3fn).to(
+    torch.float32)`) or a value handed only to a vendor kernel never reaches the project's kernels as fp8."""
+    sites = [site for consumer in consumers for site in consumer.sites]
+    if "finfo" in data["role"]:
+        function = _enclosing_function(ctx, node)
+        return function is not None and any(_hands_over(ctx, made, sites) for made in _ocp_data_calls(ctx, function))
+    return any(_hands_over(ctx, made, sites) for made in _data_calls(ctx, node, data))
+
+
+def dtype_parameter_reaches_project_kernels(ctx: ModuleContext, function: cst.FunctionDef, name: cst.Name) -> bool:
+    """PT221's test for a module without kernels of its own: data the function makes with its dtype parameter is
+    handed to a function of another project module defining Triton kernels that work on fp8."""
+    sites = [site for consumer in _compiled_consumers(ctx, name) for site in consumer.sites]
+    made = [
+        call
+        for call in descendants(function.body)
+        if isinstance(call, cst.Call)
+        and any(isinstance(a.value, cst.Name) and a.value.value == name.value for a in call.args)
+    ]
+    return bool(sites) and any(_hands_over(ctx, call, sites) for call in made)
+
+
+def _hands_over(ctx: ModuleContext, made: cst.Call, sites: list[cst.Call]) -> bool:
+    """The value of `made` is an argument of a consumer call, itself or through the local or attribute it is
+    assigned to; not when it is widened back at once (a quantize-dequantize simulation)."""
+    if _round_trip(ctx, made):
+        return False
+    if any(_inside(ctx, made, site) for site in sites):
+        return True
+    holder = _assigned_to(ctx, made)
+    return holder is not None and any(_reads(ctx, site, holder, made) for site in sites)
+
+
+_WIDE_TORCH = {"torch.float32", "torch.float", "torch.float16", "torch.half", "torch.bfloat16", "torch.float64"}
+
+
+def _round_trip(ctx: ModuleContext, made: cst.Call) -> bool:
+    """`(x / s).to(torch.float8_e4m3fn).to(torch.float32)` (or `.float()`): fp8 rounding simulated in a wide
+    dtype, the values computed with are never fp8."""
+    parent = ctx.parent(made)
+    if not (isinstance(parent, cst.Attribute) and parent.value is made):
+        return False
+    call = ctx.parent(parent)
+    if not isinstance(call, cst.Call):
+        return False
+    if parent.attr.value in ("float", "half", "bfloat16", "double"):
+        return True
+    return parent.attr.value == "to" and any(ctx.qualified_names(arg.value) & _WIDE_TORCH for arg in call.args)
+
+
+def _ocp_data_calls(ctx: ModuleContext, function: cst.FunctionDef) -> list[cst.Call]:
+    """The casts to and allocations with a literal OCP fp8 dtype in the function."""
+    return [
+        call
+        for call in descendants(function.body)
+        if isinstance(call, cst.Call)
+        and _tail(call.func) in (*ALLOCATORS, "to")
+        and any(ctx.qualified_names(arg.value) & OCP_TORCH for arg in call.args)
+    ]
+
+
+def _data_calls(ctx: ModuleContext, node: cst.CSTNode, data: dict) -> list[cst.Call]:
+    """The calls that make the data: the cast or allocation naming the dtype, those using a dtype parameter
+    whose default it is, or the one reading the alias it is bound to (data["use"])."""
+    parent = ctx.parent(node)
+    if isinstance(parent, cst.Param) and parent.default is node:
+        function = _enclosing_function(ctx, parent)
+        name = parent.name.value
+        return [
+            call
+            for call in (descendants(function.body) if function is not None else ())
+            if isinstance(call, cst.Call)
+            and any(isinstance(a.value, cst.Name) and a.value.value == name for a in call.args)
+        ]
+    call = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
+    if isinstance(call, cst.Call):
+        return [call]
+    line = (data.get("use") or {}).get("line")
+    return [
+        call
+        for call in ctx.nodes(cst.Call)
+        if line is not None and ctx.position(call).start.line == line and _tail(call.func) in (*ALLOCATORS, "to")
+    ]
+
+
+def _assigned_to(ctx: ModuleContext, made: cst.CSTNode) -> cst.BaseExpression | None:
+    """The single target (`w8`, `self.weight`) of the assignment whose value holds the call, through wrappers
+    (`nn.Parameter(...)`, `.view(...)`): not through another call's argument list of a different kind."""
+    for ancestor in ctx.ancestors(made):
+        if isinstance(ancestor, cst.Assign):
+            targets = ancestor.targets
+            return targets[0].target if len(targets) == 1 else None
+        if isinstance(ancestor, (cst.BaseStatement, cst.BaseSmallStatement)):
+            return None
+    return None
+
+
+def _reads(ctx: ModuleContext, site: cst.Call, holder: cst.BaseExpression, made: cst.CSTNode) -> bool:
+    """The consumer call reads the holder: a local in the same function, or `self.<attr>` in the same class."""
+    wanted = ctx.code_for(holder).strip()
+    scope: cst.CSTNode | None
+    if isinstance(holder, cst.Name):
+        scope = _enclosing_function(ctx, made)
+    elif isinstance(holder, cst.Attribute) and isinstance(holder.value, cst.Name) and holder.value.value == "self":
+        scope = next((a for a in ctx.ancestors(made) if isinstance(a, cst.ClassDef)), None)
+    else:
+        return False
+    if scope is None or not _inside(ctx, site, scope):
+        return False
+    return any(
+        isinstance(n, (cst.Name, cst.Attribute)) and ctx.code_for(n).strip() == wanted
+        for arg in site.args
+        for n in (arg.value, *descendants(arg.value))
+    )
+
+
+def _inside(ctx: ModuleContext, node: cst.CSTNode, scope: cst.CSTNode) -> bool:
+    return any(a is scope for a in ctx.ancestors(node))
+
+
+def _named(consumers: list[KernelConsumer]) -> str:
+    first = consumers[0]
+    more = f" (and {len(consumers) - 1} more)" if len(consumers) > 1 else ""
+    return f"`{first.name}` ({first.path}){more}"
 
 
 _TL_DOT = {"triton.language.dot"}

@@ -1276,14 +1276,57 @@ def _dtype_names(ctx: ModuleContext, node: cst.BaseExpression) -> list[set[str]]
 
 
 def _admits_only_ocp(ctx: ModuleContext, test: cst.BaseExpression, admitting: tuple[type, ...]) -> bool:
-    """`x in [e4m3fn]` / `x == e4m3fn` (admitting: In, Equal) or their negation (NotIn, NotEqual)."""
+    """`x in [e4m3fn]` / `x == e4m3fn` (admitting: In, Equal) or their negation (NotIn, NotEqual); the list
+    may be a local the function binds once (`supported = [e4m3fn, e5m2]; assert dtype in supported`)."""
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
         return False
     target = test.comparisons[0]
-    names = _dtype_names(ctx, target.comparator) if isinstance(target.operator, admitting) else None
-    if not names or not _is_dtype_parameter(ctx, test.left):
+    if not isinstance(target.operator, admitting) or not _is_dtype_parameter(ctx, test.left):
+        return False
+    admitted = _admitted_list(ctx, target.comparator)
+    names = _dtype_names(ctx, admitted.value if admitted is not None else target.comparator)
+    if not names:
         return False
     return all(n & _OCP_FP8 for n in names) and any("torch.float8_e4m3fn" in n for n in names)
+
+
+def _admitted_list(ctx: ModuleContext, node: cst.BaseExpression) -> cst.Assign | None:
+    """The assignment of a local allow-list the check reads: the function's only binding of the name, to a
+    literal list, tuple or set. That binding is what a port widens (with the fnuz dtypes)."""
+    if not isinstance(node, cst.Name):
+        return None
+    function = _enclosing_function(ctx, node)
+    if function is None:
+        return None
+    bindings = [
+        n
+        for n in descendants(function.body)
+        if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign))
+        and any(isinstance(t, cst.Name) and t.value == node.value for t in _bound_names(n))
+    ]
+    if len(bindings) != 1:
+        return None
+    (assign,) = bindings
+    return (
+        assign if isinstance(assign, cst.Assign) and isinstance(assign.value, (cst.List, cst.Tuple, cst.Set)) else None
+    )
+
+
+def _bound_names(statement: cst.Assign | cst.AugAssign | cst.AnnAssign) -> list[cst.BaseExpression]:
+    if isinstance(statement, cst.Assign):
+        return [t.target for t in statement.targets]
+    return [statement.target]
+
+
+def _admitted_where(ctx: ModuleContext, test: cst.BaseExpression) -> dict:
+    """The lines of the local allow-list a guard reads (the port edits them), for the finding's data."""
+    if not isinstance(test, cst.Comparison):
+        return {}
+    admitted = _admitted_list(ctx, test.comparisons[0].comparator)
+    if admitted is None:
+        return {}
+    where = ctx.position(admitted)
+    return {"admitted": {"line": where.start.line, "end_line": where.end.line}}
 
 
 def _is_dtype_parameter(ctx: ModuleContext, node: cst.BaseExpression) -> bool:
@@ -1313,14 +1356,14 @@ def fp8_guard_excludes_fnuz(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     check turns away float8_e4m3fnuz, the e4m3 dtype gfx942 computes in."""
     for node in ctx.nodes(cst.Assert):
         if _admits_only_ocp(ctx, node.test, (cst.In, cst.Equal)) and _guards_own_fp8(ctx, node, node.test):
-            yield Hit(node, {"guard": "assert", "remedy": _GUARD_REMEDY})
+            yield Hit(node, {"guard": "assert", "remedy": _GUARD_REMEDY, **_admitted_where(ctx, node.test)})
     for node in ctx.nodes(cst.If):
         if (
             _raises_only(node.body)
             and _admits_only_ocp(ctx, node.test, (cst.NotIn, cst.NotEqual))
             and _guards_own_fp8(ctx, node, node.test)
         ):
-            yield Hit(node.test, {"guard": "raise", "remedy": _GUARD_REMEDY})
+            yield Hit(node.test, {"guard": "raise", "remedy": _GUARD_REMEDY, **_admitted_where(ctx, node.test)})
     for table in ctx.nodes(cst.Dict):
         if only_on_cuda(ctx, table):
             continue
@@ -1353,8 +1396,8 @@ def _ocp_entries_of_triton_table_without_fnuz(ctx: ModuleContext, table: cst.Dic
 def _guards_own_fp8(ctx: ModuleContext, node: cst.CSTNode, test: cst.BaseExpression) -> bool:
     """The guarding function makes the fp8 data itself: it launches a Triton kernel (`kernel[grid](...)`),
     whose fp8 dtype is compiled for the target, or allocates / casts with the checked dtype (a torch
-    quantizer, in a module with Triton kernels). A guard before a vendor library call (Marlin, cuTile) is that
-    library's contract."""
+    quantizer, in a module with Triton kernels or calling a project function in another module that launches
+    one). A guard before a vendor library call (Marlin, cuTile) is that library's contract."""
     function = _enclosing_function(ctx, node)
     if function is None:
         return False
@@ -1363,11 +1406,13 @@ def _guards_own_fp8(ctx: ModuleContext, node: cst.CSTNode, test: cst.BaseExpress
     ):
         return True
     checked = test.left if isinstance(test, cst.Comparison) else None
-    return (
-        isinstance(checked, cst.Name)
-        and defines_triton_kernels(ctx)
-        and dtype_parameter_makes_data(function, checked.value)
-    )
+    if not (isinstance(checked, cst.Name) and dtype_parameter_makes_data(function, checked.value)):
+        return False
+    if defines_triton_kernels(ctx):
+        return True
+    from porter.analyze.visitors.fp8_formats import dtype_parameter_reaches_project_kernels  # imports this module
+
+    return dtype_parameter_reaches_project_kernels(ctx, function, checked)
 
 
 ALLOCATORS = {"empty", "empty_like", "new_empty", "zeros", "zeros_like", "new_zeros", "empty_strided"}

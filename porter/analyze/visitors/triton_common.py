@@ -3,6 +3,7 @@ guards, and outermost references to qualified names."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,6 +55,107 @@ def defines_triton_kernels(ctx) -> bool:
     the target. Elsewhere it feeds vendor kernels (Marlin, CUTLASS, FBGEMM, cuTile: their contract) or a torch
     GEMM."""
     return "triton" in ctx.text and any(is_triton_kernel(ctx, f) for f in ctx.nodes(cst.FunctionDef))
+
+
+@dataclass(frozen=True, eq=False)
+class KernelConsumer:
+    """A function of another project module that defines Triton kernels (the kernel module's API), called from the
+    module at hand."""
+
+    name: str  # as the calling module writes it (`blockwise_fp8_gemm`)
+    path: str  # the defining module, as the scan shows it
+    ctx: Any  # that module's ModuleContext: its kernels are the ones the data meets
+    scopes: frozenset[str]  # the module-level def / class around each call ("" for a call at module level)
+    sites: tuple[cst.Call, ...] = ()  # the calls, in the calling module
+
+
+MAX_CONSUMER_CALLEES = 24  # distinct imported callees resolved per module (each may parse a module once)
+_FP8_TEXT = re.compile(r"(?i)float8|fp8|e4m3|e5m2")
+
+
+def fp8_kernel_consumers(ctx, near: cst.CSTNode) -> list[KernelConsumer]:
+    """The project kernel launchers (project_kernel_consumers) that fp8 data made at `near` may meet: called in
+    the same module-level function or class (a layer's `__init__` allocates, its `forward` calls the GEMM; any,
+    for a module-level constant), in a module whose kernels work on fp8 (it names an fp8 type). A kernel of an
+    unrelated kind (an index remap next to a CUTLASS fp8 GEMM) says nothing about the fp8 data's consumer."""
+    scope = (ctx.scope_names(near) or ("",))[0]
+    return [
+        c
+        for c in project_kernel_consumers(ctx)
+        if (not scope or scope in c.scopes) and _FP8_TEXT.search(c.ctx.text) is not None
+    ]
+
+
+def project_kernel_consumers(ctx) -> list[KernelConsumer]:
+    """The functions of other project modules defining Triton kernels that this module calls
+    (`blockwise_fp8_gemm(x, s, self.weight, ...)`, imported from the project's kernel module): data made here
+    and handed to them meets Triton code compiled for the target there, as in a module defining its own kernels.
+    Resolved through the tree scan's imports (porter.analyze.triton.flow); empty outside a tree scan."""
+    if "kernel_consumers" not in ctx.cache:
+        ctx.cache["kernel_consumers"] = _resolve_kernel_consumers(ctx)
+    return ctx.cache["kernel_consumers"]
+
+
+def _resolve_kernel_consumers(ctx) -> list[KernelConsumer]:
+    if flow.project() is None:
+        return []
+    calls: dict[str, list[cst.Call]] = {}
+    for call in ctx.nodes(cst.Call):
+        func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            written = f"{func.value.value}.{func.attr.value}"
+        elif isinstance(func, cst.Name):
+            written = func.value
+        else:
+            continue
+        if written in calls or (len(calls) < MAX_CONSUMER_CALLEES and _may_be_project_import(ctx, written)):
+            calls.setdefault(written, []).append(call)
+    inv = ctx.triton
+    found: list[KernelConsumer] = []
+    for written, sites in calls.items():
+        resolved = flow.resolve_function(inv, sites[0].func)
+        if resolved is None or resolved[0] is inv:
+            continue
+        callee = resolved[0]
+        # the kernel module's API: it launches them, itself or through the module's helpers (`_gemm_impl(a, b)`)
+        if defines_triton_kernels(callee._ctx):
+            scopes = frozenset((ctx.scope_names(site) or ("",))[0] for site in sites)
+            found.append(KernelConsumer(written, callee.path, callee._ctx, scopes, tuple(sites)))
+    return found
+
+
+def _may_be_project_import(ctx, written: str) -> bool:
+    """`f` / `mod.f` may name a function of another scanned module: imported from one, not from a library outside
+    the tree (torch, triton). Relative imports are not in the alias table: their bound names are asked for."""
+    head = written.split(".", 1)[0]
+    qualified = ctx.index.aliases.get(head)
+    if not qualified:
+        return head in _relatively_imported(ctx)
+    return any(_in_scanned_tree(name if "." in written else name.rsplit(".", 1)[0]) for name in qualified)
+
+
+def _relatively_imported(ctx) -> set[str]:
+    """Names bound by the module's relative imports (`from .kernels import fp8_gemm`, `from . import ops`)."""
+    if "relative_imports" not in ctx.cache:
+        names: set[str] = set()
+        for node in ctx.nodes(cst.ImportFrom):
+            if not node.relative or isinstance(node.names, cst.ImportStar):
+                continue
+            for alias in node.names:
+                bound = alias.asname.name if alias.asname is not None else alias.name
+                if isinstance(bound, cst.Name):
+                    names.add(bound.value)
+        ctx.cache["relative_imports"] = names
+    return ctx.cache["relative_imports"]
+
+
+def _in_scanned_tree(module: str) -> bool:
+    tree = flow.project()
+    if tree is None:
+        return False
+    path = module.replace(".", "/")
+    endings = (f"{path}.py", f"{path}/__init__.py")
+    return any(file == e or file.endswith("/" + e) for file in tree.files for e in endings)
 
 
 def skip_for_target(guard: str | None, target) -> bool:
