@@ -204,7 +204,12 @@ def _within(module: str, prefixes: tuple[str, ...]) -> bool:
 
 class Project:
     def __init__(
-        self, facts: dict[str, dict], target, statements: ReachStatements | None = None, environment_unset: bool = False
+        self,
+        facts: dict[str, dict],
+        target,
+        statements: ReachStatements | None = None,
+        environment_unset: bool = False,
+        compiling: bool = False,
     ) -> None:
         self.facts = facts  # path -> facts
         self.target = target
@@ -236,6 +241,10 @@ class Project:
         self._by_default: Project | None = None  # the same code with the environment unset (opt-in switches off)
         # the default run: the environment unset, and option parameters as the project's own calls leave them
         self._default_run = environment_unset
+        # the default run as a kernel is compiled in it: every option at its default unless the package's own code
+        # passes another value, its API's options included (see _compiled_param)
+        self._compiling = compiling
+        self._compiled: Project | None = None
 
     # ---- names ------------------------------------------------------------------------------
     def locate(self, qualified: str) -> tuple[str, list[str]] | None:
@@ -489,6 +498,8 @@ class Project:
         default, position, constexpr = (*param, False)[:3]
         if len(param) > 3:
             return self._platform_default(module, qualname, name, param)
+        if constexpr and self._default_run and not self._compiling:
+            return self._compiled_param(module, qualname, name, param)
         users = self.users(module, qualname) if "." not in qualname else []
         if not users:
             return OPAQUE
@@ -513,11 +524,26 @@ class Project:
         users = [user for user in every if not self.outside_use(user[0], user[1])]
         default_value = self.evaluator.source(default, Scope(module, ""))
         api = (module, qualname) in self._package_api() or qualname in (self.module_facts[module]["exports"] or ())
+        if self._compiling:  # a kernel's constexpr: an entry point's option keeps its default (see _compiled_param)
+            return self._passed_at_calls(users, name, position, default_value) if users else default_value
         if api and not (users and self._set_only_outside(every, name, position, default_value)):
             return OPAQUE  # an API's option (`fused=True`, `use_int4_w4a16=False`): a feature its users turn on
         if not users:
             return default_value if name.startswith("_") else OPAQUE
         return self._passed_at_calls(users, name, position, default_value)
+
+    def _compiled_param(self, module: str, qualname: str, name: str, param: list) -> Any:
+        """A kernel's constexpr parameter in a default run: what its launches pass when every option on the way is
+        left at its default, unless the package's own code passes another value; an entry point's option (a
+        package's API, a function nothing in the project calls) keeps its default here too. A host branch on such
+        an option stays the users' choice (_option): a user who passes `fused=False` launches flashlib's two-pass
+        kernels, whole kernels the API offers, whose findings were labelled true. A constexpr branch is a
+        specialisation of a kernel the default call compiles without it: hip-attn's `SAMPLE_METHOD == "position"`
+        (the args field defaults to "center"), COAT's STOCHASTIC rounding (every `stochastic=False`), whose
+        findings were all labelled false."""
+        if self._compiled is None:
+            self._compiled = Project(self.facts, self.target, self.statements, environment_unset=True, compiling=True)
+        return self._compiled._param(module, qualname, name, param)
 
     def _set_only_outside(self, users: list, name: str, position: int, default_value: Any) -> bool:
         """Do the calls that pass parameter `name` (by name or at `position`) something other than its default all
@@ -737,6 +763,22 @@ class Project:
         if verdict.reach == OPT_IN_REACH and not self._in_kernel(path, line):
             return Reach(UNKNOWN, verdict.reason)
         return verdict
+
+    def reach_of_uses(self, path: str, line: int, column: int, uses: list) -> Reach:
+        """The reach of a finding about the names an import binds, which fail only where they are used (extra.cuda's
+        libdevice loads on the HIP build; a kernel calling `__nv_` functions fails to compile): the import's own
+        where that drops it, else dropped where every use is (NVIDIA-only or unreached where each is; opt-in
+        where one is opt-in and the rest dropped), else the import's. freetoken's gdc helpers are called only
+        under a PDL constexpr False on ROCm; COAT's libdevice.signbit only under a STOCHASTIC no default run sets."""
+        own = self.reach(path, line, column)
+        if own.reach in _DROPPED_KINDS or not uses:
+            return own
+        verdicts = [(self.reach(path, at, col), at) for at, col in uses]
+        if not all(verdict.reach in _DROPPED_KINDS for verdict, _ in verdicts):
+            return own
+        dead = all(verdict.reach in _DEAD_KINDS for verdict, _ in verdicts)
+        first, at = verdicts[0] if dead else next((v, a) for v, a in verdicts if v.reach == OPT_IN_REACH)
+        return Reach(first.reach, f"every use of the names it binds is dropped (line {at}: {first.reason})")
 
     def _in_kernel(self, path: str, line: int) -> bool:
         """Does the line lie in a Triton kernel or device function (module level, `@triton.jit` and the like)?"""
