@@ -16,7 +16,11 @@ after the per-file analysis; it costs dictionary work, not parsing. Two things c
   methods run where it is used) is NVIDIA-only (a package's API, re-exported by an `__init__`, stays unknown:
   users call it). `if TYPE_CHECKING:` never runs.
   "opt_in": a default run (environment switches unset, option parameters as the project's own calls pass them)
-  leaves the Triton kernel holding it uncompiled; host code so guarded is "unknown" with the option named.
+  leaves the Triton kernel holding it uncompiled; host code so guarded is "unknown" with the option named. A kernel's
+  constexpr is compiled as the package's own code sets it, every option on the way left at its default otherwise, an
+  API's included (a host branch on an API option stays the users' choice), through fields of settings records
+  (`args.sample_method`: the field's default, what constructions pass, what the project stores in it) and launches
+  that unpack `*args` (an argument named like the parameter binds it).
   "unreached": no entry point of the package reaches the code, on any GPU: a module no loaded module imports whose
   name or place keeps outside callers away (private, retired, in a folder without `__init__.py`), a superseded copy,
   a kernel nothing launches, a public name outside the API the package states that nothing uses.
@@ -40,7 +44,9 @@ from porter.analyze.project_eval import (
     PLATFORM,
     Evaluator,
     Fn,
+    Instance,
     Keywords,
+    KeywordsOf,
     PlatformRef,
     RecordType,
     Scope,
@@ -352,6 +358,10 @@ class Project:
                     ("param", scope.module, qualname, name),
                     lambda q=qualname, declared=params: self._param(scope.module, q, name, declared[name]),
                 )
+            if self._compiling and name in facts.get("typed", {}).get(qualname, {}):
+                return self._typed_param(scope.module, facts["typed"][qualname][name])
+            if self._compiling and facts.get("kwargs", {}).get(qualname) == name:
+                return KeywordsOf(scope.module, qualname)
             qualname = qualname.rpartition(".")[0]
         return self.module_value(scope.module, name)
 
@@ -364,7 +374,7 @@ class Project:
             return self._fallback(name)
         record = facts.get("records", {}).get(name)
         if record is not None and len(facts["defs"].get(name, ())) == 0 and name not in facts["imports"]:
-            fields, properties = record
+            fields, properties = record[:2]
             return RecordType(module, name, tuple(fields), tuple(sorted(properties.items())))
         values = []
         if name in facts["imports"]:
@@ -532,6 +542,37 @@ class Project:
             return default_value if name.startswith("_") else OPAQUE
         return self._passed_at_calls(users, name, position, default_value)
 
+    def _typed_param(self, module: str, annotation: str) -> Any:
+        """A parameter annotated with a record type, in a default run: some object of that type (see field_value)."""
+        kind = self.module_value(module, annotation)
+        return Instance(kind) if isinstance(kind, RecordType) else OPAQUE
+
+    def field_value(self, kind: RecordType, field: str) -> Any:
+        """What a field of any object of a record type holds in a default run: its default, what every construction
+        in the project outside its tests passes for it, and what the record's own methods store in it (hip-attn's
+        `logit_softcap`, set to None in `__post_init__`). Undecided where the project stores it in some object
+        (`args.sample_method = x`, `replace(args, sample_method=x)`), where a construction passes runtime data or
+        unpacks `*args`, or where it has no default."""
+        return self._memo(("field", kind.module, kind.name, field), lambda: self._field_value(kind, field))
+
+    def _field_value(self, kind: RecordType, field: str) -> Any:
+        if any(field in facts.get("fields", ()) for facts in self.facts.values()):
+            return OPAQUE
+        record = self.module_facts[kind.module]["records"][kind.name]
+        defaults, stores = (*record[2:], {}, {})[:2]
+        scope = Scope(kind.module, "")
+        default = self.evaluator.source(defaults[field], scope) if field in defaults else OPAQUE
+        values = [default]
+        values += [
+            self.evaluator.source(s, Scope(kind.module, kind.name)) if s else OPAQUE for s in stores.get(field, ())
+        ]
+        position = kind.fields.index(field)
+        for path, line, _column, keywords in self.users(kind.module, kind.name):
+            if POSITIONAL not in keywords or self.outside_use(path, line):
+                continue  # not a construction (an annotation, an isinstance test), or a test's
+            values.append(self._passed_at_calls([(path, line, _column, keywords)], field, position, default))
+        return merge(values, False)
+
     def _compiled_param(self, module: str, qualname: str, name: str, param: list) -> Any:
         """A kernel's constexpr parameter in a default run: what its launches pass when every option on the way is
         left at its default, unless the package's own code passes another value; an entry point's option (a
@@ -589,6 +630,7 @@ class Project:
         holding the name passes it (Python refuses a second value); when every mapping is known and none holds it,
         the parameter keeps its default unless the call's positional arguments may reach it."""
         mappings = [self._at_call(keywords[k], path, line) for k in _spread_keys(keywords)]
+        mappings = [self._keywords_passed(m, name) if isinstance(m, KeywordsOf) else m for m in mappings]
         for mapping in mappings:
             if isinstance(mapping, Keywords) and name in dict(mapping.items):
                 return mapping.value(name, default)
@@ -596,17 +638,34 @@ class Project:
             return OPAQUE
         return default if 0 <= keywords.get(POSITIONAL, 0) <= position else OPAQUE
 
+    def _keywords_passed(self, spread: KeywordsOf, name: str) -> Any:
+        """A function's `**kwargs` in a default run, as far as keyword `name` goes: what the project's calls of it
+        outside its tests pass by that name (an entry point's users pass none); undecided where a call spreads a
+        mapping of its own into it."""
+        values = []
+        for path, line, _column, keywords in self.users(spread.module, spread.qualname):
+            if self.outside_use(path, line) or POSITIONAL not in keywords:
+                continue
+            if SPREAD in keywords:
+                return OPAQUE
+            if name in keywords:
+                values.append(self._at_call(keywords[name], path, line))
+        return Keywords(((name, merge(values, False)),)) if values else Keywords(())
+
     def _at_call(self, source: str, path: str, line: int) -> Any:
         """The value of `source` (an argument a call passes) in the scope of the call at `path`:`line`."""
         return self.evaluator.source(source, Scope(self.module_facts_at(path)["module"], self.scope_at(path, line)))
 
-    @staticmethod
-    def _passed(keywords: dict, name: str, position: int) -> str | None:
+    def _passed(self, keywords: dict, name: str, position: int) -> str | None:
         """The source a call passes for a parameter: by name, or positionally where the facts kept it (a name, a
-        constant, a platform test); None when the call leaves it to its default or passes runtime data."""
+        constant, a platform test); None when the call leaves it to its default or passes runtime data. In a
+        default run a call unpacking `*args` passes it by an argument named like it (`args.sample_method` for
+        SAMPLE_METHOD), as the launches of kernels with dozens of parameters spell them."""
         if name in keywords:
             return keywords[name]
         count = keywords.get(POSITIONAL, 0)
+        if count == -1 and self._compiling:
+            return keywords.get(f"{POSITIONAL}={name.lower()}")
         return keywords.get(f"{POSITIONAL}{position}") if 0 <= position < count else None
 
     def _platform_default(self, module: str, qualname: str, name: str, param: list) -> Any:

@@ -2478,3 +2478,73 @@ def test_an_import_used_only_in_dropped_code_takes_the_reach_of_its_uses(tmp_pat
     write(tmp_path, {"pkg/act.py": pdl.replace('["act"]', '["act", "gdc_wait"]')})
     found = scan_tree(tmp_path, "mi300x", load_rules(select=["PT110"]), jobs=1, config=PorterConfig(), use_cache=False)
     assert [f.path for f in found.findings] == ["pkg/act.py"]
+
+
+# seen on hip-attn 1.2.9: the v1.1 kernels take SAMPLE_METHOD and LOGIT_SOFTCAP from fields of HiPAttentionArgs,
+# a dataclass the package exports, passed positionally after `*args.safe_stride(q, 4)`; its fields default to
+# "center" and None (`__post_init__` turns 0 into None), and the package's own code sets neither
+ARGS_KERNELS = {
+    "pkg/__init__.py": "from pkg.attn import Args, attention\n\n__all__ = ['Args', 'attention']\n",
+    "pkg/attn.py": """
+        from dataclasses import dataclass
+        from typing import Optional
+
+        import triton
+        import triton.language as tl
+
+        @dataclass
+        class Args:
+            block_size: int = 64
+            sample_method: str = "center"
+            logit_softcap: Optional[float] = None
+
+            def __post_init__(self):
+                if self.logit_softcap == 0:
+                    self.logit_softcap = None
+
+            def safe_stride(self, x, n):
+                return x.stride()
+
+        @triton.jit
+        def _attn_kernel(q, s0, s1, SAMPLE_METHOD: tl.constexpr, LOGIT_SOFTCAP: tl.constexpr):
+            if SAMPLE_METHOD == "position":
+                tl.atomic_add(q, 1)
+            if LOGIT_SOFTCAP is not None:
+                tl.atomic_add(q, 2)
+            tl.store(q, 3)
+
+        def masking(q, args: "Args"):
+            _attn_kernel[(1,)](q, *args.safe_stride(q, 2), args.sample_method, args.logit_softcap)
+
+        def attention(q, args: Optional[Args] = None, **kwargs):
+            if args is None:
+                args = Args(**kwargs)
+            masking(q, args)
+            return q
+            masking(q, Args(sample_method="position"))  # never runs
+    """,
+    "pkg/model.py": "from pkg.attn import Args, attention\n\ndef forward(q):\n    return attention(q, Args(block_size=32))\n",
+}
+
+
+def test_a_constexpr_fed_from_fields_of_a_settings_record_takes_their_defaults():
+    verdict, why = reach(ARGS_KERNELS, "pkg/attn.py", "tl.atomic_add(q, 1)")
+    assert verdict == "opt_in" and "SAMPLE_METHOD" in why
+    assert reach(ARGS_KERNELS, "pkg/attn.py", "tl.atomic_add(q, 2)")[0] == "opt_in"
+    assert reach(ARGS_KERNELS, "pkg/attn.py", "tl.store(q, 3)")[0] == "target"
+    # the package's own code setting a field, by construction, store, replace or through the entry's **kwargs
+    for setting in (
+        "attention(q, Args(sample_method=pick()))",
+        "attention(q, sample_method='position')",
+        "a = Args()\n    a.sample_method = 'position'\n    attention(q, a)",
+        "attention(q, dataclasses.replace(Args(), sample_method='position'))",
+    ):
+        model = f"import dataclasses\nfrom pkg.attn import Args, attention\n\ndef forward(q):\n    {setting}\n"
+        files = dict(ARGS_KERNELS, **{"pkg/model.py": model})
+        assert reach(files, "pkg/attn.py", "tl.atomic_add(q, 1)")[0] == "target", setting
+    # a softcap the project passes keeps its branch
+    files = dict(ARGS_KERNELS, **{"pkg/model.py": "from pkg.attn import Args\n\nArgs(logit_softcap=30.0)\n"})
+    assert reach(files, "pkg/attn.py", "tl.atomic_add(q, 2)")[0] == "target"
+    # a construction after a `return` never runs: it sets nothing
+    live = ARGS_KERNELS["pkg/attn.py"].replace("            return q\n", "")
+    assert reach(dict(ARGS_KERNELS, **{"pkg/attn.py": live}), "pkg/attn.py", "tl.atomic_add(q, 1)")[0] == "target"

@@ -237,7 +237,9 @@ def libdevice_cuda(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
                     continue
                 if imported and BACKEND_NEUTRAL_MEMBERS.issuperset(imported):
                     continue
-                if imported and _never_used(ctx, [f"{module}.{name}" for name in imported], used):
+                if imported and _never_used(
+                    ctx, [f"{module}.{name}" for name in imported], _local_names(inv, node), used
+                ):
                     continue
                 data = {
                     "module": module,
@@ -253,7 +255,9 @@ def libdevice_cuda(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
                     inv.code(alias.name).startswith(_LIBDEVICE_CUDA)
                     and not skip_for_target(inv.guard_at(node), target)
                     and not inv.in_import_fallback(node)
-                    and not (alias.asname and _never_used(ctx, [inv.code(alias.name)], used))
+                    and not (
+                        alias.asname and _never_used(ctx, [inv.code(alias.name)], [inv.code(alias.asname.name)], used)
+                    )
                 ):
                     data = {
                         "module": inv.code(alias.name),
@@ -276,11 +280,12 @@ def libdevice_cuda(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
             )
 
 
-def _never_used(ctx: ModuleContext, bound: list[str], used: set[str]) -> bool:
-    """No name this import binds is read in the module, which re-exports nothing (not a package's
-    __init__, no __all__): extra.cuda only fails when a kernel calls one of its __nv_ functions, so an
-    import left over from the NVIDIA code compiles nothing (fp8-coat's quantizers, held_out8)."""
-    if ctx.path.endswith("__init__.py") or "__all__" in ctx.text:
+def _never_used(ctx: ModuleContext, bound: list[str], locals_: list[str], used: set[str]) -> bool:
+    """No name this import binds is read in the module, which re-exports none of them (not a package's __init__, not
+    named in `__all__`, which is what a star import takes): extra.cuda only fails when a kernel calls one of its __nv_
+    functions, so an import left over from the NVIDIA code compiles nothing (fp8-coat's quantizers, held_out8; its
+    gelu_fwd.py, whose `__all__` lists only fp8_gelu_forward)."""
+    if ctx.path.endswith("__init__.py") or any(_listed_in_all(ctx.text, name) for name in locals_):
         return False
     return not any(q == b or q.startswith(b + ".") for q in used for b in bound)
 
