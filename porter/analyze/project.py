@@ -188,6 +188,11 @@ OPT_IN = (
     "them): only where a user opts in"
 )
 
+OPT_IN_API = (
+    "in a default run where the package's API is called with its defaults (options, settings fields) and its own "
+    "code sets none otherwise: only where a user opts in"
+)
+
 
 def _same_constant(value: Any, other: Any) -> bool:
     """Are two evaluated values the same plain constant (a call passing an option its default explicitly)?"""
@@ -216,6 +221,7 @@ class Project:
         statements: ReachStatements | None = None,
         environment_unset: bool = False,
         compiling: bool = False,
+        api_defaults: bool = False,
     ) -> None:
         self.facts = facts  # path -> facts
         self.target = target
@@ -247,10 +253,12 @@ class Project:
         self._by_default: Project | None = None  # the same code with the environment unset (opt-in switches off)
         # the default run: the environment unset, and option parameters as the project's own calls leave them
         self._default_run = environment_unset
-        # the default run as a kernel is compiled in it: every option at its default unless the package's own code
-        # passes another value, its API's options included (see _compiled_param)
+        # the default run as a kernel is compiled in it (see _compiled_param); with api_defaults, the options of the
+        # package's API (and its settings records' fields) at their defaults too (see _api_default_value)
         self._compiling = compiling
+        self._api_defaults = api_defaults
         self._compiled: Project | None = None
+        self._by_api_default: Project | None = None
 
     # ---- names ------------------------------------------------------------------------------
     def locate(self, qualified: str) -> tuple[str, list[str]] | None:
@@ -534,7 +542,7 @@ class Project:
         users = [user for user in every if not self.outside_use(user[0], user[1])]
         default_value = self.evaluator.source(default, Scope(module, ""))
         api = (module, qualname) in self._package_api() or qualname in (self.module_facts[module]["exports"] or ())
-        if self._compiling:  # a kernel's constexpr: an entry point's option keeps its default (see _compiled_param)
+        if self._api_defaults:  # an entry point's option keeps its default (see _api_default_value)
             return self._passed_at_calls(users, name, position, default_value) if users else default_value
         if api and not (users and self._set_only_outside(every, name, position, default_value)):
             return OPAQUE  # an API's option (`fused=True`, `use_int4_w4a16=False`): a feature its users turn on
@@ -558,6 +566,8 @@ class Project:
     def _field_value(self, kind: RecordType, field: str) -> Any:
         if any(field in facts.get("fields", ()) for facts in self.facts.values()):
             return OPAQUE
+        if not self._api_defaults and self._api_name(kind.module, kind.name):
+            return OPAQUE  # its users construct it with any field
         record = self.module_facts[kind.module]["records"][kind.name]
         defaults, stores = (*record[2:], {}, {})[:2]
         scope = Scope(kind.module, "")
@@ -574,17 +584,40 @@ class Project:
         return merge(values, False)
 
     def _compiled_param(self, module: str, qualname: str, name: str, param: list) -> Any:
-        """A kernel's constexpr parameter in a default run: what its launches pass when every option on the way is
-        left at its default, unless the package's own code passes another value; an entry point's option (a
-        package's API, a function nothing in the project calls) keeps its default here too. A host branch on such
-        an option stays the users' choice (_option): a user who passes `fused=False` launches flashlib's two-pass
-        kernels, whole kernels the API offers, whose findings were labelled true. A constexpr branch is a
-        specialisation of a kernel the default call compiles without it: hip-attn's `SAMPLE_METHOD == "position"`
-        (the args field defaults to "center"), COAT's STOCHASTIC rounding (every `stochastic=False`), whose
-        findings were all labelled false."""
+        """A kernel's constexpr parameter in a default run, as its launches pass it: through fields of settings
+        records (field_value) and launches that unpack `*args` (_passed), which only a kernel's value follows."""
         if self._compiled is None:
-            self._compiled = Project(self.facts, self.target, self.statements, environment_unset=True, compiling=True)
+            self._compiled = Project(
+                self.facts,
+                self.target,
+                self.statements,
+                environment_unset=True,
+                compiling=True,
+                api_defaults=self._api_defaults,
+            )
         return self._compiled._param(module, qualname, name, param)
+
+    def _api_default_value(self, path: str, index: int) -> Any:
+        """A region's test in a default run where the package's API is called with its defaults too: its options,
+        the `**kwargs` of its entry points and the fields of the settings records it exports are what the package's
+        own code passes, or their defaults. Asked only for a kernel's optional step (_optional_step): COAT's
+        STOCHASTIC rounding (every `stochastic=False`), hip-attn's LOGIT_SOFTCAP (the v1.1 args field defaults to
+        None, no code of the package sets it), whose findings were labelled false. An alternative an option selects
+        stays the users' choice, as a host branch does (_option): flashlib's `fused=False` two-pass kernels, labelled
+        true; the accurate libdevice tanh of `fast=False`, the switch a port flips where the fast PTX path fails."""
+        if self._by_api_default is None:
+            self._by_api_default = Project(
+                self.facts, self.target, self.statements, environment_unset=True, api_defaults=True
+            )
+        return self._by_api_default._span_value("regions", path, index)
+
+    def _optional_step(self, facts: dict, index: int) -> bool:
+        """Is the region the body of an `if` without an alternative (no else / elif) in a Triton kernel or device
+        function: a step an option adds, not one of the implementations it chooses between?"""
+        l1, _c1, _l2, _c2, scope, test, wanted = facts["regions"][index]
+        if not wanted or scope.split(".")[0] not in facts.get("kernels", ()):
+            return False
+        return not any(r[4] == scope and r[5] == test and not r[6] and r[0] >= l1 for r in facts["regions"])
 
     def _set_only_outside(self, users: list, name: str, position: int, default_value: Any) -> bool:
         """Do the calls that pass parameter `name` (by name or at `position`) something other than its default all
@@ -643,14 +676,23 @@ class Project:
         outside its tests pass by that name (an entry point's users pass none); undecided where a call spreads a
         mapping of its own into it."""
         values = []
-        for path, line, _column, keywords in self.users(spread.module, spread.qualname):
-            if self.outside_use(path, line) or POSITIONAL not in keywords:
-                continue
+        users = [
+            user
+            for user in self.users(spread.module, spread.qualname)
+            if not self.outside_use(user[0], user[1]) and POSITIONAL in user[3]
+        ]
+        if not self._api_defaults and (not users or self._api_name(spread.module, spread.qualname)):
+            return OPAQUE  # an entry point: its callers pass anything
+        for path, line, _column, keywords in users:
             if SPREAD in keywords:
                 return OPAQUE
             if name in keywords:
                 values.append(self._at_call(keywords[name], path, line))
         return Keywords(((name, merge(values, False)),)) if values else Keywords(())
+
+    def _api_name(self, module: str, name: str) -> bool:
+        """Is the module-level name part of its package's API (re-exported by an `__init__`, or in `__all__`)?"""
+        return (module, name) in self._package_api() or name in (self.module_facts[module]["exports"] or ())
 
     def _at_call(self, source: str, path: str, line: int) -> Any:
         """The value of `source` (an argument a call passes) in the scope of the call at `path`:`line`."""
@@ -881,6 +923,13 @@ class Project:
                 return Reach(NVIDIA_ONLY, why + _configured_note(facts, scope, test))
             elif value is OPAQUE and truth(self._default_value("regions", path, index)) is (not wanted):
                 why = f"runs only when `{test}` is {wanted}, and it is {not wanted} {OPT_IN}"
+                opt_in = opt_in or Reach(OPT_IN_REACH, why)
+            elif (
+                value is OPAQUE
+                and self._optional_step(facts, index)
+                and truth(self._api_default_value(path, index)) is (not wanted)
+            ):
+                why = f"a step of the kernel only `{test}` adds, and it is {not wanted} {OPT_IN_API}"
                 opt_in = opt_in or Reach(OPT_IN_REACH, why)
         for index, (l1, c1, l2, c2, _scope, value_text) in enumerate(facts.get("switches", ())):
             if not (l1, c1) <= point <= (l2, c2):

@@ -2400,19 +2400,23 @@ CONSTEXPR_API = {
             return libdevice.signbit(x)
 
         @triton.jit
-        def _divide_kernel(x, STOCHASTIC: tl.constexpr, METHOD: tl.constexpr):
+        def _divide_kernel(x, STOCHASTIC: tl.constexpr, METHOD: tl.constexpr, FAST: tl.constexpr):
             if STOCHASTIC:
                 x = _rounding(x)
             if METHOD == "position":
                 tl.atomic_add(x, 1)
+            if FAST:
+                tl.store(x, 4)
+            else:
+                tl.atomic_add(x, 5)
             tl.store(x, 2)
 
         @triton.jit
         def _two_pass_kernel(x):
             tl.atomic_add(x, 3)
 
-        def divide(x, stochastic=False, method="center"):
-            _divide_kernel[(1,)](x, STOCHASTIC=stochastic, METHOD=method)
+        def divide(x, stochastic=False, method="center", fast=True):
+            _divide_kernel[(1,)](x, STOCHASTIC=stochastic, METHOD=method, FAST=fast)
 
         def quantize(x, stochastic=False):
             divide(x, stochastic=stochastic)
@@ -2427,10 +2431,12 @@ CONSTEXPR_API = {
 
 def test_a_constexpr_fed_from_api_options_no_package_code_sets_is_opt_in():
     verdict, why = reach(CONSTEXPR_API, "pkg/ops.py", "x = _rounding(x)")
-    assert verdict == "opt_in" and "`STOCHASTIC` is True" in why
+    assert verdict == "opt_in" and "only `STOCHASTIC` adds" in why and "API is called with its defaults" in why
     assert reach(CONSTEXPR_API, "pkg/ops.py", "return libdevice.signbit")[0] == "opt_in"  # its only use is there
     assert reach(CONSTEXPR_API, "pkg/ops.py", "tl.atomic_add(x, 1)")[0] == "opt_in"  # METHOD is "center"
     assert reach(CONSTEXPR_API, "pkg/ops.py", "tl.store(x, 2)")[0] == "target"
+    # an alternative the option selects is the users' choice (the switch a port flips where the default fails)
+    assert reach(CONSTEXPR_API, "pkg/ops.py", "tl.atomic_add(x, 5)")[0] == "target"
     # a host branch on an API option stays the users' choice: `fit(x, fused=False)` launches a whole kernel
     assert reach(CONSTEXPR_API, "pkg/ops.py", "tl.atomic_add(x, 3)")[0] == "target"
     # the package's own code passing the other value keeps the branch compiled
