@@ -17,7 +17,11 @@ after the per-file analysis; it costs dictionary work, not parsing. Two things c
   users call it), or when it is a top-level import or assignment whose every read in its module is such code (and
   no other module imports it). `if TYPE_CHECKING:` never runs.
   "opt_in": a default run (environment switches unset, option parameters as the project's own calls pass them)
-  leaves the Triton kernel holding it uncompiled; host code so guarded is "unknown" with the option named.
+  leaves the Triton kernel holding it uncompiled; host code so guarded is "unknown" with the option named. A kernel's
+  constexpr is compiled as the package's own code sets it, every option on the way left at its default otherwise, an
+  API's included (a host branch on an API option stays the users' choice), through fields of settings records
+  (`args.sample_method`: the field's default, what constructions pass, what the project stores in it) and launches
+  that unpack `*args` (an argument named like the parameter binds it).
   "unreached": no entry point of the package reaches the code, on any GPU: a module no loaded module imports whose
   name or place keeps outside callers away (private, retired, in a folder without `__init__.py`), a superseded copy,
   a kernel nothing launches, a public name outside the API the package states that nothing uses.
@@ -42,7 +46,9 @@ from porter.analyze.project_eval import (
     PLATFORM,
     Evaluator,
     Fn,
+    Instance,
     Keywords,
+    KeywordsOf,
     PlatformRef,
     RecordType,
     Scope,
@@ -184,6 +190,11 @@ OPT_IN = (
     "them): only where a user opts in"
 )
 
+OPT_IN_API = (
+    "in a default run where the package's API is called with its defaults (options, settings fields) and its own "
+    "code sets none otherwise: only where a user opts in"
+)
+
 
 def _same_constant(value: Any, other: Any) -> bool:
     """Are two evaluated values the same plain constant (a call passing an option its default explicitly)?"""
@@ -206,7 +217,13 @@ def _within(module: str, prefixes: tuple[str, ...]) -> bool:
 
 class Project:
     def __init__(
-        self, facts: dict[str, dict], target, statements: ReachStatements | None = None, environment_unset: bool = False
+        self,
+        facts: dict[str, dict],
+        target,
+        statements: ReachStatements | None = None,
+        environment_unset: bool = False,
+        compiling: bool = False,
+        api_defaults: bool = False,
     ) -> None:
         self.facts = facts  # path -> facts
         self.target = target
@@ -241,6 +258,12 @@ class Project:
         self._by_default: Project | None = None  # the same code with the environment unset (opt-in switches off)
         # the default run: the environment unset, and option parameters as the project's own calls leave them
         self._default_run = environment_unset
+        # the default run as a kernel is compiled in it (see _compiled_param); with api_defaults, the options of the
+        # package's API (and its settings records' fields) at their defaults too (see _api_default_value)
+        self._compiling = compiling
+        self._api_defaults = api_defaults
+        self._compiled: Project | None = None
+        self._by_api_default: Project | None = None
 
     # ---- names ------------------------------------------------------------------------------
     def locate(self, qualified: str) -> tuple[str, list[str]] | None:
@@ -360,6 +383,10 @@ class Project:
                     ("param", scope.module, qualname, name),
                     lambda q=qualname, declared=params: self._param(scope.module, q, name, declared[name]),
                 )
+            if self._compiling and name in facts.get("typed", {}).get(qualname, {}):
+                return self._typed_param(scope.module, facts["typed"][qualname][name])
+            if self._compiling and facts.get("kwargs", {}).get(qualname) == name:
+                return KeywordsOf(scope.module, qualname)
             qualname = qualname.rpartition(".")[0]
         return self.module_value(scope.module, name)
 
@@ -372,7 +399,7 @@ class Project:
             return self._fallback(name)
         record = facts.get("records", {}).get(name)
         if record is not None and len(facts["defs"].get(name, ())) == 0 and name not in facts["imports"]:
-            fields, properties = record
+            fields, properties = record[:2]
             return RecordType(module, name, tuple(fields), tuple(sorted(properties.items())))
         values = []
         if name in facts["imports"]:
@@ -506,6 +533,8 @@ class Project:
         default, position, constexpr = (*param, False)[:3]
         if len(param) > 3:
             return self._platform_default(module, qualname, name, param)
+        if constexpr and self._default_run and not self._compiling:
+            return self._compiled_param(module, qualname, name, param)
         users = self.users(module, qualname) if "." not in qualname else []
         if not users:
             return OPAQUE
@@ -530,11 +559,82 @@ class Project:
         users = [user for user in every if not self.outside_use(user[0], user[1])]
         default_value = self.evaluator.source(default, Scope(module, ""))
         api = (module, qualname) in self._package_api() or qualname in (self.module_facts[module]["exports"] or ())
+        if self._api_defaults:  # an entry point's option keeps its default (see _api_default_value)
+            return self._passed_at_calls(users, name, position, default_value) if users else default_value
         if api and not (users and self._set_only_outside(every, name, position, default_value)):
             return OPAQUE  # an API's option (`fused=True`, `use_int4_w4a16=False`): a feature its users turn on
         if not users:
             return default_value if name.startswith("_") else OPAQUE
         return self._passed_at_calls(users, name, position, default_value)
+
+    def _typed_param(self, module: str, annotation: str) -> Any:
+        """A parameter annotated with a record type, in a default run: some object of that type (see field_value)."""
+        kind = self.module_value(module, annotation)
+        return Instance(kind) if isinstance(kind, RecordType) else OPAQUE
+
+    def field_value(self, kind: RecordType, field: str) -> Any:
+        """What a field of any object of a record type holds in a default run: its default, what every construction
+        in the project outside its tests passes for it, and what the record's own methods store in it (hip-attn's
+        `logit_softcap`, set to None in `__post_init__`). Undecided where the project stores it in some object
+        (`args.sample_method = x`, `replace(args, sample_method=x)`), where a construction passes runtime data or
+        unpacks `*args`, or where it has no default."""
+        return self._memo(("field", kind.module, kind.name, field), lambda: self._field_value(kind, field))
+
+    def _field_value(self, kind: RecordType, field: str) -> Any:
+        if any(field in facts.get("fields", ()) for facts in self.facts.values()):
+            return OPAQUE
+        if not self._api_defaults and self._api_name(kind.module, kind.name):
+            return OPAQUE  # its users construct it with any field
+        record = self.module_facts[kind.module]["records"][kind.name]
+        defaults, stores = (*record[2:], {}, {})[:2]
+        scope = Scope(kind.module, "")
+        default = self.evaluator.source(defaults[field], scope) if field in defaults else OPAQUE
+        values = [default]
+        values += [
+            self.evaluator.source(s, Scope(kind.module, kind.name)) if s else OPAQUE for s in stores.get(field, ())
+        ]
+        position = kind.fields.index(field)
+        for path, line, _column, keywords in self.users(kind.module, kind.name):
+            if POSITIONAL not in keywords or self.outside_use(path, line):
+                continue  # not a construction (an annotation, an isinstance test), or a test's
+            values.append(self._passed_at_calls([(path, line, _column, keywords)], field, position, default))
+        return merge(values, False)
+
+    def _compiled_param(self, module: str, qualname: str, name: str, param: list) -> Any:
+        """A kernel's constexpr parameter in a default run, as its launches pass it: through fields of settings
+        records (field_value) and launches that unpack `*args` (_passed), which only a kernel's value follows."""
+        if self._compiled is None:
+            self._compiled = Project(
+                self.facts,
+                self.target,
+                self.statements,
+                environment_unset=True,
+                compiling=True,
+                api_defaults=self._api_defaults,
+            )
+        return self._compiled._param(module, qualname, name, param)
+
+    def _api_default_value(self, path: str, index: int) -> Any:
+        """A region's test in a default run where the package's API is called with its defaults too: its options,
+        the `**kwargs` of its entry points and the fields of the settings records it exports are what the package's
+        own code passes, or their defaults. Asked only for a kernel's optional step (_optional_step): COAT's
+        STOCHASTIC rounding (every `stochastic=False`), hip-attn's LOGIT_SOFTCAP (the v1.1 args field defaults to
+        None, no code of the package sets it), whose findings were labelled false. An alternative an option selects
+        stays the users' choice, as a host branch does (_option): flashlib's `fused=False` two-pass kernels, labelled
+        true; the accurate libdevice tanh of `fast=False`, the switch a port flips where the fast PTX path fails."""
+        if self._by_api_default is None:
+            self._by_api_default = Project(
+                self.facts, self.target, self.statements, environment_unset=True, api_defaults=True
+            )
+        return self._by_api_default._span_value("regions", path, index)
+
+    def _optional_step(self, facts: dict, index: int) -> bool:
+        """Is the region the body of an `if` without an alternative (no else / elif) in a Triton kernel or device
+        function: a step an option adds, not one of the implementations it chooses between?"""
+        l1, _c1, _l2, _c2, scope, test, wanted = facts["regions"][index]
+        if not wanted or scope.split(".")[0] not in facts.get("kernels", ()):
+            return False
+        return not any(r[4] == scope and r[5] == test and not r[6] and r[0] >= l1 for r in facts["regions"])
 
     def _set_only_outside(self, users: list, name: str, position: int, default_value: Any) -> bool:
         """Do the calls that pass parameter `name` (by name or at `position`) something other than its default all
@@ -580,6 +680,7 @@ class Project:
         holding the name passes it (Python refuses a second value); when every mapping is known and none holds it,
         the parameter keeps its default unless the call's positional arguments may reach it."""
         mappings = [self._at_call(keywords[k], path, line) for k in _spread_keys(keywords)]
+        mappings = [self._keywords_passed(m, name) if isinstance(m, KeywordsOf) else m for m in mappings]
         for mapping in mappings:
             if isinstance(mapping, Keywords) and name in dict(mapping.items):
                 return mapping.value(name, default)
@@ -587,17 +688,43 @@ class Project:
             return OPAQUE
         return default if 0 <= keywords.get(POSITIONAL, 0) <= position else OPAQUE
 
+    def _keywords_passed(self, spread: KeywordsOf, name: str) -> Any:
+        """A function's `**kwargs` in a default run, as far as keyword `name` goes: what the project's calls of it
+        outside its tests pass by that name (an entry point's users pass none); undecided where a call spreads a
+        mapping of its own into it."""
+        values = []
+        users = [
+            user
+            for user in self.users(spread.module, spread.qualname)
+            if not self.outside_use(user[0], user[1]) and POSITIONAL in user[3]
+        ]
+        if not self._api_defaults and (not users or self._api_name(spread.module, spread.qualname)):
+            return OPAQUE  # an entry point: its callers pass anything
+        for path, line, _column, keywords in users:
+            if SPREAD in keywords:
+                return OPAQUE
+            if name in keywords:
+                values.append(self._at_call(keywords[name], path, line))
+        return Keywords(((name, merge(values, False)),)) if values else Keywords(())
+
+    def _api_name(self, module: str, name: str) -> bool:
+        """Is the module-level name part of its package's API (re-exported by an `__init__`, or in `__all__`)?"""
+        return (module, name) in self._package_api() or name in (self.module_facts[module]["exports"] or ())
+
     def _at_call(self, source: str, path: str, line: int) -> Any:
         """The value of `source` (an argument a call passes) in the scope of the call at `path`:`line`."""
         return self.evaluator.source(source, Scope(self.module_facts_at(path)["module"], self.scope_at(path, line)))
 
-    @staticmethod
-    def _passed(keywords: dict, name: str, position: int) -> str | None:
+    def _passed(self, keywords: dict, name: str, position: int) -> str | None:
         """The source a call passes for a parameter: by name, or positionally where the facts kept it (a name, a
-        constant, a platform test); None when the call leaves it to its default or passes runtime data."""
+        constant, a platform test); None when the call leaves it to its default or passes runtime data. In a
+        default run a call unpacking `*args` passes it by an argument named like it (`args.sample_method` for
+        SAMPLE_METHOD), as the launches of kernels with dozens of parameters spell them."""
         if name in keywords:
             return keywords[name]
         count = keywords.get(POSITIONAL, 0)
+        if count == -1 and self._compiling:
+            return keywords.get(f"{POSITIONAL}={name.lower()}")
         return keywords.get(f"{POSITIONAL}{position}") if 0 <= position < count else None
 
     def _platform_default(self, module: str, qualname: str, name: str, param: list) -> Any:
@@ -755,6 +882,22 @@ class Project:
             return Reach(UNKNOWN, verdict.reason)
         return verdict
 
+    def reach_of_uses(self, path: str, line: int, column: int, uses: list) -> Reach:
+        """The reach of a finding about the names an import binds, which fail only where they are used (extra.cuda's
+        libdevice loads on the HIP build; a kernel calling `__nv_` functions fails to compile): the import's own
+        where that drops it, else dropped where every use is (NVIDIA-only or unreached where each is; opt-in
+        where one is opt-in and the rest dropped), else the import's. freetoken's gdc helpers are called only
+        under a PDL constexpr False on ROCm; COAT's libdevice.signbit only under a STOCHASTIC no default run sets."""
+        own = self.reach(path, line, column)
+        if own.reach in _DROPPED_KINDS or not uses:
+            return own
+        verdicts = [(self.reach(path, at, col), at) for at, col in uses]
+        if not all(verdict.reach in _DROPPED_KINDS for verdict, _ in verdicts):
+            return own
+        dead = all(verdict.reach in _DEAD_KINDS for verdict, _ in verdicts)
+        first, at = verdicts[0] if dead else next((v, a) for v, a in verdicts if v.reach == OPT_IN_REACH)
+        return Reach(first.reach, f"every use of the names it binds is dropped (line {at}: {first.reason})")
+
     def _in_kernel(self, path: str, line: int) -> bool:
         """Does the line lie in a Triton kernel or device function (module level, `@triton.jit` and the like)?"""
         facts = self.facts.get(path) or {}
@@ -797,6 +940,13 @@ class Project:
                 return Reach(NVIDIA_ONLY, why + _configured_note(facts, scope, test))
             elif value is OPAQUE and truth(self._default_value("regions", path, index)) is (not wanted):
                 why = f"runs only when `{test}` is {wanted}, and it is {not wanted} {OPT_IN}"
+                opt_in = opt_in or Reach(OPT_IN_REACH, why)
+            elif (
+                value is OPAQUE
+                and self._optional_step(facts, index)
+                and truth(self._api_default_value(path, index)) is (not wanted)
+            ):
+                why = f"a step of the kernel only `{test}` adds, and it is {not wanted} {OPT_IN_API}"
                 opt_in = opt_in or Reach(OPT_IN_REACH, why)
         for index, (l1, c1, l2, c2, _scope, value_text) in enumerate(facts.get("switches", ())):
             if not (l1, c1) <= point <= (l2, c2):

@@ -117,6 +117,23 @@ class Record:
 
 
 @dataclass(frozen=True)
+class Instance:
+    """Some object of a record type, as a parameter annotated with it holds in a default run (`args:
+    "HiPAttentionArgs"`): a field reads as what every object of the type may hold there (Project.field_value)."""
+
+    kind: RecordType
+
+
+@dataclass(frozen=True)
+class KeywordsOf:
+    """A function's `**kwargs` parameter in a default run: the keywords its project callers pass beyond its named
+    parameters (Project._keywords_passed)."""
+
+    module: str
+    qualname: str
+
+
+@dataclass(frozen=True)
 class MaybeNone:
     """A Record on some paths and None on the others (`return _probe(i) if i is not None else None`): a test for
     None is undecided, but an attribute read runs only where it is the Record (on None it raises)."""
@@ -474,6 +491,8 @@ class Evaluator:
     def attribute_of(self, base: Any, attr: str) -> Any:
         if isinstance(base, Obj):
             return base.get(attr)
+        if isinstance(base, Instance):
+            return self.resolver.field_value(base.kind, attr) if attr in base.kind.fields else OPAQUE
         if isinstance(base, (Record, MaybeNone)):
             return self._record_attribute(base.record if isinstance(base, MaybeNone) else base, attr)
         if isinstance(base, PlatformRef):

@@ -19,7 +19,8 @@ A module's facts are plain JSON (cached beside the scan's findings, keyed by the
   locals   scope -> {name: [value sources]}: per-function bindings (a capability is bound per function)
   refs     name -> [[line, col, {keyword: source, "*": positional count, "*<i>": positional source}]]: uses
            of module-level functions and classes (`Fn.apply(...)` too) and of project imports (positional
-           sources: names, constants, platform tests)
+           sources: names, constants, platform tests), none after a `raise` / `return`; a call unpacking `*args` keeps, as "*=<name>", the positional
+           arguments named like a parameter (`args.sample_method`, `LOGIT_SOFTCAP`)
   exports  names in `__all__` (public API: called from outside the project), or null
   requires [module, line] of every absolute import made unconditionally at module level (not under if/try):
            the module cannot load where one of them cannot
@@ -35,9 +36,16 @@ A module's facts are plain JSON (cached beside the scan's findings, keyed by the
   ops      "ns::name" -> the module-level function registered as that torch custom op (`@triton_op("ns::name")`,
            `@torch.library.custom_op(...)`), called as `torch.ops.ns.name(...)` wherever the op is loaded
   op_uses  [line, col, "ns::name"] of each `torch.ops.ns.name` reference: a use of the registered function
-  records  class -> [[field...], {property: source}] of each module-level dataclass or NamedTuple: a probe object
-           built from platform values (`Gpu(index, name, "amd", arch, 0)` under `torch.version.hip`) keeps them in
-           its fields, and a short property reading them (`nvidia: return self.vendor == "nvidia"`) is evaluated
+  records  class -> [[field...], {property: source}, {field: default source}, {field: [sources its methods store
+           in it]}] of each module-level dataclass or NamedTuple: a probe object built from platform values (`Gpu(index,
+           name, "amd", arch, 0)` under `torch.version.hip`) keeps them in its fields, and a short property reading
+           them (`nvidia: return self.vendor == "nvidia"`) is evaluated; a default run reads a field of a settings
+           record from its default and what the project stores in it (hip-attn's `args.sample_method`)
+  typed    scope -> {parameter: class name}: parameters annotated with a class of the module or of the project
+           (`args: "HiPAttentionArgs"`, `Optional[Args]`)
+  kwargs   scope -> the name of its `**` parameter
+  fields   attribute names the module stores in some object other than `self` (`args.sample_method = x`,
+           `dataclasses.replace(args, sample_method=x)`, `setattr(args, "sample_method", x)`)
 
 Only tests that may be about the platform are kept (names like is_hip, IS_NVIDIA, cap, major, props,
 backend...); every other condition is ordinary control flow, which reachability does not need.
@@ -54,7 +62,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, TypeGuard
 
-FACTS_FORMAT = 23  # 23: no locals for names a function declares global; binds; 22: record classes (dataclass / NamedTuple fields and short properties)
+FACTS_FORMAT = 24  # 24: record field defaults and stores, typed parameters, `**` parameters, named positionals
+# 23: no locals for names a function declares global; binds; 22: record classes (dataclass / NamedTuple fields and
+# short properties)
 # 21: short functions calling a platform-named predicate; 20: locals spread as keywords
 # 19: uses of module-level classes (`Fn.apply(...)`), which reach their methods
 # 18: option parameters, tests of them and locals computed from them; `__main__` blocks; ops
@@ -175,6 +185,9 @@ def empty_facts(path: str, package: str = "") -> dict[str, Any]:
         "ops": {},
         "op_uses": [],
         "records": {},
+        "typed": {},
+        "kwargs": {},
+        "fields": [],
         "kernels": [],
         "device": [],
         "binds": [],  # top-level imports / assignments and where the module reads their names (_binding_uses)
@@ -294,9 +307,12 @@ class _Collector:
         self.stores: dict[str, Counter[str]] = {}  # def qualname -> how often each name is stored (when asked)
         self.tree: ast.Module | None = None
         self.bindings: dict[str, ast.AST] | None = None  # module-level names bound once (when asked)
+        self.class_names: set[str] = set()  # module-level classes
+        self.dead: list[tuple[int, int]] = []  # line spans after a `raise` / `return` in the same block
 
     def collect(self, tree: ast.Module) -> dict[str, Any]:
         self.tree = tree
+        self.class_names = {s.name for s in tree.body if isinstance(s, ast.ClassDef)}
         self._block(tree.body, "", module_level=True)
         self._walk(tree, _module_bindings(tree.body) if not self.package else [])
         self.facts["requires"] = _unconditional_imports(tree.body)
@@ -378,6 +394,7 @@ class _Collector:
         start = node.decorator_list[0].lineno if node.decorator_list else node.lineno
         self.facts["scopes"][qualname] = [start, node.end_lineno or node.lineno, "def", ""]
         self._params(node, qualname)
+        self._typed(node, qualname)
         self.defs[qualname] = node
         self._options(node, qualname)
         if module_level and any(last_name(_called(d)) in _KERNEL_DECORATORS for d in node.decorator_list):
@@ -415,6 +432,19 @@ class _Collector:
         code = self._code_source(node, node.lineno, node.end_lineno or node.lineno)
         if code is not None:
             self.facts["defs"][name] = [code]
+
+    def _typed(self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> None:
+        """Parameters annotated with a class this module defines or imports from the project (`args:
+        "HiPAttentionArgs"`), and the name of the `**` parameter."""
+        typed = {}
+        for arg, _default, _index in _parameters(node):
+            name = _annotated_class(arg.annotation)
+            if name and (name in self.class_names or self.facts["imports"].get(name, "").split(".")[0] == self.top[0]):
+                typed[arg.arg] = name
+        if typed:
+            self.facts["typed"][qualname] = typed
+        if node.args.kwarg is not None:
+            self.facts["kwargs"][qualname] = node.args.kwarg.arg
 
     def _params(self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> None:
         params = {}
@@ -547,17 +577,20 @@ class _Collector:
             return None
         fields: list[str] = []
         properties: dict[str, str] = {}
+        defaults: dict[str, str] = {}
         for statement in node.body:
             if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
                 if "ClassVar" not in self._text(statement.annotation):
                     fields.append(statement.target.id)
+                    if statement.value is not None and not _factory(statement.value):
+                        defaults[statement.target.id] = self._text(statement.value)
             elif isinstance(statement, ast.FunctionDef) and any(
                 last_name(d) in ("property", "cached_property") for d in statement.decorator_list
             ):
                 snippet = self._source(statement.lineno, statement.end_lineno or statement.lineno)
                 if snippet is not None and snippet.count("\n") < MAX_PREDICATE_LINES:
                     properties[statement.name] = snippet
-        return [fields, properties] if fields else None
+        return [fields, properties, defaults, _own_stores(node, fields, self._text)] if fields else None
 
     def _assign(self, target: ast.expr, value: ast.expr, scope: str, module_level: bool) -> None:
         if isinstance(target, (ast.Tuple, ast.List)):
@@ -813,6 +846,22 @@ class _Collector:
                     out[f"{POSITIONAL}{index}"] = text
         return out
 
+    def _named_positionals(self, args: list[ast.expr]) -> dict[str, str]:
+        """Positional arguments of a call unpacking `*args`, keyed `*=<name>` by their last name, lowercased (the
+        launch `kernel[grid](*strides, args.sample_method, LOGIT_SOFTCAP)` passes them to SAMPLE_METHOD and
+        LOGIT_SOFTCAP); a name two arguments share is left out."""
+        named: dict[str, str] = {}
+        seen: Counter[str] = Counter()
+        for arg in args:
+            name = arg.id if isinstance(arg, ast.Name) else arg.attr if isinstance(arg, ast.Attribute) else None
+            if name is None:
+                continue
+            seen[name.lower()] += 1
+            text = self._text(arg)
+            if text and len(text) <= MAX_KEYWORD:
+                named[f"{POSITIONAL}={name.lower()}"] = text
+        return {key: text for key, text in named.items() if seen[key[2:]] == 1}
+
     def _keyword_value(self, keyword: ast.keyword) -> str:
         """A call's keyword value as source: every keyword is recorded (a flag passed by name is not left to its
         default), long values of keywords that name nothing about the platform as '' (runtime data)."""
@@ -888,6 +937,8 @@ class _Collector:
                 self.facts["needs"].append(
                     [rest[0].lineno, rest[0].col_offset, rest[-1].end_lineno, rest[-1].end_col_offset, module]
                 )
+        if isinstance(statement, (ast.Raise, ast.Return)):  # never runs: a call there passes no value to anything
+            self.dead.append((rest[0].lineno, rest[-1].end_lineno or rest[-1].lineno))
         if isinstance(statement, ast.Assert):
             self._region(rest[0], rest[-1], scope, statement.test, True)
         elif isinstance(statement, ast.If) and not statement.orelse and _ends_in_exit(statement.body):
@@ -951,6 +1002,10 @@ class _Collector:
                 convolves = convolves or node.id in _CONVOLUTIONS
             elif kind is ast.Attribute:
                 attribute_bases.add(id(node.value))
+                if isinstance(node.ctx, ast.Store) and not (
+                    isinstance(node.value, ast.Name) and node.value.id == "self"
+                ):
+                    self._field_stored(node.attr)
                 convolves = convolves or node.attr in _CONVOLUTIONS
                 if isinstance(node.value, ast.Name):
                     names.append(node)
@@ -959,6 +1014,7 @@ class _Collector:
             elif kind is ast.Call:
                 func = node.func.value if isinstance(node.func, ast.Subscript) else node.func
                 calls[id(func)] = node
+                self._call_stores(node)
                 if node.keywords:
                     self._switches(node, scopes)
             elif kind in (ast.If, ast.While, ast.IfExp):
@@ -987,6 +1043,22 @@ class _Collector:
             uses = [use for name in bound for use in reads.get(name, ()) if not first <= use[0] <= last]
             if 0 < len(uses) <= MAX_BINDING_USES and all(name in reads for name in bound):
                 self.facts["binds"].append([first, last, bound, uses])
+
+    def _field_stored(self, name: str) -> None:
+        if name not in self.facts["fields"]:
+            self.facts["fields"].append(name)
+
+    def _call_stores(self, call: ast.Call) -> None:
+        """Fields a call sets in an object it is given: `dataclasses.replace(args, f=x)`, `setattr(args, "f", x)`."""
+        called = last_name(call.func)
+        if called == "replace" and call.args:
+            for keyword in call.keywords:
+                if keyword.arg:
+                    self._field_stored(keyword.arg)
+        elif called == "setattr" and len(call.args) >= 2:
+            name = call.args[1]
+            if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                self._field_stored(name.value)
 
     def _switches(self, call: ast.Call, scopes: list[tuple[int, int, str]]) -> None:
         """Keywords whose value may be off on the target: a platform value or a flag of the enclosing kernel."""
@@ -1046,6 +1118,8 @@ class _Collector:
                 if node.id not in own and node.id not in project and node.id not in classes:
                     continue
                 key = node.id
+            if self.dead and any(first <= node.lineno <= last for first, last in self.dead):
+                continue  # after a `raise` (hip-attn's launch left below `raise NotImplementedError()`)
             call = calls.get(id(node))
             keywords: dict[str, str | int] = {}
             if call is not None:
@@ -1055,6 +1129,8 @@ class _Collector:
                 keywords[POSITIONAL] = -1 if starred else len(call.args)  # which parameters the call may fill
                 if not starred:
                     keywords.update(self._positional_values(call.args))
+                else:  # positions are lost: an argument named like a parameter is kept under that name
+                    keywords.update(self._named_positionals(call.args))
                 for index, spread in enumerate(spreads):  # launch keywords a helper builds: evaluated per parameter
                     keywords[SPREAD if index == 0 else f"{SPREAD}{index}"] = self._spread_text(spread)
                     self._keep_builder(spread)
@@ -1155,6 +1231,54 @@ def _parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.
         *((arg, default, index) for index, (arg, default) in enumerate(zip(positional, defaults))),
         *((arg, default, KEYWORD_ONLY) for arg, default in zip(args.kwonlyargs, args.kw_defaults)),
     ]
+
+
+def _annotated_class(annotation: ast.expr | None) -> str | None:
+    """The class an annotation names: `Args`, `"Args"`, `Optional[Args]`, `Args | None`; None otherwise."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        text = annotation.value.strip()
+        return text if text.isidentifier() else None
+    if isinstance(annotation, ast.Name):
+        return annotation.id
+    if isinstance(annotation, ast.Subscript) and last_name(annotation.value) == "Optional":
+        return _annotated_class(annotation.slice)
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        if isinstance(annotation.right, ast.Constant) and annotation.right.value is None:
+            return _annotated_class(annotation.left)
+    return None
+
+
+def _factory(value: ast.expr) -> bool:
+    """`field(default_factory=...)` and the like: a default built by a call, not a plain value."""
+    return isinstance(value, ast.Call)
+
+
+def _own_stores(node: ast.ClassDef, fields: list[str], text) -> dict[str, list[str]]:
+    """{field: [sources]} of what the record's own methods store in its fields (`self.logit_softcap = None` in
+    `__post_init__`); an augmented or unpacking store reads as runtime data ('')."""
+    stores: dict[str, list[str]] = {}
+    for method in node.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for statement in _nodes(method):
+            if isinstance(statement, ast.Assign):
+                targets, value = statement.targets, statement.value
+            elif isinstance(statement, (ast.AugAssign, ast.AnnAssign)):
+                targets, value = [statement.target], None
+            else:
+                continue
+            unpacked = [e for t in targets if isinstance(t, (ast.Tuple, ast.List)) for e in t.elts]
+            if unpacked:
+                targets, value = unpacked, None
+            for target in targets:
+                if (
+                    isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == "self"
+                    and target.attr in fields
+                ):
+                    stores.setdefault(target.attr, []).append(text(value) if value is not None else "")
+    return stores
 
 
 def _is_option_default(default: ast.expr | None) -> TypeGuard[ast.Constant]:

@@ -192,7 +192,11 @@ def assign_reach(findings: list[Finding], project: Project, ruleset) -> tuple[li
         if finding.rule in about_convolutions and not project.may_convolve():
             continue
         if finding.reach != "nvidia_only" and finding.rule not in opted_out and finding.rule not in _BUILTIN_RULES:
-            verdict = project.reach(finding.path, finding.line, finding.column)
+            verdict = (
+                project.reach_of_uses(finding.path, finding.line, finding.column, finding.data["reached_through"])
+                if "reached_through" in finding.data  # an import failing where its names are used
+                else project.reach(finding.path, finding.line, finding.column)
+            )
             finding.reach, finding.reach_reason = verdict.reach, verdict.reason
         if finding.reach != "nvidia_only" and finding.rule in nvidia_tuning:
             written_for_amd = project.amd_only(finding.path, finding.line, finding.column)

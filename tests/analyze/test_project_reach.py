@@ -2699,3 +2699,174 @@ def test_cli_hides_findings_no_entry_point_reaches_and_shows_them_with_the_reaso
     records = json.loads(capsys.readouterr().out)["findings"]
     assert [(r["rule"], r["reach"]) for r in records] == [("PT103", "unreached")]
     assert "unreleased module (`mm_proposal`)" in records[0]["reach_reason"]
+
+
+# seen on fp8-coat 1.0.11 (`_stochastic_rounding` under STOCHASTIC, every `stochastic=False`) and hip-attn 1.2.9
+# (`SAMPLE_METHOD == "position"`, the args default "center"): a kernel's constexpr fed from options of the package's
+# API, which no code of the package sets
+CONSTEXPR_API = {
+    "pkg/__init__.py": "from pkg.ops import divide, fit\n\n__all__ = ['divide', 'fit']\n",
+    "pkg/ops.py": """
+        import triton
+        import triton.language as tl
+        from triton.language.extra.cuda import libdevice
+
+        @triton.jit
+        def _rounding(x):
+            return libdevice.signbit(x)
+
+        @triton.jit
+        def _divide_kernel(x, STOCHASTIC: tl.constexpr, METHOD: tl.constexpr, FAST: tl.constexpr):
+            if STOCHASTIC:
+                x = _rounding(x)
+            if METHOD == "position":
+                tl.atomic_add(x, 1)
+            if FAST:
+                tl.store(x, 4)
+            else:
+                tl.atomic_add(x, 5)
+            tl.store(x, 2)
+
+        @triton.jit
+        def _two_pass_kernel(x):
+            tl.atomic_add(x, 3)
+
+        def divide(x, stochastic=False, method="center", fast=True):
+            _divide_kernel[(1,)](x, STOCHASTIC=stochastic, METHOD=method, FAST=fast)
+
+        def quantize(x, stochastic=False):
+            divide(x, stochastic=stochastic)
+
+        def fit(x, fused=True):
+            if not fused:
+                _two_pass_kernel[(1,)](x)
+    """,
+    "pkg/model.py": "from pkg.ops import divide, quantize\n\ndef forward(x):\n    quantize(x)\n    divide(x)\n",
+}
+
+
+def test_a_constexpr_fed_from_api_options_no_package_code_sets_is_opt_in():
+    verdict, why = reach(CONSTEXPR_API, "pkg/ops.py", "x = _rounding(x)")
+    assert verdict == "opt_in" and "only `STOCHASTIC` adds" in why and "API is called with its defaults" in why
+    assert reach(CONSTEXPR_API, "pkg/ops.py", "return libdevice.signbit")[0] == "opt_in"  # its only use is there
+    assert reach(CONSTEXPR_API, "pkg/ops.py", "tl.atomic_add(x, 1)")[0] == "opt_in"  # METHOD is "center"
+    assert reach(CONSTEXPR_API, "pkg/ops.py", "tl.store(x, 2)")[0] == "target"
+    # an alternative the option selects is the users' choice (the switch a port flips where the default fails)
+    assert reach(CONSTEXPR_API, "pkg/ops.py", "tl.atomic_add(x, 5)")[0] == "target"
+    # a host branch on an API option stays the users' choice: `fit(x, fused=False)` launches a whole kernel
+    assert reach(CONSTEXPR_API, "pkg/ops.py", "tl.atomic_add(x, 3)")[0] == "target"
+    # the package's own code passing the other value keeps the branch compiled
+    files = dict(CONSTEXPR_API, **{"pkg/train.py": "from pkg.ops import quantize\n\nquantize(1, stochastic=True)\n"})
+    assert reach(files, "pkg/ops.py", "x = _rounding(x)")[0] == "target"
+    files = dict(CONSTEXPR_API, **{"pkg/train.py": "from pkg.ops import divide\n\ndivide(1, method=pick())\n"})
+    assert reach(files, "pkg/ops.py", "tl.atomic_add(x, 1)")[0] == "target"
+
+
+def test_an_import_used_only_in_dropped_code_takes_the_reach_of_its_uses(tmp_path):
+    # seen on freetoken (gdc_wait / gdc_launch_dependents imported from extra.cuda, called only under an ENABLE_PDL
+    # constexpr False on ROCm) and fp8-coat 1.0.11 (libdevice used only in `_stochastic_rounding`): extra.cuda
+    # loads on the HIP build, and only a kernel that calls its functions fails to compile
+    pdl = """
+        import torch
+        import triton
+        import triton.language as tl
+        from triton.language.extra.cuda import gdc_wait
+
+        @triton.jit
+        def _act_kernel(x, ENABLE_PDL: tl.constexpr):
+            if ENABLE_PDL:
+                gdc_wait()
+            tl.store(x, 1)
+
+        def act(x):
+            _act_kernel[(1,)](x, ENABLE_PDL=torch.version.hip is None)
+
+        __all__ = ["act"]
+    """
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/act.py": pdl, **CONSTEXPR_API})
+    found = scan_tree(tmp_path, "mi300x", load_rules(select=["PT110"]), jobs=1, config=PorterConfig())
+    assert not found.findings
+    dropped = {f.path: f for f in found.unreachable}
+    assert dropped["pkg/act.py"].reach == "nvidia_only" and "ENABLE_PDL" in dropped["pkg/act.py"].reach_reason
+    assert (
+        dropped["pkg/ops.py"].reach == "opt_in"
+        and "every use of the names it binds" in dropped["pkg/ops.py"].reach_reason
+    )
+    # a use in code that runs keeps the import reported; so does a re-export (`__all__` naming it)
+    used = pdl.replace("tl.store(x, 1)", "tl.store(x, 1)\n            gdc_wait()")
+    write(tmp_path, {"pkg/act.py": used})
+    found = scan_tree(tmp_path, "mi300x", load_rules(select=["PT110"]), jobs=1, config=PorterConfig(), use_cache=False)
+    assert [f.path for f in found.findings] == ["pkg/act.py"]
+    write(tmp_path, {"pkg/act.py": pdl.replace('["act"]', '["act", "gdc_wait"]')})
+    found = scan_tree(tmp_path, "mi300x", load_rules(select=["PT110"]), jobs=1, config=PorterConfig(), use_cache=False)
+    assert [f.path for f in found.findings] == ["pkg/act.py"]
+
+
+# seen on hip-attn 1.2.9: the v1.1 kernels take SAMPLE_METHOD and LOGIT_SOFTCAP from fields of HiPAttentionArgs,
+# a dataclass the package exports, passed positionally after `*args.safe_stride(q, 4)`; its fields default to
+# "center" and None (`__post_init__` turns 0 into None), and the package's own code sets neither
+ARGS_KERNELS = {
+    "pkg/__init__.py": "from pkg.attn import Args, attention\n\n__all__ = ['Args', 'attention']\n",
+    "pkg/attn.py": """
+        from dataclasses import dataclass
+        from typing import Optional
+
+        import triton
+        import triton.language as tl
+
+        @dataclass
+        class Args:
+            block_size: int = 64
+            sample_method: str = "center"
+            logit_softcap: Optional[float] = None
+
+            def __post_init__(self):
+                if self.logit_softcap == 0:
+                    self.logit_softcap = None
+
+            def safe_stride(self, x, n):
+                return x.stride()
+
+        @triton.jit
+        def _attn_kernel(q, s0, s1, SAMPLE_METHOD: tl.constexpr, LOGIT_SOFTCAP: tl.constexpr):
+            if SAMPLE_METHOD == "position":
+                tl.atomic_add(q, 1)
+            if LOGIT_SOFTCAP is not None:
+                tl.atomic_add(q, 2)
+            tl.store(q, 3)
+
+        def masking(q, args: "Args"):
+            _attn_kernel[(1,)](q, *args.safe_stride(q, 2), args.sample_method, args.logit_softcap)
+
+        def attention(q, args: Optional[Args] = None, **kwargs):
+            if args is None:
+                args = Args(**kwargs)
+            masking(q, args)
+            return q
+            masking(q, Args(sample_method="position"))  # never runs
+    """,
+    "pkg/model.py": "from pkg.attn import Args, attention\n\ndef forward(q):\n    return attention(q, Args(block_size=32))\n",
+}
+
+
+def test_a_constexpr_fed_from_fields_of_a_settings_record_takes_their_defaults():
+    verdict, why = reach(ARGS_KERNELS, "pkg/attn.py", "tl.atomic_add(q, 1)")
+    assert verdict == "opt_in" and "SAMPLE_METHOD" in why
+    assert reach(ARGS_KERNELS, "pkg/attn.py", "tl.atomic_add(q, 2)")[0] == "opt_in"
+    assert reach(ARGS_KERNELS, "pkg/attn.py", "tl.store(q, 3)")[0] == "target"
+    # the package's own code setting a field, by construction, store, replace or through the entry's **kwargs
+    for setting in (
+        "attention(q, Args(sample_method=pick()))",
+        "attention(q, sample_method='position')",
+        "a = Args()\n    a.sample_method = 'position'\n    attention(q, a)",
+        "attention(q, dataclasses.replace(Args(), sample_method='position'))",
+    ):
+        model = f"import dataclasses\nfrom pkg.attn import Args, attention\n\ndef forward(q):\n    {setting}\n"
+        files = dict(ARGS_KERNELS, **{"pkg/model.py": model})
+        assert reach(files, "pkg/attn.py", "tl.atomic_add(q, 1)")[0] == "target", setting
+    # a softcap the project passes keeps its branch
+    files = dict(ARGS_KERNELS, **{"pkg/model.py": "from pkg.attn import Args\n\nArgs(logit_softcap=30.0)\n"})
+    assert reach(files, "pkg/attn.py", "tl.atomic_add(q, 2)")[0] == "target"
+    # a construction after a `return` never runs: it sets nothing
+    live = ARGS_KERNELS["pkg/attn.py"].replace("            return q\n", "")
+    assert reach(dict(ARGS_KERNELS, **{"pkg/attn.py": live}), "pkg/attn.py", "tl.atomic_add(q, 1)")[0] == "target"

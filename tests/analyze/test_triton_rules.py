@@ -152,6 +152,17 @@ def test_nvidia_only_options_point_at_the_keyword(triton_rules):
     ]
 
 
+def test_an_unused_libdevice_import_is_reported_only_where_it_is_re_exported(triton_rules):
+    # seen on fp8-coat 1.0.11: gelu_fwd.py imports extra.cuda's libdevice, never calls it, and its `__all__` lists only
+    # fp8_gelu_forward, so no star import takes the name either: nothing compiles an __nv_ function
+    text = "from triton.language.extra.cuda import libdevice\nimport triton\n__all__ = ['fp8_gelu_forward']\n"
+    assert not scan(triton_rules, text, "mi300x", "PT110")
+    assert scan(triton_rules, text.replace("'fp8_gelu_forward'", "'libdevice'"), "mi300x", "PT110")
+    # a used import carries its uses, from which the project analysis decides its reach
+    used = text + "@triton.jit\ndef k(x):\n    return libdevice.signbit(x)\n"
+    assert [f.data["reached_through"] for f in scan(triton_rules, used, "mi300x", "PT110")] == [[[6, 12]]]
+
+
 def test_libdevice_alias_use_is_reported_once_at_the_import(triton_rules):
     text = (
         "from triton.language.extra.cuda import libdevice\nimport triton\n"

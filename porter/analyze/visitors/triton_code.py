@@ -226,7 +226,8 @@ def libdevice_cuda(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     inv = ctx.triton
     if inv is None:
         return
-    used = {qualified for _, qualified in references(inv, (_LIBDEVICE_CUDA,))}
+    uses = list(references(inv, (_LIBDEVICE_CUDA,)))
+    used = {qualified for _, qualified in uses}
     for node in inv.nodes_of(cst.ImportFrom, cst.Import):
         if isinstance(node, cst.ImportFrom) and node.module is not None:
             module = inv.code(node.module)
@@ -236,34 +237,37 @@ def libdevice_cuda(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
                     continue
                 if imported and BACKEND_NEUTRAL_MEMBERS.issuperset(imported):
                     continue
-                if imported and _never_used(ctx, [f"{module}.{name}" for name in imported], used):
+                if imported and _never_used(
+                    ctx, [f"{module}.{name}" for name in imported], _local_names(inv, node), used
+                ):
                     continue
-                yield Hit(
-                    node,
-                    {
-                        "module": module,
-                        "member": ", ".join(imported) or "*",
-                        "portable": all(n == "libdevice" for n in imported) and bool(imported),
-                        "form": "import",
-                    },
-                )
+                data = {
+                    "module": module,
+                    "member": ", ".join(imported) or "*",
+                    "portable": all(n == "libdevice" for n in imported) and bool(imported),
+                    "form": "import",
+                }
+                bound = [f"{module}.{name}" for name in imported]
+                yield Hit(node, data | _use_sites(ctx, inv, bound, _local_names(inv, node), uses))
         elif isinstance(node, cst.Import):
             for alias in node.names:
                 if (
                     inv.code(alias.name).startswith(_LIBDEVICE_CUDA)
                     and not skip_for_target(inv.guard_at(node), target)
                     and not inv.in_import_fallback(node)
-                    and not (alias.asname and _never_used(ctx, [inv.code(alias.name)], used))
-                ):
-                    yield Hit(
-                        node,
-                        {
-                            "module": inv.code(alias.name),
-                            "member": inv.code(alias.name).rsplit(".", 1)[1],
-                            "portable": inv.code(alias.name).endswith("libdevice"),
-                            "form": "import",
-                        },
+                    and not (
+                        alias.asname and _never_used(ctx, [inv.code(alias.name)], [inv.code(alias.asname.name)], used)
                     )
+                ):
+                    data = {
+                        "module": inv.code(alias.name),
+                        "member": inv.code(alias.name).rsplit(".", 1)[1],
+                        "portable": inv.code(alias.name).endswith("libdevice"),
+                        "form": "import",
+                    }
+                    bound = [inv.code(alias.name)] if alias.asname else []
+                    local = [inv.code(alias.asname.name)] if alias.asname else []
+                    yield Hit(node, data | _use_sites(ctx, inv, bound, local, uses))
     for node, qualified in references(inv, (_LIBDEVICE_CUDA + ".",)):
         member = qualified[len(_LIBDEVICE_CUDA) + 1 :].split(".")[0]
         explicit = inv.code(node).startswith(("tl.", "triton."))
@@ -276,13 +280,45 @@ def libdevice_cuda(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
             )
 
 
-def _never_used(ctx: ModuleContext, bound: list[str], used: set[str]) -> bool:
-    """No name this import binds is read in the module, which re-exports nothing (not a package's
-    __init__, no __all__): extra.cuda only fails when a kernel calls one of its __nv_ functions, so an
-    import left over from the NVIDIA code compiles nothing (fp8-coat's quantizers, held_out8)."""
-    if ctx.path.endswith("__init__.py") or "__all__" in ctx.text:
+def _never_used(ctx: ModuleContext, bound: list[str], locals_: list[str], used: set[str]) -> bool:
+    """No name this import binds is read in the module, which re-exports none of them (not a package's __init__, not
+    named in `__all__`, which is what a star import takes): extra.cuda only fails when a kernel calls one of its __nv_
+    functions, so an import left over from the NVIDIA code compiles nothing (fp8-coat's quantizers, held_out8; its
+    gelu_fwd.py, whose `__all__` lists only fp8_gelu_forward)."""
+    if ctx.path.endswith("__init__.py") or any(_listed_in_all(ctx.text, name) for name in locals_):
         return False
     return not any(q == b or q.startswith(b + ".") for q in used for b in bound)
+
+
+def _use_sites(ctx: ModuleContext, inv, bound: list[str], locals_: list[str], uses: list) -> dict:
+    """{"reached_through": [[line, column]...]} of the reads of the names an import binds, where they are all the module's
+    own (it re-exports nothing): extra.cuda loads on the HIP build and fails only where a kernel calls an __nv_
+    function, so the import matters where its names are used, and the project analysis decides the finding's
+    reach from theirs (COAT's `libdevice.signbit`, used only under a STOCHASTIC constexpr no default run sets).
+    Empty where the import binds a module other code may reach through (`import x.y.cuda`) or is re-exported
+    (a package's `__init__`, a name listed in `__all__`)."""
+    if not bound or ctx.path.endswith("__init__.py") or any(_listed_in_all(ctx.text, name) for name in locals_):
+        return {}
+    spans = [
+        inv.span(node)
+        for node, qualified in uses
+        if any(qualified == b or qualified.startswith(b + ".") for b in bound)
+    ]
+    sites = [[span.line, span.column] for span in spans]
+    return {"reached_through": sites} if sites else {}
+
+
+def _local_names(inv, node: cst.ImportFrom) -> list[str]:
+    """The names a `from m import a, b as c` binds in the module (a, c)."""
+    if isinstance(node.names, cst.ImportStar):
+        return []
+    return [inv.code(a.asname.name) if a.asname else inv.code(a.name) for a in node.names]
+
+
+def _listed_in_all(text: str, name: str) -> bool:
+    """Does the module name `name` in its `__all__` (a quoted string anywhere after `__all__`)?"""
+    start = text.find("__all__")
+    return start >= 0 and re.search(rf"""['"]{re.escape(name)}['"]""", text[start:]) is not None
 
 
 def _imports(node: cst.ImportFrom, name: str) -> bool:
