@@ -764,13 +764,7 @@ class _Collector:
         augmented assignments), nested blocks included."""
         count = 0
         for node in _nodes(self.defs[scope]):
-            base: ast.expr | None = None
-            if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
-                base = node.value
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                base = node.func.value if node.func.attr in _MAPPING_MUTATORS else None
-            elif isinstance(node, ast.AugAssign):
-                base = node.target
+            base = _changed_in_place(node)
             count += isinstance(base, ast.Name) and base.id == name
         return count
 
@@ -781,15 +775,7 @@ class _Collector:
         if found is None:
             found = self.mutated[scope] = set()
             for node in _nodes(self.defs[scope]) if scope in self.defs else ():
-                base: ast.expr | None
-                if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
-                    base = node.value
-                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                    base = node.func.value if node.func.attr in _MAPPING_MUTATORS else None
-                elif isinstance(node, ast.AugAssign):
-                    base = node.target
-                else:
-                    continue
+                base = _changed_in_place(node)
                 if isinstance(base, ast.Name):
                     found.add(base.id)
         return found
@@ -1146,6 +1132,18 @@ _WALKED_TYPES: dict[type, bool] = {}
 def _walked(value_type: type) -> bool:
     walked = _WALKED_TYPES[value_type] = issubclass(value_type, ast.AST) and not issubclass(value_type, _LEAVES)
     return walked  # by type alone: none of these classes overrides isinstance
+
+
+def _changed_in_place(node: ast.AST) -> ast.expr | None:
+    """What the node changes in place: `d` of `d[k] = v`, `del d[k]`, `d.update(...)` (a mapping mutator) or
+    `d |= ...`; None for anything else."""
+    if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        return node.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MAPPING_MUTATORS:
+        return node.func.value
+    if isinstance(node, ast.AugAssign):
+        return node.target
+    return None
 
 
 def _nodes(tree: ast.AST):
