@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from bisect import bisect_right
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from itertools import accumulate
 from typing import Any, TypeVar, cast
 
@@ -218,7 +218,7 @@ def build_index(module: cst.Module) -> ModuleIndex:
     for small_statements in cast("list[cst.SimpleStatementLine]", nodes.get(cst.SimpleStatementLine, [])):
         for small in small_statements.body:  # imports and other small statements are reported too
             top_of[id(small)] = top_of[id(small_statements)]
-    add_triton_names(aliases, triton_distributions(aliases))
+    add_triton_names(aliases, triton_distributions((local, full) for local, bound in aliases.items() for full in bound))
     return ModuleIndex(
         nodes, aliases, imports, statement_of, scope_of, call_arg_of, docstrings, guarded_imports, top_of
     )
@@ -308,10 +308,11 @@ def _note_statement(line: cst.SimpleStatementLine, aliases: dict, imports: list,
             docstrings.add(id(small.value))
 
 
-def triton_distributions(aliases: dict[str, set[str]]) -> set[str]:
-    """Top-level modules imported under the name `triton` (`import tokenspeed_triton as triton`): a Triton build
-    shipped under another name, whose `jit`, `language` and `Config` are Triton's."""
-    return {full for full in aliases.get("triton", ()) if full != "triton" and "." not in full}
+def triton_distributions(bindings: Iterable[tuple[str, str]]) -> set[str]:
+    """Of (local name, qualified name) imports, the top-level modules imported as `triton` (`import
+    tokenspeed_triton as triton`): a Triton build shipped under another name, whose `jit`, `language` and `Config`
+    are Triton's."""
+    return {full for local, full in bindings if local == "triton" and full != "triton" and "." not in full}
 
 
 def as_triton(name: str, distributions: set[str]) -> str | None:

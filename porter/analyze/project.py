@@ -39,7 +39,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any
 
-from porter.analyze.index import as_triton
+from porter.analyze.index import as_triton, triton_distributions
 from porter.analyze.project_eval import (
     NOT_FOUND,
     OPAQUE,
@@ -252,6 +252,7 @@ class Project:
         self._binding_lines: dict[str, dict[int, int]] = {}  # path -> line -> index of the top-level binding on it
         self._deciding_scopes: dict[str, list[tuple[str, int, int, str, Any]]] = {}  # path -> _reach_scopes
         self._distributions: set[str] | None = None  # libraries the project imports as `triton`
+        self._starred: set[str] | None = None  # modules some module imports with `from m import *`
         self._unloaded: dict[str, str] | None = None  # path -> why no module the package loads imports it
         self._imported: set[tuple[str, str]] | None = None  # (module, name) some module imports by name
         self._homes: dict[str, list[str]] | None = None
@@ -345,12 +346,8 @@ class Project:
         """Libraries some module of the project imports as `triton` (tokenspeed's `tokenspeed_triton`): their names,
         re-exported by the project's own modules, are Triton's."""
         if self._distributions is None:
-            self._distributions = {
-                qualified
-                for facts in self.module_facts.values()
-                for local, qualified in facts["imports"].items()
-                if local == "triton" and qualified != "triton" and "." not in qualified
-            }
+            imports = (binding for facts in self.module_facts.values() for binding in facts["imports"].items())
+            self._distributions = triton_distributions(imports)
         return self._distributions
 
     # ---- the evaluator's resolver -----------------------------------------------------------
@@ -1013,6 +1010,8 @@ class Project:
             for name in names
         ):
             return None
+        if any(self._star_exported(module, facts, name) for name in names):
+            return None  # another module takes it with `from module import *`, and may read it
         verdicts = [self._reach(path, use_line, column + 1) for use_line, column in uses]
         if not all(v.reach in _DEAD_KINDS for v in verdicts):
             return None
@@ -1023,6 +1022,14 @@ class Project:
             verdicts[first].reach,
             f"every read of {listed} in the module is {where} (e.g. line {uses[first][0]}: {verdicts[first].reason})",
         )
+
+    def _star_exported(self, module: str, facts: dict, name: str) -> bool:
+        """Does some module of the project `from module import *` a set of names holding `name` (the `__all__`
+        list, else every public name)?"""
+        if self._starred is None:
+            self._starred = {star for other in self.module_facts.values() for star in other.get("stars", ())}
+        exported = name in facts["exports"] if facts["exports"] is not None else not name.startswith("_")
+        return exported and module in self._starred
 
     def _reach_scopes(self, path: str, facts: dict) -> list[tuple[str, int, int, str, Any]]:
         """(qualname, start, end, kind, enum) of the scopes whose reach decides the code in them, in the facts'
@@ -1055,7 +1062,7 @@ class Project:
         prefixes = VENDOR_FILE_PREFIXES if self._amd else VENDOR_FILE_PREFIXES + AMD_FILE_PREFIXES
         if any(_named_for(stem, p) for p in prefixes):
             return Reach(NVIDIA_ONLY, f"a module for another device type (`{parts[-1]}`)")
-        amd_sibling = self._amd and _named_for(stem, "nvidia") and self._amd_sibling(parts)
+        amd_sibling = self._amd and _named_for(stem, "nvidia") and self._amd_sibling(path, parts)
         if amd_sibling:
             return Reach(NVIDIA_ONLY, f"the NVIDIA module of a per-vendor layer; `{amd_sibling}` beside it serves AMD")
         if not self._amd:
@@ -1065,13 +1072,16 @@ class Project:
                 return Reach(NVIDIA_ONLY, f"matches nvidia_only_paths `{pattern}` in [tool.porter]")
         return self._import_reach(path)
 
-    def _amd_sibling(self, parts: list[str]) -> str | None:
+    def _amd_sibling(self, nvidia: str, parts: list[str]) -> str | None:
         """The AMD module beside an NVIDIA one (zeus's gpu/nvidia.py and gpu/amd.py): a layer with one module per
-        vendor, of which the platform loads its own. Without one, `nvidia.py` may be what every GPU runs."""
+        vendor, of which the platform loads its own. Without one, `nvidia.py` may be what every GPU runs; an AMD
+        module that imports it (`class AMDGPU(NvidiaGPU)`) runs its code on AMD too."""
         folder = "/".join(parts[:-1])
+        importers = self._import_graph()[1].get(nvidia, set())
         for path in self.facts:
             head, _, name = path.replace("\\", "/").rpartition("/")
-            if head == folder and any(_named_for(name.rsplit(".", 1)[0].lower(), p) for p in AMD_FILE_PREFIXES):
+            amd = any(_named_for(name.rsplit(".", 1)[0].lower(), p) for p in AMD_FILE_PREFIXES)
+            if head == folder and amd and path not in importers:
                 return name
         return None
 

@@ -285,8 +285,9 @@ _ARCH_NAME = re.compile(
     r"supports_tma|has_tma|HAS_TMA|is_tma_supported|is_fp8_fnuz|is_gfx\w+)\Z"
 )
 # Programmatic dependent launch (griddepcontrol, launch_pdl) is a CUDA feature of sm_90 and later: a predicate asking
-# whether it is available or on (tokenspeed_kernel's `pdl_enabled()`, `is_hopper_plus` underneath) is False on AMD.
-_PDL_NAME = re.compile(r"_?(is_)?(pdl_enabled|pdl_supported|supports_pdl|use_pdl|USE_PDL|ENABLE_PDL|enable_pdl)\Z")
+# whether the hardware has it on (tokenspeed_kernel's `pdl_enabled()`, `is_hopper_plus` underneath) is False on AMD.
+# A switch a user sets (`USE_PDL`, `enable_pdl`) is not such a predicate: set on AMD, it is where gdc_wait fails.
+_PDL_NAME = re.compile(r"_?(is_)?(pdl_enabled|pdl_supported|supports_pdl)\Z")
 # AMD arch predicates that name what they test: `is_gfx950()`, `on_gfx942()`, `_ON_GFX95X`, `is_gfx9()` (a prefix
 # of the target's gfx arch), `is_cdna3()` / `IS_CDNA4` (the target's family). None of them holds on NVIDIA.
 _GFX_NAME = re.compile(r"_?(?:is|on)_(gfx[0-9a-f]+?)x?\Z", re.IGNORECASE)

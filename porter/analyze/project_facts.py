@@ -62,7 +62,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, TypeGuard
 
-FACTS_FORMAT = 24  # 24: record field defaults and stores, typed parameters, `**` parameters, named positionals
+FACTS_FORMAT = 25  # 25: binds leave out assignments whose value calls; 24: record field defaults and stores, typed parameters, `**` parameters, named positionals
 # 23: no locals for names a function declares global; binds; 22: record classes (dataclass / NamedTuple fields and
 # short properties)
 # 21: short functions calling a platform-named predicate; 20: locals spread as keywords
@@ -202,21 +202,26 @@ _PLATFORM_IN_TEXT = re.compile(
 )
 
 
-def _module_bindings(body: list[ast.stmt]) -> list[tuple[int, int, list[str]]]:
-    """(first line, last line, names) of each top-level `from m import a, b` (no star) and `NAME = value`."""
+def _top_level_binds(body: list[ast.stmt]) -> list[tuple[int, int, list[str]]]:
+    """(first line, last line, names) of each top-level `from m import a, b` (no star) and `NAME = value` whose value
+    calls nothing: a call (`_ext = load(sources=["k.cu"])`) runs at every import, whoever reads the name."""
     out = []
     for statement in body:
         if isinstance(statement, ast.ImportFrom) and all(alias.name != "*" for alias in statement.names):
             bound = [alias.asname or alias.name for alias in statement.names]
-        elif isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and not _calls(statement.value):
             bound = [statement.targets[0].id] if isinstance(statement.targets[0], ast.Name) else []
-        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None and not _calls(statement.value):
             bound = [statement.target.id] if isinstance(statement.target, ast.Name) else []
         else:
             continue
         if bound and "__all__" not in bound:
             out.append((statement.lineno, statement.end_lineno or statement.lineno, bound))
     return out
+
+
+def _calls(value: ast.expr) -> bool:
+    return any(isinstance(node, ast.Call) for node in ast.walk(value))
 
 
 def _unconditional_imports(body: list[ast.stmt]) -> list[list]:
@@ -314,7 +319,7 @@ class _Collector:
         self.tree = tree
         self.class_names = {s.name for s in tree.body if isinstance(s, ast.ClassDef)}
         self._block(tree.body, "", module_level=True)
-        self._walk(tree, _module_bindings(tree.body) if not self.package else [])
+        self._walk(tree, _top_level_binds(tree.body) if not self.package else [])
         self.facts["requires"] = _unconditional_imports(tree.body)
         self.facts["branches"] = _branch_imports(tree.body)
         self.facts["main"] = [[s.lineno, s.end_lineno or s.lineno] for s in tree.body if _is_main_block(s)]

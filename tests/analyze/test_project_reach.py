@@ -418,6 +418,13 @@ def test_a_pdl_predicate_of_another_package_is_false_on_amd():
     assert reach(files, "pkg/ops.py", "gdc_wait", target="mi350x")[0] == "nvidia_only"
     assert reach(files, "pkg/ops.py", "fast_path")[0] == "target"  # another package's unnamed choice: undecided
     assert reach(files, "pkg/ops.py", "gdc_wait", target="h100")[0] != "nvidia_only"
+    # a switch a user sets is no capability predicate: on AMD it is where gdc_wait would fail
+    for switch in ("cfg.ENABLE_PDL", "USE_PDL", "enable_pdl()"):
+        flagged = {**files, "pkg/ops.py": files["pkg/ops.py"].replace("pdl_enabled()", switch)}
+        flagged["pkg/ops.py"] = flagged["pkg/ops.py"].replace(
+            "from other_pkg.platform import pdl_enabled, tuned", "from other_pkg.platform import cfg, USE_PDL, tuned"
+        )
+        assert reach(flagged, "pkg/ops.py", "gdc_wait")[0] != "nvidia_only", switch
 
 
 def test_type_checking_imports_never_run():
@@ -560,6 +567,9 @@ def test_nvidia_module_of_a_per_vendor_layer_with_an_amd_sibling():
     assert reach(files, "zeus/gpu/amd.py", "amdsmi_backend")[0] == "target"
     assert reach(files, "tool/nvidia_smi.py", "lone")[0] == "target"  # its AMD module would sit in its own folder
     assert reach(files, "zeus/gpu/nvidia.py", "nvml_backend", target="mi350x")[0] == "nvidia_only"
+    # an AMD module built on the NVIDIA one (`class AMDGPU(NvidiaGPU)`) runs its code on AMD
+    files["zeus/gpu/amd.py"] = "from zeus.gpu.nvidia import f as base\ndef f():\n    amdsmi_backend = 1\n"
+    assert reach(files, "zeus/gpu/nvidia.py", "nvml_backend")[0] == "target"
 
 
 def test_module_importing_an_nvidia_only_library_at_top_level_never_loads():
@@ -2029,6 +2039,33 @@ def test_a_top_level_binding_other_modules_import_or_export_stays():
         """,
     }
     assert reach(files, "pkg/ops.py", "FP8 = torch.float8_e4m3fn")[0] == "target"
+
+
+def test_a_top_level_binding_that_calls_or_is_star_imported_stays():
+    # a value that calls runs at every import (a CUDA build loaded at import); a star import hands the name on
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": """
+            import torch
+            from torch.utils.cpp_extension import load
+
+            _ext = load(name="k", sources=["k.cu"])
+            FP8 = torch.float8_e4m3fn
+
+            def run(x):
+                if torch.version.hip is None:
+                    return _ext.op(x.to(FP8))
+                return x
+        """,
+        "pkg/user.py": """
+            from pkg.ops import *
+        """,
+    }
+    assert reach(files, "pkg/ops.py", "_ext = load")[0] == "target"
+    assert reach(files, "pkg/ops.py", "from torch.utils.cpp_extension import load")[0] == "target"
+    assert reach(files, "pkg/ops.py", "FP8 = torch.float8_e4m3fn")[0] == "target"
+    files["pkg/user.py"] = "import pkg.ops\n"
+    assert reach(files, "pkg/ops.py", "FP8 = torch.float8_e4m3fn")[0] == "nvidia_only"
 
 
 def test_a_triton_backend_member_only_cuda_defines_is_absent_on_amd():
