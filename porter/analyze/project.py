@@ -888,6 +888,10 @@ class Project:
         own = self.reach(path, line, column)
         if own.reach in _DROPPED_KINDS or not uses:
             return own
+        facts = self.facts.get(path) or {}
+        names = self._names_bound_at(facts, line)
+        if names is None or self._visible_outside(facts, names):
+            return own  # another module may take the names and use them where they run
         verdicts = [(self.reach(path, at, col), at) for at, col in uses]
         if not all(verdict.reach in _DROPPED_KINDS for verdict, _ in verdicts):
             return own
@@ -1004,14 +1008,8 @@ class Project:
         return self._bindings[key]
 
     def _dead_binding(self, path: str, facts: dict, names: list[str], uses: list) -> Reach | None:
-        module = facts["module"]
-        if any(
-            name in (facts["exports"] or ()) or (module, name) in self._imported_names() or self.users(module, name)
-            for name in names
-        ):
+        if self._visible_outside(facts, names):
             return None
-        if any(self._star_exported(module, facts, name) for name in names):
-            return None  # another module takes it with `from module import *`, and may read it
         verdicts = [self._reach(path, use_line, column + 1) for use_line, column in uses]
         if not all(v.reach in _DEAD_KINDS for v in verdicts):
             return None
@@ -1021,6 +1019,22 @@ class Project:
         return Reach(
             verdicts[first].reach,
             f"every read of {listed} in the module is {where} (e.g. line {uses[first][0]}: {verdicts[first].reason})",
+        )
+
+    def _names_bound_at(self, facts: dict, line: int) -> list[str] | None:
+        """The names of the top-level binding (import or assignment) on the line, None when none is recorded."""
+        return next((names for first, last, names, _uses in facts.get("binds", ()) if first <= line <= last), None)
+
+    def _visible_outside(self, facts: dict, names: list[str]) -> bool:
+        """Can another module read one of the names a top-level statement binds: it imports or uses it, `__all__`
+        lists it, or it takes it with `from module import *`?"""
+        module = facts["module"]
+        return any(
+            name in (facts["exports"] or ())
+            or (module, name) in self._imported_names()
+            or self.users(module, name)
+            or self._star_exported(module, facts, name)
+            for name in names
         )
 
     def _star_exported(self, module: str, facts: dict, name: str) -> bool:

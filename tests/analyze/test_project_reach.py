@@ -2837,6 +2837,10 @@ def test_an_import_used_only_in_dropped_code_takes_the_reach_of_its_uses(tmp_pat
     write(tmp_path, {"pkg/act.py": pdl.replace('["act"]', '["act", "gdc_wait"]')})
     found = scan_tree(tmp_path, "mi300x", load_rules(select=["PT110"]), jobs=1, config=PorterConfig(), use_cache=False)
     assert [f.path for f in found.findings] == ["pkg/act.py"]
+    # another module importing the name from here may call it where it runs
+    write(tmp_path, {"pkg/act.py": pdl, "pkg/other.py": "from pkg.act import gdc_wait\n"})
+    found = scan_tree(tmp_path, "mi300x", load_rules(select=["PT110"]), jobs=1, config=PorterConfig(), use_cache=False)
+    assert "pkg/act.py" in [f.path for f in found.findings]
 
 
 # seen on hip-attn 1.2.9: the v1.1 kernels take SAMPLE_METHOD and LOGIT_SOFTCAP from fields of HiPAttentionArgs,
