@@ -2870,3 +2870,63 @@ def test_a_constexpr_fed_from_fields_of_a_settings_record_takes_their_defaults()
     # a construction after a `return` never runs: it sets nothing
     live = ARGS_KERNELS["pkg/attn.py"].replace("            return q\n", "")
     assert reach(dict(ARGS_KERNELS, **{"pkg/attn.py": live}), "pkg/attn.py", "tl.atomic_add(q, 1)")[0] == "target"
+
+
+@pytest.mark.parametrize(
+    "guard",
+    [
+        "try:\n    if b != 'triton':\n        raise ValueError(b)\nexcept ValueError:\n    pass",
+        "with contextlib.suppress(ValueError):\n    if b != 'triton':\n        raise ValueError(b)",
+        "with contextlib.suppress(AssertionError):\n    assert b == 'triton'",
+    ],
+)
+def test_a_raise_a_handler_catches_narrows_nothing(guard):
+    # the raise goes on after the `try` (or a suppressing `with`): b may still be any value the environment holds
+    body = textwrap.indent(guard, " " * 16)
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": f"""
+            import contextlib
+            import os
+            import torch
+
+            def _backend():
+                b = os.environ.get("PKG_BACKEND", "cuda")
+{body}
+                return b
+
+            def run(x):
+                if _backend() == "triton":
+                    return x
+                else:
+                    torch.cuda.nvtx.range_push("cuda")
+        """,
+    }
+    verdict, why = reach(files, "pkg/ops.py", "torch.cuda.nvtx")
+    assert verdict == "target", why
+
+
+def test_a_raise_a_handler_raises_again_still_exits():
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": """
+            import os
+            import torch
+
+            def _backend():
+                b = os.environ.get("PKG_BACKEND", "cuda")
+                try:
+                    if b != "triton":
+                        raise ValueError(b)
+                except ValueError:
+                    raise
+                return b
+
+            def run(x):
+                if _backend() == "triton":
+                    return x
+                else:
+                    torch.cuda.nvtx.range_push("cuda")
+        """,
+    }
+    assert reach(files, "pkg/ops.py", "torch.cuda.nvtx")[0] != "target"
