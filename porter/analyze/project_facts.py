@@ -62,7 +62,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, TypeGuard
 
-FACTS_FORMAT = 24  # 24: record field defaults and stores, typed parameters, `**` parameters, named positionals
+FACTS_FORMAT = 25  # 25: every binding of a local first bound from a bare project call
+# 24: record field defaults and stores, typed parameters, `**` parameters, named positionals
 # 23: no locals for names a function declares global; binds; 22: record classes (dataclass / NamedTuple fields and
 # short properties)
 # 21: short functions calling a platform-named predicate; 20: locals spread as keywords
@@ -613,15 +614,17 @@ class _Collector:
             return  # a platform-defaulted parameter: its value is the param's (default and call sites)
         if not module_level and name in self._declared_outer(scope):
             return  # `global _native`: the function fills a module-level name, no local (its first read is the module's)
+        # first: it marks a local first bound from a project call, whose every later binding must be kept; a test
+        # before it that keeps this binding alone (`w8a8 = e4m3_native()`) would drop a later `w8a8 = True`
         if not (
             module_level
+            or self._follows_project_call(name, value, scope)
             or _PLATFORM_WORD.search(name)
             or is_platform_text(self._text(value))
             or self._reads_platform_local(name, value, scope)
             or self._hard_coded_switch(name, value, scope)
             or (self._reads_option(value, scope) and self._store_count(scope, name) == 1)
             or self._calls_own_predicate(value)
-            or self._follows_project_call(name, value, scope)
             or self._spread_local(name, value, scope)
         ):
             if module_level:

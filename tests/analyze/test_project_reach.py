@@ -2930,3 +2930,24 @@ def test_a_raise_a_handler_raises_again_still_exits():
         """,
     }
     assert reach(files, "pkg/ops.py", "torch.cuda.nvtx")[0] != "target"
+
+
+def test_a_local_bound_from_a_bare_project_call_keeps_its_later_bindings():
+    # `w8a8 = e4m3_native()` (no other test before the call) then `w8a8 = True` on a branch: both are kept
+    body = """
+        import torch
+        from pkg.compat import e4m3_native
+
+        def linear(x, w, scale, force):
+            w8a8 = e4m3_native()
+            if force:
+                w8a8 = True
+            if w8a8:
+                return torch._scaled_mm(x, w, scale_a=scale, scale_b=scale)
+            return x @ w
+    """
+    facts = module_facts(textwrap.dedent(body), "pkg/ops.py")
+    assert facts["locals"]["linear"]["w8a8"] == ["e4m3_native()", "True"]
+    files = {"pkg/__init__.py": "", "pkg/compat.py": E4M3_COMPAT, "pkg/ops.py": body}
+    verdict, why = reach(files, "pkg/ops.py", "torch._scaled_mm")
+    assert verdict == "target", why
