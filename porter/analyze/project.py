@@ -406,7 +406,7 @@ class Project:
             if not snippet:
                 values.append(OPAQUE)
             elif snippet.startswith(f"{name} = "):
-                values.append(self.evaluator.source(snippet[len(name) + 3 :], Scope(module, "")))
+                values.append(self._literal_value(module, name, snippet[len(name) + 3 :]))
             else:
                 values.append(Fn(module, name, snippet))
         if not values:
@@ -419,6 +419,18 @@ class Project:
             fallback = self._fallback(name)
             return fallback if fallback is not OPAQUE else value
         return value
+
+    def _literal_value(self, module: str, name: str, source: str) -> Any:
+        """A module-level binding's value; undecided for a mutable container literal (`_MODES = {"tree": ...}`)
+        that its module changes in place (`def register(n, f): _MODES[n] = f`) or another module may (it imports
+        the name, or the module and reads the name on it): its keys and members are not only those it shows."""
+        value = self.evaluator.source(source, Scope(module, ""))
+        if not isinstance(value, (Keywords, tuple)) or not _mutable_literal(source):
+            return value
+        facts = self.module_facts[module]
+        path = self.path_of.get(module)
+        shared = (module, name) in self._imported_names() or any(use[0] != path for use in self.users(module, name))
+        return OPAQUE if shared or name in facts.get("filled", ()) else value
 
     def empty_dict_at_module_level(self, module: str, name: str) -> bool:
         """Is `name` bound once in `module`, to `{}` (a cache the module's functions fill)?"""
@@ -1511,6 +1523,18 @@ def _absolute(module: str, level: int, facts: dict) -> str | None:
         return None
     base = package[: len(package) - (level - 1)]
     return ".".join([*base, module] if module else base)
+
+
+def _mutable_literal(source: str) -> bool:
+    """Does the source build a container that can change in place (`{...}`, `[...]`, `{a, b}`, a comprehension,
+    `dict(...)`)? A tuple cannot: another module importing it reads what it shows."""
+    try:
+        node = ast.parse(source.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        return True
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        return node.func.id in ("dict", "list", "set", "OrderedDict", "defaultdict")
+    return isinstance(node, (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp))
 
 
 def _dotted_text(text: str) -> str | None:

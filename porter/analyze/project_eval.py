@@ -773,7 +773,12 @@ class Evaluator:
             outcomes.append((None, False))
         return merge([value for value, _ in outcomes], any(platform for _, platform in outcomes))
 
-    def _block(self, body: list[ast.stmt], scope: Scope, platform: bool) -> tuple[list[tuple[Any, bool]], bool]:
+    def _block(
+        self, body: list[ast.stmt], scope: Scope, platform: bool, catching: bool = False
+    ) -> tuple[list[tuple[Any, bool]], bool]:
+        """The outcomes of a block and whether it falls through. `catching`: the block lies in a `try` body a
+        handler may catch, or in a `with` body whose manager may suppress (`with suppress(ValueError)`): a raise
+        there goes on after the statement, so it neither ends the path nor narrows what follows."""
         outcomes: list[tuple[Any, bool]] = []
         for statement in body:
             if isinstance(statement, ast.Return):
@@ -781,9 +786,9 @@ class Evaluator:
                 outcomes.append((value, platform))
                 return outcomes, False
             if isinstance(statement, ast.Raise):
-                return outcomes, False
+                return outcomes, catching
             if isinstance(statement, ast.If):
-                found, falls = self._if(statement, scope, platform)
+                found, falls = self._if(statement, scope, platform, catching)
                 outcomes.extend(found)
                 if not falls:
                     return outcomes, False
@@ -792,7 +797,8 @@ class Evaluator:
                 if isinstance(statement, ast.Try) and self._probe_fails(statement):
                     handler = _missing_command_handler(statement)
                     taken = handler.body if handler is not None else taken
-                found, falls = self._block(taken, scope, platform)
+                inner = catching or (taken is statement.body and _may_catch(statement))
+                found, falls = self._block(taken, scope, platform, inner)
                 outcomes.extend(found)
                 if not falls:
                     return outcomes, False
@@ -801,13 +807,14 @@ class Evaluator:
             elif isinstance(statement, ast.AugAssign):
                 self._augmented_assign(statement, scope)
             elif isinstance(statement, ast.Assert):
-                self._narrow(statement.test, scope, holds=True)  # what follows runs where the assertion held
+                if not catching:  # a caught AssertionError goes on where the assertion failed
+                    self._narrow(statement.test, scope, holds=True)  # what follows runs where the assertion held
             elif isinstance(statement, ast.Expr):
                 self._mutating_call(statement.value, scope)
             elif isinstance(statement, (ast.Import, ast.ImportFrom)):
                 self.resolver.local_import(statement, scope)
             elif isinstance(statement, (ast.For, ast.While, ast.AsyncFor)):
-                found, _ = self._block(statement.body, scope, platform)
+                found, _ = self._block(statement.body, scope, platform, catching)
                 outcomes.extend((OPAQUE if not isinstance(v, _Marker) else v, p) for v, p in found)
         return outcomes, True
 
@@ -826,17 +833,17 @@ class Evaluator:
                     return vendor != self.target.vendor
         return False
 
-    def _if(self, node: ast.If, scope: Scope, platform: bool):
+    def _if(self, node: ast.If, scope: Scope, platform: bool, catching: bool = False):
         decided = truth(self.expr(node.test, scope))
         if decided is True:
-            return self._block(node.body, scope, platform)
+            return self._block(node.body, scope, platform, catching)
         if decided is False:
-            return self._block(node.orelse, scope, platform)
+            return self._block(node.orelse, scope, platform, catching)
         branch_platform = platform or decided is PLATFORM
         before = dict(scope.bindings)
-        first, falls_first = self._block(node.body, scope, branch_platform)
+        first, falls_first = self._block(node.body, scope, branch_platform, catching)
         after_first, scope.bindings = scope.bindings, dict(before)
-        second, falls_second = self._block(node.orelse, scope, branch_platform)
+        second, falls_second = self._block(node.orelse, scope, branch_platform, catching)
         if falls_first != falls_second:  # one branch raises or returns: what follows runs after the other alone
             exited, scope.bindings = (scope.bindings, after_first) if falls_first else (after_first, scope.bindings)
             for name, value in exited.items():  # what the exiting branch stored may be read by a later call
@@ -981,6 +988,14 @@ def _members(value: Any) -> tuple | None:
     if isinstance(value, tuple) and all(_plain_constant(v) for v in value):
         return value
     return None
+
+
+def _may_catch(statement: ast.Try | ast.With) -> bool:
+    """May an exception raised in the statement's body go on after it? Any `with` (its manager may suppress it),
+    a `try` with a handler that does not simply raise again."""
+    if isinstance(statement, ast.With):
+        return True
+    return any(not handler.body or not isinstance(handler.body[-1], ast.Raise) for handler in statement.handlers)
 
 
 # SMI tools exist only on their vendor's machines; calls that run a command line

@@ -62,7 +62,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, TypeGuard
 
-FACTS_FORMAT = 25  # 25: binds leave out assignments whose value calls; 24: record field defaults and stores, typed parameters, `**` parameters, named positionals
+FACTS_FORMAT = 26  # 26: every binding of a local first bound from a bare project call; module-level names filled
+# in place (`filled`); 25: binds leave out assignments whose value calls
+# 24: record field defaults and stores, typed parameters, `**` parameters, named positionals
 # 23: no locals for names a function declares global; binds; 22: record classes (dataclass / NamedTuple fields and
 # short properties)
 # 21: short functions calling a platform-named predicate; 20: locals spread as keywords
@@ -112,6 +114,8 @@ _MODEL_LIBRARIES = frozenset(
 _BLOCK_FIELDS = ("body", "orelse", "finalbody")
 # methods that change a dict in place: a local mapping so changed holds keys its binding does not show
 _MAPPING_MUTATORS = frozenset({"update", "setdefault", "pop", "popitem", "clear", "__setitem__"})
+# and the methods that change a list or a set in place: a module-level literal so changed holds more than it shows
+_CONTAINER_MUTATORS = frozenset({"append", "extend", "insert", "remove", "add", "discard", "sort", "reverse"})
 
 
 def module_name(path: str, package: str = "") -> str:
@@ -191,6 +195,7 @@ def empty_facts(path: str, package: str = "") -> dict[str, Any]:
         "kernels": [],
         "device": [],
         "binds": [],  # top-level imports / assignments and where the module reads their names (_binding_uses)
+        "filled": [],  # module-level names some scope changes in place (`_MODES[name] = fn`, `_CHOICES.append(x)`)
         "convolves": False,  # names a convolution or imports a model library (`_CONVOLUTIONS`, `_MODEL_LIBRARIES`)
     }
 
@@ -618,15 +623,17 @@ class _Collector:
             return  # a platform-defaulted parameter: its value is the param's (default and call sites)
         if not module_level and name in self._declared_outer(scope):
             return  # `global _native`: the function fills a module-level name, no local (its first read is the module's)
+        # first: it marks a local first bound from a project call, whose every later binding must be kept; a test
+        # before it that keeps this binding alone (`w8a8 = e4m3_native()`) would drop a later `w8a8 = True`
         if not (
             module_level
+            or self._follows_project_call(name, value, scope)
             or _PLATFORM_WORD.search(name)
             or is_platform_text(self._text(value))
             or self._reads_platform_local(name, value, scope)
             or self._hard_coded_switch(name, value, scope)
             or (self._reads_option(value, scope) and self._store_count(scope, name) == 1)
             or self._calls_own_predicate(value)
-            or self._follows_project_call(name, value, scope)
             or self._spread_local(name, value, scope)
         ):
             if module_level:
@@ -986,6 +993,7 @@ class _Collector:
         names: list[ast.Name | ast.Attribute] = []
         calls: dict[int, ast.Call] = {}
         convolves = False
+        filled: set[str] = set()
         for node in _nodes(tree):
             kind = type(node)
             if kind is ast.Name:
@@ -1006,6 +1014,7 @@ class _Collector:
                 func = node.func.value if isinstance(node.func, ast.Subscript) else node.func
                 calls[id(func)] = node
                 self._call_stores(node)
+                _add_filled(filled, node)
                 if node.keywords:
                     self._switches(node, scopes)
             elif kind in (ast.If, ast.While, ast.IfExp):
@@ -1014,7 +1023,11 @@ class _Collector:
                 self._boolop(node, _scope_at(scopes, node.lineno))
             elif kind in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
                 self._comprehension(node, _scope_at(scopes, node.lineno))
+            elif kind in (ast.Subscript, ast.AugAssign):
+                _add_filled(filled, node)
         self._references(names, attribute_bases, calls)
+        # a module-level literal changed in place (`_MODES[name] = fn` in a register function) holds more than it shows
+        self.facts["filled"] = sorted(filled & set(self.facts["defs"]))
         self._binding_uses(bindings, names)
         self.facts["convolves"] = convolves
 
@@ -1149,6 +1162,15 @@ def _changed_in_place(node: ast.AST) -> ast.expr | None:
     if isinstance(node, ast.AugAssign):
         return node.target
     return None
+
+
+def _add_filled(filled: set[str], node: ast.AST) -> None:
+    """Add the name the node changes in place, a mapping's way (_changed_in_place) or a list's or a set's."""
+    base = _changed_in_place(node)
+    if base is None and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        base = node.func.value if node.func.attr in _CONTAINER_MUTATORS else None
+    if isinstance(base, ast.Name):
+        filled.add(base.id)
 
 
 def _nodes(tree: ast.AST):

@@ -2911,3 +2911,141 @@ def test_a_constexpr_fed_from_fields_of_a_settings_record_takes_their_defaults()
     # a construction after a `return` never runs: it sets nothing
     live = ARGS_KERNELS["pkg/attn.py"].replace("            return q\n", "")
     assert reach(dict(ARGS_KERNELS, **{"pkg/attn.py": live}), "pkg/attn.py", "tl.atomic_add(q, 1)")[0] == "target"
+
+
+@pytest.mark.parametrize(
+    "guard",
+    [
+        "try:\n    if b != 'triton':\n        raise ValueError(b)\nexcept ValueError:\n    pass",
+        "with contextlib.suppress(ValueError):\n    if b != 'triton':\n        raise ValueError(b)",
+        "with contextlib.suppress(AssertionError):\n    assert b == 'triton'",
+    ],
+)
+def test_a_raise_a_handler_catches_narrows_nothing(guard):
+    # the raise goes on after the `try` (or a suppressing `with`): b may still be any value the environment holds
+    body = textwrap.indent(guard, " " * 16)
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": f"""
+            import contextlib
+            import os
+            import torch
+
+            def _backend():
+                b = os.environ.get("PKG_BACKEND", "cuda")
+{body}
+                return b
+
+            def run(x):
+                if _backend() == "triton":
+                    return x
+                else:
+                    torch.cuda.nvtx.range_push("cuda")
+        """,
+    }
+    verdict, why = reach(files, "pkg/ops.py", "torch.cuda.nvtx")
+    assert verdict == "target", why
+
+
+def test_a_raise_a_handler_raises_again_still_exits():
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": """
+            import os
+            import torch
+
+            def _backend():
+                b = os.environ.get("PKG_BACKEND", "cuda")
+                try:
+                    if b != "triton":
+                        raise ValueError(b)
+                except ValueError:
+                    raise
+                return b
+
+            def run(x):
+                if _backend() == "triton":
+                    return x
+                else:
+                    torch.cuda.nvtx.range_push("cuda")
+        """,
+    }
+    assert reach(files, "pkg/ops.py", "torch.cuda.nvtx")[0] != "target"
+
+
+def test_a_local_bound_from_a_bare_project_call_keeps_its_later_bindings():
+    # `w8a8 = e4m3_native()` (no other test before the call) then `w8a8 = True` on a branch: both are kept
+    body = """
+        import torch
+        from pkg.compat import e4m3_native
+
+        def linear(x, w, scale, force):
+            w8a8 = e4m3_native()
+            if force:
+                w8a8 = True
+            if w8a8:
+                return torch._scaled_mm(x, w, scale_a=scale, scale_b=scale)
+            return x @ w
+    """
+    facts = module_facts(textwrap.dedent(body), "pkg/ops.py")
+    assert facts["locals"]["linear"]["w8a8"] == ["e4m3_native()", "True"]
+    files = {"pkg/__init__.py": "", "pkg/compat.py": E4M3_COMPAT, "pkg/ops.py": body}
+    verdict, why = reach(files, "pkg/ops.py", "torch._scaled_mm")
+    assert verdict == "target", why
+
+
+MODES_OPS = """
+    import os
+    import torch
+
+    def _tree(x):
+        return x
+
+    _MODES = {"tree": _tree}
+    _FLAGS = {"nvtx": False}
+    {fill}
+
+    def _mode():
+        m = os.environ.get("PKG_MODE", "")
+        if not m:
+            return "tree" if torch.version.hip else "graph"
+        if m not in _MODES:
+            raise ValueError(m)
+        return m
+
+    def run(x):
+        if _mode() == "tree":
+            return _MODES["tree"](x)
+        else:
+            torch.cuda.nvtx.range_push("other")
+
+    def mark(x):
+        if _FLAGS["nvtx"]:
+            torch.cuda.nvtx.mark("on")
+"""
+
+
+@pytest.mark.parametrize(
+    ("fill", "elsewhere"),
+    [
+        ("def register(name, fn):\n        _MODES[name] = fn\n        _FLAGS.update(nvtx=True)", ""),
+        ("", "from pkg.ops import _MODES, _FLAGS\n\n_MODES['fast'] = len\n_FLAGS['nvtx'] = True\n"),
+        ("", "from pkg import ops\n\nops._MODES['fast'] = len\nops._FLAGS['nvtx'] = True\n"),
+    ],
+    ids=["filled-in-module", "imported-by-name", "read-on-the-module"],
+)
+def test_a_module_level_mapping_filled_later_is_not_read_at_its_literal_keys(fill, elsewhere):
+    # `def register(n, f): _MODES[n] = f`: `if m not in _MODES: raise` leaves m undecided (a mode the user picks
+    # may run the other branch on ROCm), `_FLAGS["nvtx"]` too
+    files = {"pkg/__init__.py": "", "pkg/ops.py": MODES_OPS.replace("{fill}", fill), "pkg/plugins.py": elsewhere}
+    verdict, why = reach(files, "pkg/ops.py", "torch.cuda.nvtx.range_push")
+    assert verdict == "unknown", why
+    assert "only where a user opts in" in why
+    verdict, why = reach(files, "pkg/ops.py", "torch.cuda.nvtx.mark")
+    assert verdict == "target", why
+
+
+def test_a_module_level_mapping_nothing_fills_is_read_at_its_literal_keys():
+    files = {"pkg/__init__.py": "", "pkg/ops.py": MODES_OPS.replace("{fill}", ""), "pkg/plugins.py": ""}
+    assert reach(files, "pkg/ops.py", "torch.cuda.nvtx.range_push")[0] == "nvidia_only"
+    assert reach(files, "pkg/ops.py", "torch.cuda.nvtx.mark")[0] == "nvidia_only"
