@@ -56,7 +56,7 @@ from porter.analyze.project_eval import (
     merge,
     truth,
 )
-from porter.analyze.project_facts import POSITIONAL, SPREAD, module_name
+from porter.analyze.project_facts import POSITIONAL, SPREAD, TYPE_USE, module_name
 from porter.records import Reach as ReachKind
 
 # Folders holding another accelerator's backend (or NVIDIA-only kernel families): never loaded on AMD.
@@ -586,7 +586,10 @@ class Project:
         in the project outside its tests passes for it, and what the record's own methods store in it (hip-attn's
         `logit_softcap`, set to None in `__post_init__`). Undecided where the project stores it in some object
         (`args.sample_method = x`, `replace(args, sample_method=x)`), where a construction passes runtime data or
-        unpacks `*args`, or where it has no default."""
+        unpacks `*args`, or where it has no default. Undecided too where the project uses the class otherwise than
+        by constructing it or naming its type (`Args.parse(text)` building one with `cls(**...)`, `partial(Args,
+        f=x)`, an alias, a subclass storing `self.f`), and where it has base classes (fields and stores it
+        inherits)."""
         return self._memo(("field", kind.module, kind.name, field), lambda: self._field_value(kind, field))
 
     def _field_value(self, kind: RecordType, field: str) -> Any:
@@ -595,7 +598,10 @@ class Project:
         if not self._api_defaults and self._api_name(kind.module, kind.name):
             return OPAQUE  # its users construct it with any field
         record = self.module_facts[kind.module]["records"][kind.name]
-        defaults, stores = (*record[2:], {}, {})[:2]
+        defaults, stores, bases = (*record[2:], {}, {}, False)[:3]
+        users = [user for user in self.users(kind.module, kind.name) if not self.outside_use(user[0], user[1])]
+        if bases or any(POSITIONAL not in keywords and TYPE_USE not in keywords for *_, keywords in users):
+            return OPAQUE
         scope = Scope(kind.module, "")
         default = self.evaluator.source(defaults[field], scope) if field in defaults else OPAQUE
         values = [default]
@@ -603,10 +609,9 @@ class Project:
             self.evaluator.source(s, Scope(kind.module, kind.name)) if s else OPAQUE for s in stores.get(field, ())
         ]
         position = kind.fields.index(field)
-        for path, line, _column, keywords in self.users(kind.module, kind.name):
-            if POSITIONAL not in keywords or self.outside_use(path, line):
-                continue  # not a construction (an annotation, an isinstance test), or a test's
-            values.append(self._passed_at_calls([(path, line, _column, keywords)], field, position, default))
+        constructions = [user for user in users if POSITIONAL in user[3]]  # the others only name the type
+        if constructions:
+            values.append(self._passed_at_calls(constructions, field, position, default))
         return merge(values, False)
 
     def _compiled_param(self, module: str, qualname: str, name: str, param: list) -> Any:
@@ -639,10 +644,13 @@ class Project:
 
     def _optional_step(self, facts: dict, index: int) -> bool:
         """Is the region the body of an `if` without an alternative (no else / elif) in a Triton kernel or device
-        function: a step an option adds, not one of the implementations it chooses between?"""
-        l1, _c1, _l2, _c2, scope, test, wanted = facts["regions"][index]
+        function: a step an option adds, not one of the implementations it chooses between? A body that returns or
+        replaces a value the kernel computed before the `if` is the other implementation (facts' `replacing`)."""
+        l1, c1, _l2, _c2, scope, test, wanted = facts["regions"][index]
         if not wanted or scope.split(".")[0] not in facts.get("kernels", ()):
             return False
+        if [l1, c1] in facts.get("replacing", ()):
+            return False  # `x = slow(a)` then `if FAST: x = fast(a)`, or `if FAST: return ...`: an alternative
         return not any(r[4] == scope and r[5] == test and not r[6] and r[0] >= l1 for r in facts["regions"])
 
     def _set_only_outside(self, users: list, name: str, position: int, default_value: Any) -> bool:
@@ -700,15 +708,14 @@ class Project:
     def _keywords_passed(self, spread: KeywordsOf, name: str) -> Any:
         """A function's `**kwargs` in a default run, as far as keyword `name` goes: what the project's calls of it
         outside its tests pass by that name (an entry point's users pass none); undecided where a call spreads a
-        mapping of its own into it."""
+        mapping of its own into it, or where the project refers to the function without calling it. Only asked for a
+        `**` parameter the function never changes (the facts leave out one it changes before spreading it)."""
         values = []
-        users = [
-            user
-            for user in self.users(spread.module, spread.qualname)
-            if not self.outside_use(user[0], user[1]) and POSITIONAL in user[3]
-        ]
+        users = [user for user in self.users(spread.module, spread.qualname) if not self.outside_use(user[0], user[1])]
         if not self._api_defaults and (not users or self._api_name(spread.module, spread.qualname)):
             return OPAQUE  # an entry point: its callers pass anything
+        if any(POSITIONAL not in keywords for *_, keywords in users):
+            return OPAQUE  # a reference that is no call (a dispatch table, a partial): an unknown caller
         for path, line, _column, keywords in users:
             if SPREAD in keywords:
                 return OPAQUE
@@ -777,10 +784,13 @@ class Project:
                     continue  # a module, or an attribute of something other than a class (`Fn.apply` uses `Fn`)
                 owner = (found[0], found[1][0])
                 span = self.module_facts[found[0]]["scopes"].get(owner[1]) if found[0] == facts["module"] else None
+                if span is not None and span[2] == "class":
+                    span = None  # `return Args(...)` in a method of Args: a construction, no recursion
+                member = len(found[1]) > 1  # `Args.parse(text)`: a use of the class, no call of it
                 for line, column, keywords in refs:
                     if span is not None and span[0] <= line <= span[1]:
                         continue  # recursion: a use inside the function itself
-                    users.setdefault(owner, []).append((path, line, column, keywords))
+                    users.setdefault(owner, []).append((path, line, column, {} if member else keywords))
         self._index_op_users(users)
         return users
 

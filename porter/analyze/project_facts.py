@@ -20,7 +20,8 @@ A module's facts are plain JSON (cached beside the scan's findings, keyed by the
   refs     name -> [[line, col, {keyword: source, "*": positional count, "*<i>": positional source}]]: uses
            of module-level functions and classes (`Fn.apply(...)` too) and of project imports (positional
            sources: names, constants, platform tests), none after a `raise` / `return`; a call unpacking `*args` keeps, as "*=<name>", the positional
-           arguments named like a parameter (`args.sample_method`, `LOGIT_SOFTCAP`)
+           arguments named like a parameter (`args.sample_method`, `LOGIT_SOFTCAP`); "?" marks a use that only
+           names a type (an annotation, an isinstance test)
   exports  names in `__all__` (public API: called from outside the project), or null
   requires [module, line] of every absolute import made unconditionally at module level (not under if/try):
            the module cannot load where one of them cannot
@@ -37,13 +38,17 @@ A module's facts are plain JSON (cached beside the scan's findings, keyed by the
            `@torch.library.custom_op(...)`), called as `torch.ops.ns.name(...)` wherever the op is loaded
   op_uses  [line, col, "ns::name"] of each `torch.ops.ns.name` reference: a use of the registered function
   records  class -> [[field...], {property: source}, {field: default source}, {field: [sources its methods store
-           in it]}] of each module-level dataclass or NamedTuple: a probe object built from platform values (`Gpu(index,
+           in it, '' where the value reads a name the method binds]}, has base classes] of each module-level
+           dataclass or NamedTuple: a probe object built from platform values (`Gpu(index,
            name, "amd", arch, 0)` under `torch.version.hip`) keeps them in its fields, and a short property reading
            them (`nvidia: return self.vendor == "nvidia"`) is evaluated; a default run reads a field of a settings
            record from its default and what the project stores in it (hip-attn's `args.sample_method`)
   typed    scope -> {parameter: class name}: parameters annotated with a class of the module or of the project
            (`args: "HiPAttentionArgs"`, `Optional[Args]`)
-  kwargs   scope -> the name of its `**` parameter
+  kwargs   scope -> the name of its `**` parameter, where the function never changes it in place nor rebinds it
+           (`kwargs["STOCHASTIC"] = True` before spreading it: it holds more than its callers pass)
+  replacing [l1, c1] of each `if` body without else (a region) that returns or rebinds a name the function stored
+           before the `if` (`x = slow(a)` then `if FAST: x = fast(a)`): an alternative, not a step an option adds
   fields   attribute names the module stores in some object other than `self` (`args.sample_method = x`,
            `dataclasses.replace(args, sample_method=x)`, `setattr(args, "sample_method", x)`)
 
@@ -62,8 +67,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, TypeGuard
 
-FACTS_FORMAT = 26  # 26: every binding of a local first bound from a bare project call; module-level names filled
-# in place (`filled`); 25: binds leave out assignments whose value calls
+FACTS_FORMAT = 27  # 27: references naming only a type; record bases; `if` bodies that replace a value; a `**`
+# parameter only where never changed; `__setattr__` stores; a record's stores of its methods' own names undecided
+# 26: every binding of a local first bound from a bare project call; module-level names filled in place (`filled`);
+# 25: binds leave out assignments whose value calls
 # 24: record field defaults and stores, typed parameters, `**` parameters, named positionals
 # 23: no locals for names a function declares global; binds; 22: record classes (dataclass / NamedTuple fields and
 # short properties)
@@ -94,6 +101,7 @@ _ENABLE_ATTRIBUTE = re.compile(r"\A_?(default_)?(enable|enabled|is_enabled)\Z", 
 KEYWORD_ONLY = 1 << 20  # parameter index of a keyword-only parameter
 _SPREAD_NAME = re.compile(r"\*\*\s*([A-Za-z_]\w*)")  # a literal first: the regex engine skips to each `**`
 POSITIONAL = "*"  # refs keyword entry: how many positional arguments the call passes (-1: *args, or several **)
+TYPE_USE = "?"  # refs keyword entry of a reference that only names a type (an annotation, an isinstance test)
 SPREAD = "**"  # refs keyword entry: the source of the first `**mapping` the call spreads (`**_launch_kw(dev)`);
 # "**1", "**2"...: the further ones (`**common, **gdn_tree_state_args(...)`)
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
@@ -191,6 +199,7 @@ def empty_facts(path: str, package: str = "") -> dict[str, Any]:
         "records": {},
         "typed": {},
         "kwargs": {},
+        "replacing": [],
         "fields": [],
         "kernels": [],
         "device": [],
@@ -453,7 +462,7 @@ class _Collector:
                 typed[arg.arg] = name
         if typed:
             self.facts["typed"][qualname] = typed
-        if node.args.kwarg is not None:
+        if node.args.kwarg is not None and not _changed_anywhere(node, node.args.kwarg.arg):
             self.facts["kwargs"][qualname] = node.args.kwarg.arg
 
     def _params(self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> None:
@@ -600,7 +609,9 @@ class _Collector:
                 snippet = self._source(statement.lineno, statement.end_lineno or statement.lineno)
                 if snippet is not None and snippet.count("\n") < MAX_PREDICATE_LINES:
                     properties[statement.name] = snippet
-        return [fields, properties, defaults, _own_stores(node, fields, self._text)] if fields else None
+        # a base class (a dataclass's) adds fields before these, and stores of its own
+        bases = any(last_name(base) not in ("NamedTuple", "object") for base in node.bases)
+        return [fields, properties, defaults, _own_stores(node, fields, self._text), bases] if fields else None
 
     def _assign(self, target: ast.expr, value: ast.expr, scope: str, module_level: bool) -> None:
         if isinstance(target, (ast.Tuple, ast.List)):
@@ -992,6 +1003,7 @@ class _Collector:
         attribute_bases: set[int] = set()
         names: list[ast.Name | ast.Attribute] = []
         calls: dict[int, ast.Call] = {}
+        typing: list[ast.expr] = []  # annotations and isinstance types: a reference there constructs nothing
         convolves = False
         filled: set[str] = set()
         for node in _nodes(tree):
@@ -1017,6 +1029,14 @@ class _Collector:
                 _add_filled(filled, node)
                 if node.keywords:
                     self._switches(node, scopes)
+                if last_name(func) in ("isinstance", "issubclass") and len(node.args) == 2:
+                    typing.append(node.args[1])
+            elif kind is ast.arg or kind is ast.AnnAssign:
+                if node.annotation is not None:
+                    typing.append(node.annotation)
+            elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                if node.returns is not None:
+                    typing.append(node.returns)
             elif kind in (ast.If, ast.While, ast.IfExp):
                 self._branches(node, _scope_at(scopes, node.lineno))
             elif kind is ast.BoolOp:
@@ -1025,7 +1045,7 @@ class _Collector:
                 self._comprehension(node, _scope_at(scopes, node.lineno))
             elif kind in (ast.Subscript, ast.AugAssign):
                 _add_filled(filled, node)
-        self._references(names, attribute_bases, calls)
+        self._references(names, attribute_bases, calls, {id(n) for root in typing for n in _nodes(root)})
         # a module-level literal changed in place (`_MODES[name] = fn` in a register function) holds more than it shows
         self.facts["filled"] = sorted(filled & set(self.facts["defs"]))
         self._binding_uses(bindings, names)
@@ -1053,16 +1073,17 @@ class _Collector:
             self.facts["fields"].append(name)
 
     def _call_stores(self, call: ast.Call) -> None:
-        """Fields a call sets in an object it is given: `dataclasses.replace(args, f=x)`, `setattr(args, "f", x)`."""
+        """Fields a call sets in an object it is given: `dataclasses.replace(args, f=x)`, `setattr(args, "f", x)`,
+        `object.__setattr__(self, "f", x)`."""
         called = last_name(call.func)
         if called == "replace" and call.args:
             for keyword in call.keywords:
                 if keyword.arg:
                     self._field_stored(keyword.arg)
-        elif called == "setattr" and len(call.args) >= 2:
-            name = call.args[1]
-            if isinstance(name, ast.Constant) and isinstance(name.value, str):
-                self._field_stored(name.value)
+        elif called in ("setattr", "__setattr__"):  # `object.__setattr__(self, "f", v)` of a frozen dataclass too
+            for name in call.args[:2]:  # `setattr(o, "f", v)`, `o.__setattr__("f", v)`
+                if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                    self._field_stored(name.value)
 
     def _switches(self, call: ast.Call, scopes: list[tuple[int, int, str]]) -> None:
         """Keywords whose value may be off on the target: a platform value or a flag of the enclosing kernel."""
@@ -1080,10 +1101,32 @@ class _Collector:
 
     def _branches(self, node: ast.If | ast.While | ast.IfExp, scope: str) -> None:
         body = node.body if isinstance(node.body, list) else [node.body]
+        regions = len(self.facts["regions"])
         self._region(body[0], body[-1], scope, node.test, True)
+        if isinstance(node, ast.If) and not node.orelse and len(self.facts["regions"]) > regions:
+            if self._replaces(node, scope):
+                self.facts["replacing"].append([body[0].lineno, body[0].col_offset])
         orelse = node.orelse if isinstance(node.orelse, list) else [node.orelse]
         if orelse:
             self._region(orelse[0], orelse[-1], scope, node.test, False)
+
+    def _replaces(self, node: ast.If, scope: str) -> bool:
+        """Does an `if` body without else return, or rebind a name its function stored before the `if`
+        (`x = slow(a)` then `if FAST: x = fast(a)`): the option picks between two ways, it adds no step? A
+        parameter the body transforms (`if STOCHASTIC: x = _rounding(x)`) is a step."""
+        function = self.defs.get(scope)
+        if function is None:
+            return False
+        before = {
+            n.id
+            for n in _nodes(function)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.lineno < node.lineno
+        }
+        inside = [n for statement in node.body for n in _nodes(statement)]
+        return any(
+            isinstance(n, ast.Return) or isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in before
+            for n in inside
+        )
 
     def _boolop(self, node: ast.BoolOp, scope: str) -> None:
         wanted = isinstance(node.op, ast.And)  # `a and b`: b runs when a holds; `a or b`: when it fails
@@ -1098,9 +1141,14 @@ class _Collector:
                 self._region(element, last, scope, test, True)
 
     def _references(
-        self, names: list[ast.Name | ast.Attribute], attribute_bases: set[int], calls: dict[int, ast.Call]
+        self,
+        names: list[ast.Name | ast.Attribute],
+        attribute_bases: set[int],
+        calls: dict[int, ast.Call],
+        type_uses: set[int],
     ) -> None:
-        """Uses of module-level functions and of names imported from the project itself."""
+        """Uses of module-level functions and of names imported from the project itself; one that only names a
+        type (`args: Optional[Args]`, `isinstance(x, Args)`) is marked, a use that may construct it is not."""
         kinds = {name: self.facts["scopes"].get(name, [0, 0, ""])[2] for name in self.facts["defs"]}
         own = {name for name, kind in kinds.items() if kind == "def"}
         # a module-level class is used by name, mostly as an attribute's base (`_AtomicBackward.apply(q, k)`)
@@ -1125,7 +1173,7 @@ class _Collector:
             if self.dead and any(first <= node.lineno <= last for first, last in self.dead):
                 continue  # after a `raise` (hip-attn's launch left below `raise NotImplementedError()`)
             call = calls.get(id(node))
-            keywords: dict[str, str | int] = {}
+            keywords: dict[str, str | int] = {TYPE_USE: 1} if id(node) in type_uses else {}
             if call is not None:
                 keywords = {k.arg: self._keyword_value(k) for k in call.keywords if k.arg}
                 spreads = [k.value for k in call.keywords if k.arg is None]
@@ -1171,6 +1219,17 @@ def _add_filled(filled: set[str], node: ast.AST) -> None:
         base = node.func.value if node.func.attr in _CONTAINER_MUTATORS else None
     if isinstance(base, ast.Name):
         filled.add(base.id)
+
+
+def _changed_anywhere(function: ast.AST, name: str) -> bool:
+    """Does the function change `name` in place (`kwargs["STOCHASTIC"] = True`, `kwargs.update(...)`) or rebind it?"""
+    for node in _nodes(function):
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            return True
+        base = _changed_in_place(node)
+        if isinstance(base, ast.Name) and base.id == name:
+            return True
+    return False
 
 
 def _nodes(tree: ast.AST):
@@ -1280,11 +1339,13 @@ def _factory(value: ast.expr) -> bool:
 
 def _own_stores(node: ast.ClassDef, fields: list[str], text) -> dict[str, list[str]]:
     """{field: [sources]} of what the record's own methods store in its fields (`self.logit_softcap = None` in
-    `__post_init__`); an augmented or unpacking store reads as runtime data ('')."""
+    `__post_init__`); an augmented or unpacking store reads as runtime data (''), and so does a value reading a
+    parameter or local of the method (`self.use_pdl = use_pdl`): the source is evaluated in the class's scope."""
     stores: dict[str, list[str]] = {}
     for method in node.body:
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
+        own = _bound_in(method)
         for statement in _nodes(method):
             if isinstance(statement, ast.Assign):
                 targets, value = statement.targets, statement.value
@@ -1295,6 +1356,8 @@ def _own_stores(node: ast.ClassDef, fields: list[str], text) -> dict[str, list[s
             unpacked = [e for t in targets if isinstance(t, (ast.Tuple, ast.List)) for e in t.elts]
             if unpacked:
                 targets, value = unpacked, None
+            if value is not None and any(isinstance(n, ast.Name) and n.id in own for n in _nodes(value)):
+                value = None
             for target in targets:
                 if (
                     isinstance(target, ast.Attribute)
@@ -1304,6 +1367,15 @@ def _own_stores(node: ast.ClassDef, fields: list[str], text) -> dict[str, list[s
                 ):
                     stores.setdefault(target.attr, []).append(text(value) if value is not None else "")
     return stores
+
+
+def _bound_in(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names a function binds: its parameters and the names it stores."""
+    every = function.args.posonlyargs + function.args.args + function.args.kwonlyargs
+    every += [a for a in (function.args.vararg, function.args.kwarg) if a is not None]
+    bound = {arg.arg for arg in every}
+    bound.update(n.id for n in _nodes(function) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
+    return bound
 
 
 def _is_option_default(default: ast.expr | None) -> TypeGuard[ast.Constant]:

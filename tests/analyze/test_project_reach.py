@@ -3049,3 +3049,114 @@ def test_a_module_level_mapping_nothing_fills_is_read_at_its_literal_keys():
     files = {"pkg/__init__.py": "", "pkg/ops.py": MODES_OPS.replace("{fill}", ""), "pkg/plugins.py": ""}
     assert reach(files, "pkg/ops.py", "torch.cuda.nvtx.range_push")[0] == "nvidia_only"
     assert reach(files, "pkg/ops.py", "torch.cuda.nvtx.mark")[0] == "nvidia_only"
+
+
+def test_an_option_body_that_replaces_a_value_or_returns_is_an_alternative_not_an_optional_step():
+    # `x = slow(...)` then `if FAST: x = fast(...)`, or `if FAST: return ...`: the option picks an implementation
+    kernel = CONSTEXPR_API["pkg/ops.py"]
+    for body, marker in (
+        ("y = tl.load(x)\n            if STOCHASTIC:\n                y = _rounding(x)", "y = _rounding(x)"),
+        ("if STOCHASTIC:\n                return _rounding(x)", "return _rounding(x)"),  # the rest is its else too
+    ):
+        files = dict(
+            CONSTEXPR_API, **{"pkg/ops.py": kernel.replace("if STOCHASTIC:\n                x = _rounding(x)", body)}
+        )
+        assert reach(files, "pkg/ops.py", marker)[0] == "target", body
+    # a parameter the body transforms stays an added step (COAT's `x = _rounding(x)`)
+    assert reach(CONSTEXPR_API, "pkg/ops.py", "x = _rounding(x)")[0] == "opt_in"
+
+
+KWARGS_ENTRY = {
+    "pkg/__init__.py": "from pkg.ops import quantize\n\n__all__ = ['quantize']\n",
+    "pkg/ops.py": """
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def _kernel(x, STOCHASTIC: tl.constexpr = False):
+            if STOCHASTIC:
+                tl.atomic_add(x, 1)
+            tl.store(x, 2)
+
+        def _entry(x, **kwargs):
+            _kernel[(1,)](x, **kwargs)
+
+        def quantize(x):
+            _entry(x)
+    """,
+}
+
+
+def test_an_entrys_kwargs_it_changes_itself_or_hands_to_unknown_callers_are_undecided():
+    assert reach(KWARGS_ENTRY, "pkg/ops.py", "tl.atomic_add(x, 1)")[0] == "opt_in"  # no caller passes STOCHASTIC
+    ops = KWARGS_ENTRY["pkg/ops.py"]
+    for change in (
+        "_entry(x, **kwargs):\n            kwargs['STOCHASTIC'] = True\n",
+        "_entry(x, **kwargs):\n            kwargs.update(STOCHASTIC=True)\n",
+        "_entry(x, **kwargs):\n            kwargs = dict(kwargs, STOCHASTIC=True)\n",
+    ):
+        files = dict(KWARGS_ENTRY, **{"pkg/ops.py": ops.replace("_entry(x, **kwargs):\n", change)})
+        assert reach(files, "pkg/ops.py", "tl.atomic_add(x, 1)")[0] == "target", change
+    # a reference that is no call (a dispatch table, a partial) is a caller that may pass anything
+    for use in ("_TABLE = {'q': _entry}\n", "_STOCHASTIC = functools.partial(_entry, STOCHASTIC=True)\n"):
+        files = dict(KWARGS_ENTRY, **{"pkg/ops.py": "import functools\n" + textwrap.dedent(ops) + use})
+        assert reach(files, "pkg/ops.py", "tl.atomic_add(x, 1)")[0] == "target", use
+
+
+def test_a_settings_record_built_or_stored_where_the_analysis_does_not_see_it_is_undecided():
+    attn = ARGS_KERNELS["pkg/attn.py"]
+    method = "\n            def safe_stride(self, x, n):"
+    model = "from pkg.attn import Args, attention\n\ndef forward(q, text):\n    return attention(q, {})\n"
+    for added, built in (
+        # a classmethod building it with `cls(**...)`, called by the project
+        ("@classmethod\ndef parse(cls, text):\n    return cls(**text)", "Args.parse(text)"),
+        # a method building another one by name
+        ("def positioned(self):\n    return Args(sample_method='position')", "Args().positioned()"),
+        # a frozen dataclass's store
+        ("def pick(self, m):\n    object.__setattr__(self, 'sample_method', m)", "Args()"),
+    ):
+        code = "\n" + textwrap.indent(added, " " * 12) + "\n"
+        files = dict(ARGS_KERNELS, **{"pkg/attn.py": attn.replace(method, code + method)})
+        files["pkg/model.py"] = model.format(built)
+        assert reach(files, "pkg/attn.py", "tl.store(q, 3)")[0] == "target"
+        assert reach(files, "pkg/attn.py", "tl.atomic_add(q, 1)")[0] == "target", added
+    # the class used otherwise than constructed or named as a type: a partial, an alias, a subclass
+    for use in (
+        "functools.partial(Args, sample_method=text)()",
+        "Alias(sample_method=text)",
+        "Sub()",
+    ):
+        head = "import functools\nfrom pkg.attn import Args, attention\n\nAlias = Args\n\n"
+        head += "class Sub(Args):\n    def pick(self):\n        self.sample_method = 'position'\n\n"
+        files = dict(
+            ARGS_KERNELS, **{"pkg/model.py": head + f"def forward(q, text):\n    return attention(q, {use})\n"}
+        )
+        assert reach(files, "pkg/attn.py", "tl.atomic_add(q, 1)")[0] == "target", use
+    # a dataclass with a base class: fields and stores it inherits
+    base = "        @dataclass\n        class Base:\n            pass\n\n        @dataclass\n        class Args(Base):"
+    inherited = attn.replace("        @dataclass\n        class Args:", base)
+    assert reach(dict(ARGS_KERNELS, **{"pkg/attn.py": inherited}), "pkg/attn.py", "tl.atomic_add(q, 1)")[0] == "target"
+    # naming the type only (an annotation, an isinstance test) keeps the field's default
+    typed = "from pkg.attn import Args, attention\n\ndef forward(q, a: Args):\n    assert isinstance(a, Args)\n    return attention(q, a)\n"
+    assert reach(dict(ARGS_KERNELS, **{"pkg/model.py": typed}), "pkg/attn.py", "tl.atomic_add(q, 1)")[0] == "opt_in"
+
+
+def test_a_record_method_storing_its_own_parameter_in_a_field_is_undecided():
+    # `def enable(self, use_pdl): self.use_pdl = use_pdl` stores what its caller passes, not what the name suggests
+    attn = (
+        ARGS_KERNELS["pkg/attn.py"]
+        .replace('sample_method: str = "center"', 'sample_method: str = "center"\n            use_pdl: bool = False')
+        .replace("LOGIT_SOFTCAP: tl.constexpr):", "LOGIT_SOFTCAP: tl.constexpr, USE_PDL: tl.constexpr):")
+        .replace("tl.store(q, 3)", "tl.store(q, 3)\n            if USE_PDL:\n                tl.atomic_add(q, 4)")
+        .replace("args.logit_softcap)", "args.logit_softcap, args.use_pdl)")
+    )
+    files = dict(ARGS_KERNELS, **{"pkg/attn.py": attn})
+    assert reach(files, "pkg/attn.py", "tl.atomic_add(q, 4)")[0] == "opt_in"  # no code of the package sets it
+    enable = "\n            def enable(self, use_pdl):\n                self.use_pdl = use_pdl\n"
+    files["pkg/attn.py"] = attn.replace("\n            def safe_stride", enable + "\n            def safe_stride")
+    assert reach(files, "pkg/attn.py", "tl.atomic_add(q, 4)")[0] == "target"
+    # a constant the method stores is read as such
+    files["pkg/attn.py"] = attn.replace(
+        "\n            def safe_stride", enable.replace("= use_pdl", "= False") + "\n            def safe_stride"
+    )
+    assert reach(files, "pkg/attn.py", "tl.atomic_add(q, 4)")[0] == "opt_in"
