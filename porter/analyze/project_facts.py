@@ -67,7 +67,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, TypeGuard
 
-FACTS_FORMAT = 27  # 27: references naming only a type; record bases; `if` bodies that replace a value; a `**`
+FACTS_FORMAT = 28  # 28: a local rebound under `if name:` records `(earlier) and (value)`
+# 27: references naming only a type; record bases; `if` bodies that replace a value; a `**`
 # parameter only where never changed; `__setattr__` stores; a record's stores of its methods' own names undecided
 # 26: every binding of a local first bound from a bare project call; module-level names filled in place (`filled`);
 # 25: binds leave out assignments whose value calls
@@ -662,8 +663,23 @@ class _Collector:
             source = self._filled_mapping(name, scope, source)
         if module_level:
             self.facts["defs"].setdefault(name, []).append(f"{name} = {source}" if source else "")
-        else:
-            self.facts["locals"].setdefault(scope, {}).setdefault(name, []).append(source)
+            return
+        earlier = self.facts["locals"].get(scope, {}).get(name, [])
+        if source and len(earlier) == 1 and earlier[0] and self._rebound_under_itself(name, value, scope):
+            # `if pdl_supported: pdl_supported = cap[0] >= 9` (lmdeploy) runs only where the first value is truthy
+            source = f"({earlier[0]}) and ({source})"
+        self.facts["locals"].setdefault(scope, {}).setdefault(name, []).append(source)
+
+    def _rebound_under_itself(self, name: str, value: ast.expr, scope: str) -> bool:
+        """Is the binding inside an `if name:` (or `if name and ...:`) of its own function?"""
+        function = self.defs.get(scope)
+        if function is None:
+            return False
+        for node in _nodes(function):
+            if isinstance(node, ast.If) and _tests_truth_of(node.test, name):
+                if any(inner is value for statement in node.body for inner in _nodes(statement)):
+                    return True
+        return False
 
     def _reads_platform_local(self, name: str, value: ast.expr, scope: str) -> bool:
         """Does the value read a platform binding of the same function (litgpt's `gpu_name =
@@ -1219,6 +1235,13 @@ def _add_filled(filled: set[str], node: ast.AST) -> None:
         base = node.func.value if node.func.attr in _CONTAINER_MUTATORS else None
     if isinstance(base, ast.Name):
         filled.add(base.id)
+
+
+def _tests_truth_of(test: ast.expr, name: str) -> bool:
+    """`name`, or `name and ...`: the test holds only where `name` is truthy."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_tests_truth_of(value, name) for value in test.values)
+    return isinstance(test, ast.Name) and test.id == name
 
 
 def _changed_anywhere(function: ast.AST, name: str) -> bool:

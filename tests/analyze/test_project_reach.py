@@ -2041,6 +2041,35 @@ def test_a_top_level_binding_other_modules_import_or_export_stays():
     assert reach(files, "pkg/ops.py", "FP8 = torch.float8_e4m3fn")[0] == "target"
 
 
+def test_a_local_rebound_under_its_own_truth_keeps_the_first_value_s_falsity():
+    # lmdeploy 0.18.0 v4_compressor: `pdl_supported = is_cuda()`, then `if pdl_supported: pdl_supported = cap >= 9`;
+    # the second binding runs only where the first is true, so on ROCm `use_pdl` stays False
+    files = ops("""
+        import triton
+        import triton.language as tl
+        from pkg.utils import is_hip
+
+        def is_cuda():
+            return not is_hip()
+
+        @triton.jit
+        def _score(x, USE_PDL: tl.constexpr):
+            if USE_PDL:
+                tl.extra.cuda.gdc_wait()
+            tl.store(x, 1)
+
+        def score(x, cap, use_pdl=None):
+            if use_pdl is not False:
+                pdl_supported = is_cuda()
+                if pdl_supported:
+                    pdl_supported = cap[0] >= 9
+                use_pdl = pdl_supported and (use_pdl is True or x.numel() > 4096)
+            _score[(1,)](x, USE_PDL=use_pdl)
+    """)
+    assert reach(files, "pkg/ops.py", "gdc_wait")[0] == "nvidia_only"
+    assert reach(files, "pkg/ops.py", "gdc_wait", target="h100")[0] != "nvidia_only"
+
+
 def test_a_top_level_binding_that_calls_or_is_star_imported_stays():
     # a value that calls runs at every import (a CUDA build loaded at import); a star import hands the name on
     files = {
