@@ -56,7 +56,7 @@ from porter.analyze.project_eval import (
     merge,
     truth,
 )
-from porter.analyze.project_facts import POSITIONAL, SPREAD, TYPE_USE, module_name
+from porter.analyze.project_facts import POSITIONAL, SPREAD, TYPE_USE, module_name, named_positional_key
 from porter.records import Reach as ReachKind
 
 # Folders holding another accelerator's backend (or NVIDIA-only kernel families): never loaded on AMD.
@@ -740,7 +740,7 @@ class Project:
             return keywords[name]
         count = keywords.get(POSITIONAL, 0)
         if count == -1 and self._compiling:
-            return keywords.get(f"{POSITIONAL}={name.lower()}")
+            return keywords.get(named_positional_key(name))
         return keywords.get(f"{POSITIONAL}{position}") if 0 <= position < count else None
 
     def _platform_default(self, module: str, qualname: str, name: str, param: list) -> Any:
@@ -935,6 +935,26 @@ class Project:
         if facts is None:
             return ON_TARGET
         point = (line, column - 1)
+        dead = self._needs_verdict(facts, point)
+        if dead is not None:
+            return dead
+        dead, unknown, opt_in = self._region_verdicts(path, facts, point)
+        if dead is not None:
+            return dead
+        dead, switched = self._switch_verdicts(path, facts, point)
+        if dead is not None:
+            return dead
+        opt_in = opt_in or switched  # off in a default run: dropped unless the code is NVIDIA-only anyway
+        bound = self._binding_reach(path, facts, line)
+        if bound is not None:
+            return bound
+        dead, scope_unknown, scope_opt_in = self._scope_verdicts(path, facts, line)
+        if dead is not None:
+            return dead
+        return opt_in or scope_opt_in or unknown or scope_unknown or ON_TARGET
+
+    def _needs_verdict(self, facts: dict, point: tuple[int, int]) -> Reach | None:
+        """NVIDIA-only when the code runs only after an import that fails on the target."""
         for l1, c1, l2, c2, module in facts.get("needs", ()):
             if not (self._amd and (l1, c1) <= point <= (l2, c2)):
                 continue
@@ -947,8 +967,16 @@ class Project:
             unloadable = self._unloadable(module)
             if unloadable is not None:
                 return Reach(NVIDIA_ONLY, f"runs only after `import {module}`, which fails: {unloadable.reason}")
+        return None
+
+    def _region_verdicts(
+        self, path: str, facts: dict, point: tuple[int, int]
+    ) -> tuple[Reach | None, Reach | None, Reach | None]:
+        """(dead, unknown, opt-in) from the branches around the point: the first test false on the target makes it
+        dead; an undecided one unknown; one off in a default run (or an optional kernel step the API leaves off)
+        opt-in."""
         unknown: Reach | None = None
-        opt_in: Reach | None = None  # off in a default run: dropped unless the code is NVIDIA-only anyway
+        opt_in: Reach | None = None
         for index, region in enumerate(facts["regions"]):
             l1, c1, l2, c2, scope, test, wanted = region
             if not ((l1, c1) <= point <= (l2, c2)):
@@ -960,7 +988,7 @@ class Project:
                 )
             elif value is not OPAQUE and value is not wanted:
                 why = f"runs only when `{test}` is {wanted}; on {self.target.name} it is {value}"
-                return Reach(NVIDIA_ONLY, why + _configured_note(facts, scope, test))
+                return Reach(NVIDIA_ONLY, why + _configured_note(facts, scope, test)), None, None
             elif value is OPAQUE and truth(self._default_value("regions", path, index)) is (not wanted):
                 why = f"runs only when `{test}` is {wanted}, and it is {not wanted} {OPT_IN}"
                 opt_in = opt_in or Reach(OPT_IN_REACH, why)
@@ -971,40 +999,49 @@ class Project:
             ):
                 why = f"a step of the kernel only `{test}` adds, and it is {not wanted} {OPT_IN_API}"
                 opt_in = opt_in or Reach(OPT_IN_REACH, why)
+        return None, unknown, opt_in
+
+    def _switch_verdicts(self, path: str, facts: dict, point: tuple[int, int]) -> tuple[Reach | None, Reach | None]:
+        """(dead, opt-in) from keyword options around the point set from a value False on the target (or in a
+        default run)."""
+        opt_in: Reach | None = None
         for index, (l1, c1, l2, c2, _scope, value_text) in enumerate(facts.get("switches", ())):
             if not (l1, c1) <= point <= (l2, c2):
                 continue
             value = self._span_value("switches", path, index)
             # only False: None may be the very value a rule reports (`cuda_home=CUDA_HOME`), 0 is a count
             if value is False:
-                return Reach(
-                    NVIDIA_ONLY, f"the option is set from `{value_text}`, which is False on {self.target.name}"
-                )
+                why = f"the option is set from `{value_text}`, which is False on {self.target.name}"
+                return Reach(NVIDIA_ONLY, why), None
             if value is OPAQUE and self._default_value("switches", path, index) is False:
                 why = f"the option is set from `{value_text}`, which is False {OPT_IN}"
                 opt_in = opt_in or Reach(OPT_IN_REACH, why)
-        bound = self._binding_reach(path, facts, line)
-        if bound is not None:
-            return bound
+        return None, opt_in
+
+    def _scope_verdicts(self, path: str, facts: dict, line: int) -> tuple[Reach | None, Reach | None, Reach | None]:
+        """(dead, unknown, opt-in) from the class or module-level function holding the line: a platform class of
+        another vendor, or a function (or class, whose methods run where it is used) every use of which is dropped."""
+        unknown: Reach | None = None
+        opt_in: Reach | None = None
         for qualname, start, end, kind, enum in self._reach_scopes(path, facts):
             if not start <= line <= end:
                 continue
             if kind == "class":
                 verdict = _class_reach(qualname, enum) if self._amd else _class_reach_on_nvidia(qualname, enum)
                 if verdict is not None:
-                    return verdict
+                    return verdict, None, None
                 if "." not in qualname:  # its methods run where the class is used (an autograd Function's apply)
                     verdict = self.function_reach(path, qualname)
                     if verdict.reach in _DEAD_KINDS:
-                        return verdict
+                        return verdict, None, None
                     opt_in = opt_in or (verdict if verdict.reach == OPT_IN_REACH else None)
             elif "." not in qualname:
                 verdict = self.function_reach(path, qualname)
                 if verdict.reach in _DEAD_KINDS:
-                    return verdict
+                    return verdict, None, None
                 opt_in = opt_in or (verdict if verdict.reach == OPT_IN_REACH else None)
                 unknown = unknown or (verdict if verdict.reach == UNKNOWN else None)
-        return opt_in or unknown or ON_TARGET
+        return None, unknown, opt_in
 
     def _binding_reach(self, path: str, facts: dict, line: int) -> Reach | None:
         """A top-level import or assignment whose every read in its module is dead on the target, and which no other

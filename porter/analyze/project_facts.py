@@ -102,6 +102,13 @@ _ENABLE_ATTRIBUTE = re.compile(r"\A_?(default_)?(enable|enabled|is_enabled)\Z", 
 KEYWORD_ONLY = 1 << 20  # parameter index of a keyword-only parameter
 _SPREAD_NAME = re.compile(r"\*\*\s*([A-Za-z_]\w*)")  # a literal first: the regex engine skips to each `**`
 POSITIONAL = "*"  # refs keyword entry: how many positional arguments the call passes (-1: *args, or several **)
+
+
+def named_positional_key(name: str) -> str:
+    """The refs keyword entry of a positional argument named `name`, after a `*args` (see _named_positionals)."""
+    return f"{POSITIONAL}={name.lower()}"
+
+
 TYPE_USE = "?"  # refs keyword entry of a reference that only names a type (an annotation, an isinstance test)
 SPREAD = "**"  # refs keyword entry: the source of the first `**mapping` the call spreads (`**_launch_kw(dev)`);
 # "**1", "**2"...: the further ones (`**common, **gdn_tree_state_args(...)`)
@@ -881,11 +888,12 @@ class _Collector:
             name = arg.id if isinstance(arg, ast.Name) else arg.attr if isinstance(arg, ast.Attribute) else None
             if name is None:
                 continue
-            seen[name.lower()] += 1
+            key = named_positional_key(name)
+            seen[key] += 1
             text = self._text(arg)
             if text and len(text) <= MAX_KEYWORD:
-                named[f"{POSITIONAL}={name.lower()}"] = text
-        return {key: text for key, text in named.items() if seen[key[2:]] == 1}
+                named[key] = text
+        return {key: text for key, text in named.items() if seen[key] == 1}
 
     def _keyword_value(self, keyword: ast.keyword) -> str:
         """A call's keyword value as source: every keyword is recorded (a flag passed by name is not left to its
