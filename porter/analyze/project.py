@@ -911,7 +911,7 @@ class Project:
         if own.reach in _DROPPED_KINDS or not uses:
             return own
         facts = self.facts.get(path) or {}
-        names = self._names_bound_at(facts, line)
+        names = self._names_bound_at(path, facts, line)
         if names is None or self._visible_outside(facts, names):
             return own  # another module may take the names and use them where they run
         verdicts = [(self.reach(path, at, col), at) for at, col in uses]
@@ -1049,14 +1049,7 @@ class Project:
         `from triton.language.extra.cuda import gdc_wait, ...`, called only under `ENABLE_PDL`, False on ROCm;
         `FP8 = torch.float8_e4m3fn`, read only on the W8A8 route e4m3_native() keeps off ROCm). Library modules
         that cannot load on the target are judged by the module's imports, before this."""
-        lines = self._binding_lines.get(path)
-        if lines is None:  # asked by every finding and call site of the module: indexed by line once
-            lines = self._binding_lines[path] = {
-                at: index
-                for index, (first, last, _n, _u) in enumerate(facts.get("binds", ()))
-                for at in range(first, last + 1)
-            }
-        index = lines.get(line)
+        index = self._binding_at(path, facts, line)
         if index is None:
             return None
         key = (path, index)
@@ -1080,9 +1073,22 @@ class Project:
             f"every read of {listed} in the module is {where} (e.g. line {uses[first][0]}: {verdicts[first].reason})",
         )
 
-    def _names_bound_at(self, facts: dict, line: int) -> list[str] | None:
+    def _binding_at(self, path: str, facts: dict, line: int) -> int | None:
+        """The index in facts["binds"] of the top-level binding on the line, None when none is recorded. Asked by
+        every finding and call site of the module: its lines are indexed once."""
+        lines = self._binding_lines.get(path)
+        if lines is None:
+            lines = self._binding_lines[path] = {
+                at: index
+                for index, (first, last, _n, _u) in enumerate(facts.get("binds", ()))
+                for at in range(first, last + 1)
+            }
+        return lines.get(line)
+
+    def _names_bound_at(self, path: str, facts: dict, line: int) -> list[str] | None:
         """The names of the top-level binding (import or assignment) on the line, None when none is recorded."""
-        return next((names for first, last, names, _uses in facts.get("binds", ()) if first <= line <= last), None)
+        index = self._binding_at(path, facts, line)
+        return facts["binds"][index][2] if index is not None else None
 
     def _visible_outside(self, facts: dict, names: list[str]) -> bool:
         """Can another module read one of the names a top-level statement binds: it imports or uses it, `__all__`
