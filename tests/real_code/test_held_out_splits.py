@@ -1,4 +1,4 @@
-"""The later held-out splits (held_out2 .. held_out16): their packages, their label files, and the guards
+"""The later held-out splits (held_out2 .. held_out17): their packages, their label files, and the guards
 that keep them unseen. The port pairs and hunk classes of held_out3 and held_out5 are checked in test_held_out_port_splits.py.
 
 Offline: nothing is downloaded or scanned; the scoring path is driven with a stored finding written here.
@@ -36,6 +36,7 @@ SPLITS = {
     "held_out14": (corpus.labels_file("held_out14"), 12),
     "held_out15": (corpus.labels_file("held_out15"), 20),
     "held_out16": (corpus.labels_file("held_out16"), 34),
+    "held_out17": (corpus.labels_file("held_out17"), 19),
 }
 ALL_LABEL_FILES = tuple(corpus.labels_file(split) for split in corpus.SPLITS if corpus.labels_file(split).is_file())
 
