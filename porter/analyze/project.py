@@ -1167,7 +1167,8 @@ class Project:
     def _superseded(self, path: str) -> Reach | None:
         """A stale copy runs nowhere: a module nothing in the project imports, most of whose Triton kernels (two at
         least) another module, one the project imports, defines under the same names (hip-attn's draft variants of
-        attention2_draft_prefetch.py), or whose name tells outside callers not to import it. A module nothing
+        attention2_draft_prefetch.py), or modules of its folder the project imports define between them (a module
+        split into several), or whose name tells outside callers not to import it. A module nothing
         imports is otherwise an entry point for outside callers."""
         if path not in self._copies:
             self._copies[path] = self._copy_verdict(path) or self._retired_verdict(path)
@@ -1273,12 +1274,24 @@ class Project:
                 if other != path and importers.get(other):
                     shared.setdefault(other, set()).add(kernel)
         original, same = max(sorted(shared.items()), key=lambda item: len(item[1]), default=("", set()))
-        if 2 * len(same) <= len(kernels):
+        if 2 * len(same) > len(kernels):
+            return Reach(
+                UNREACHED,
+                f"a superseded copy: nothing in the project imports this module, and {len(same)} of its {len(kernels)} "
+                f"Triton kernels are defined under the same names in {original}, which the project imports",
+            )
+        # a module split into several beside it (hip-attn's attention1_gpu.py, whose kernels moved to
+        # attention1_block_gpu.py and the attention1_block_gpu_kernel/ folder)
+        folder = path.rpartition("/")[0] + "/"
+        split = {other: names for other, names in shared.items() if other.startswith(folder)}
+        moved = set().union(*split.values()) if split else set()
+        if 2 * len(moved) <= len(kernels):
             return None
         return Reach(
             UNREACHED,
-            f"a superseded copy: nothing in the project imports this module, and {len(same)} of its {len(kernels)} "
-            f"Triton kernels are defined under the same names in {original}, which the project imports",
+            f"a superseded copy: nothing in the project imports this module, and {len(moved)} of its {len(kernels)} "
+            f"Triton kernels are defined under the same names in {', '.join(sorted(split))} beside it, which the "
+            "project imports",
         )
 
     def _kernel_homes(self) -> dict[str, list[str]]:

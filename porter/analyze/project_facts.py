@@ -67,7 +67,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, TypeGuard
 
-FACTS_FORMAT = 28  # 28: a local rebound under `if name:` records `(earlier) and (value)`
+FACTS_FORMAT = 29  # 29: an `if` body that rebinds a local from its own value adds a step, it replaces nothing
 # 27: references naming only a type; record bases; `if` bodies that replace a value; a `**`
 # parameter only where never changed; `__setattr__` stores; a record's stores of its methods' own names undecided
 # 26: every binding of a local first bound from a bare project call; module-level names filled in place (`filled`);
@@ -1137,7 +1137,8 @@ class _Collector:
     def _replaces(self, node: ast.If, scope: str) -> bool:
         """Does an `if` body without else return, or rebind a name its function stored before the `if`
         (`x = slow(a)` then `if FAST: x = fast(a)`): the option picks between two ways, it adds no step? A
-        parameter the body transforms (`if STOCHASTIC: x = _rounding(x)`) is a step."""
+        parameter or local the body transforms (`if STOCHASTIC: x = _rounding(x)`, hip-attn's
+        `if LOGIT_SOFTCAP is not None: qk = tanh(qk / LOGIT_SOFTCAP) * LOGIT_SOFTCAP`, `acc += bias`) is a step."""
         function = self.defs.get(scope)
         if function is None:
             return False
@@ -1147,8 +1148,13 @@ class _Collector:
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.lineno < node.lineno
         }
         inside = [n for statement in node.body for n in _nodes(statement)]
+        transformed = {id(target) for n in inside for target in _transformed_targets(n)}
         return any(
-            isinstance(n, ast.Return) or isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in before
+            isinstance(n, ast.Return)
+            or isinstance(n, ast.Name)
+            and isinstance(n.ctx, ast.Store)
+            and n.id in before
+            and id(n) not in transformed
             for n in inside
         )
 
@@ -1261,6 +1267,18 @@ def _changed_anywhere(function: ast.AST, name: str) -> bool:
         if isinstance(base, ast.Name) and base.id == name:
             return True
     return False
+
+
+def _transformed_targets(node: ast.AST) -> list[ast.Name]:
+    """The names a statement rebinds from their own value: `x += y`, `x = f(x)` (a step applied to x, not another
+    way of computing it)."""
+    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+        return [node.target]
+    if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
+        return []
+    read = {n.id for n in _nodes(node.value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return [t for t in targets if isinstance(t, ast.Name) and t.id in read]
 
 
 def _nodes(tree: ast.AST):

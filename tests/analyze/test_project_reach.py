@@ -1636,6 +1636,30 @@ def test_a_copy_nothing_imports_of_a_module_the_project_imports_runs_nowhere():
     assert reach(files, "pkg/entry.py", "def _own")[0] == "target"
 
 
+def test_a_module_nothing_imports_whose_kernels_moved_to_modules_beside_it_runs_nowhere():
+    # seen on hip-attn 1.2.9: v1_0/attention1_gpu.py, whose kernels moved to attention1_block_gpu.py and the
+    # attention1_block_gpu_kernel/ folder (7 of its 8 by the same names); nothing imports the old module
+    def kernels(*names):
+        return "import triton\n" + "".join(f"@triton.jit\ndef {n}(x):\n    pass\n" for n in names)
+
+    files = {
+        "pkg/__init__.py": "from pkg.v1.block import attend\n",
+        "pkg/v1/__init__.py": "",
+        "pkg/v1/block.py": kernels("_sdbmm", "_sdbmm_bwd") + "from pkg.v1.block_kernel.score import _score\n"
+        "def attend(x):\n    _sdbmm[(1,)](x)\n",
+        "pkg/v1/block_kernel/__init__.py": "",
+        "pkg/v1/block_kernel/score.py": kernels("_score", "_score_bwd"),
+        "pkg/v1/old.py": kernels("_sdbmm", "_sdbmm_bwd", "_score", "_kth") + "def run(x):\n    _kth[(1,)](x)\n",
+        # a module elsewhere sharing the names is no evidence: its kernels did not move beside it
+        "pkg/v2/__init__.py": "",
+        "pkg/v2/tools.py": kernels("_sdbmm", "_score", "_own", "_other") + "def run(x):\n    _own[(1,)](x)\n",
+    }
+    verdict, why = reach(files, "pkg/v1/old.py", "_kth[(1,)]")
+    assert verdict == "unreached" and "3 of its 4" in why and "pkg/v1/block_kernel/score.py" in why, why
+    assert reach(files, "pkg/v2/tools.py", "_own[(1,)]")[0] == "target"
+    assert reach(files, "pkg/v1/block.py", "_sdbmm[(1,)]")[0] == "target"
+
+
 def test_a_private_or_retired_module_nothing_imports_runs_nowhere():
     # seen on flashlib 0.4.0 (umap/triton/sgd_legacy.py beside the live sgd_step.py) and fp8-coat 1.0.11
     # (real_quantization/_memory_io.py, a bandwidth benchmark no module imports)
@@ -3093,6 +3117,15 @@ def test_an_option_body_that_replaces_a_value_or_returns_is_an_alternative_not_a
         assert reach(files, "pkg/ops.py", marker)[0] == "target", body
     # a parameter the body transforms stays an added step (COAT's `x = _rounding(x)`)
     assert reach(CONSTEXPR_API, "pkg/ops.py", "x = _rounding(x)")[0] == "opt_in"
+    # so does a local it rebinds from its own value (hip-attn's `qk = tanh(qk / LOGIT_SOFTCAP) * LOGIT_SOFTCAP`)
+    for body, marker in (
+        ("y = tl.load(x)\n            if STOCHASTIC:\n                y = _rounding(y) * 2", "y = _rounding(y)"),
+        ("y = tl.load(x)\n            if STOCHASTIC:\n                y += _rounding(x)", "y += _rounding(x)"),
+    ):
+        files = dict(
+            CONSTEXPR_API, **{"pkg/ops.py": kernel.replace("if STOCHASTIC:\n                x = _rounding(x)", body)}
+        )
+        assert reach(files, "pkg/ops.py", marker)[0] == "opt_in", body
 
 
 KWARGS_ENTRY = {
