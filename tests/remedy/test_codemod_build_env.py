@@ -87,3 +87,27 @@ def test_sdpa_fallbacks():
         ).replace("enable_math=False, enable_mem_efficient=False", "enable_math=True, enable_mem_efficient=True"),
     )
     assert run("PT210", "with sdpa_kernel([SDPBackend.MATH]):\n    pass\n", [1]) is None
+
+
+SDPA_RECORD = """\
+import collections
+import torch
+
+Config = collections.namedtuple("Config", "enable_flash enable_math enable_mem_efficient")
+A100 = Config(True, False, False)
+OTHER = Config(enable_flash=False, enable_math=False, enable_mem_efficient=True)
+with torch.backends.cuda.sdp_kernel(**A100._asdict()):
+    o = attend(q, k, v)
+"""
+
+
+def test_sdpa_flags_of_a_namedtuple_turn_math_back_on_at_the_construction():
+    # the scan reports `sdp_kernel(**config._asdict())` at each construction that turns math off
+    check(
+        "PT210",
+        SDPA_RECORD,
+        [5, 6],
+        expected=SDPA_RECORD.replace("Config(True, False, False)", "Config(True, True, False)").replace(
+            "enable_math=False, enable_mem", "enable_math=True, enable_mem"
+        ),
+    )

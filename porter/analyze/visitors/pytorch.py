@@ -982,7 +982,12 @@ def sdpa_single_backend(ctx: ModuleContext, rule: Any, target: Any) -> Iterable[
         if "torch.backends.cuda.sdp_kernel" in names:
             if _math_left_on(call):
                 continue  # the math backend exists on every platform, and SDPA falls through to it
-            yield Hit(call, {"api": "torch.backends.cuda.sdp_kernel", "backend": "the enable_* flags"})
+            origins = _spread_flag_origins(ctx, call)
+            if origins is None:
+                yield Hit(call, {"api": "torch.backends.cuda.sdp_kernel", "backend": "the enable_* flags"})
+            for origin in origins or ():
+                backend = f"the enable_* flags built by `{ctx.code_for(origin)}`"
+                yield Hit(origin, {"api": "torch.backends.cuda.sdp_kernel", "backend": backend})
         elif "torch.nn.attention.sdpa_kernel" in names and call.args:
             first = call.args[0].value
             if _falls_through(first) or _names_priority_list(ctx, first) or _is_parameter(ctx, call, first):
@@ -1106,6 +1111,55 @@ def _math_left_on(call: cst.Call) -> bool:
         if arg.star:
             return False  # **flags: the math flag is not visible
     return True
+
+
+def _spread_flag_origins(ctx: ModuleContext, call: cst.Call) -> list[cst.Call] | None:
+    """`sdp_kernel(**config._asdict())` where this module defines the flags' namedtuple: the constructions of it that
+    turn enable_math off, where a port changes the flags (colt5-attention's `Config(True, False, False)`, built only
+    for an A100, so the finding takes that branch's reach). None where the record is not one this module builds."""
+    spread = [a for a in call.args if a.star == "**"]
+    if len(spread) != 1 or len(call.args) != 1:
+        return None
+    value = spread[0].value
+    if not (
+        isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "_asdict"
+    ):
+        return None
+    records = _flag_records(ctx)
+    if len(records) != 1:
+        return None
+    ((name, fields),) = records.items()
+    built = [c for c in ctx.nodes(cst.Call) if isinstance(c.func, cst.Name) and c.func.value == name]
+    if not built:
+        return None
+    position = fields.index("enable_math")
+    return [c for c in built if literal_value(_field_arg(c, "enable_math", position), default="?") is not True]
+
+
+def _flag_records(ctx: ModuleContext) -> dict[str, list[str]]:
+    """`Config = namedtuple("Config", ["enable_flash", "enable_math", ...])` in the module: name -> fields."""
+    records = {}
+    for assign in ctx.nodes(cst.Assign):
+        value = assign.value
+        if not (isinstance(value, cst.Call) and "collections.namedtuple" in ctx.qualified_names(value)):
+            continue
+        if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name) or len(value.args) < 2:
+            continue
+        fields = literal_value(value.args[1].value, default=None)
+        if isinstance(fields, str):
+            fields = fields.replace(",", " ").split()
+        if isinstance(fields, (list, tuple)) and "enable_math" in fields:
+            records[assign.targets[0].target.value] = [str(f) for f in fields]
+    return records
+
+
+def _field_arg(call: cst.Call, field: str, position: int) -> cst.BaseExpression | None:
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            return None
+        if (arg.keyword is not None and arg.keyword.value == field) or (arg.keyword is None and index == position):
+            return arg.value
+    return None
 
 
 def _is_parameter(ctx: ModuleContext, call: cst.Call, node: cst.CSTNode) -> bool:

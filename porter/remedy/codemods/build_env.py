@@ -133,6 +133,10 @@ _SDPA_ORDER = ["CUDNN_ATTENTION", "FLASH_ATTENTION", "EFFICIENT_ATTENTION", "MAT
 
 
 class _Sdpa(LineScoped):
+    def __init__(self, findings, ctx, target, records: dict[str, list[str]]):
+        super().__init__(findings, ctx, target)
+        self.records = records  # namedtuples of sdp_kernel flags the module defines: name -> fields
+
     def leave_Call(self, original, updated):
         if not self.in_scope(original):
             return updated
@@ -141,6 +145,21 @@ class _Sdpa(LineScoped):
             return self._priority_list(original, updated)
         if name == "sdp_kernel":
             return self._enable_fallbacks(original, updated)
+        if isinstance(updated.func, cst.Name) and name in self.records:
+            return self._math_in_record(original, updated, self.records[name].index("enable_math"))
+        return updated
+
+    def _math_in_record(self, original, updated, position: int):
+        """`Config(True, False, False)` spread into sdp_kernel: math back on, the preferred backend first."""
+        args = list(updated.args)
+        for index, arg in enumerate(args):
+            if arg.star:
+                return updated
+            named = arg.keyword is not None and arg.keyword.value == "enable_math"
+            if (named or (arg.keyword is None and index == position)) and code(arg.value) == "False":
+                args[index] = arg.with_changes(value=cst.Name("True"))
+                self.changes.append(f"line {self.line_of(original)}: enable_math -> True in {code(original)}")
+                return updated.with_changes(args=args)
         return updated
 
     def _priority_list(self, original, updated):
@@ -177,9 +196,21 @@ class _Sdpa(LineScoped):
         return updated.with_changes(args=args)
 
 
+def _flag_records(source: str) -> dict[str, list[str]]:
+    """`Config = namedtuple("Config", [..., "enable_math", ...])` in the module: name -> fields."""
+    records = {}
+    for match in re.finditer(
+        r"^(\w+)\s*=\s*(?:collections\.)?namedtuple\(\s*[\"'][^\"']*[\"']\s*,\s*([^)]*)\)", source, re.M
+    ):
+        fields = re.findall(r"\w+", match.group(2))
+        if "enable_math" in fields:
+            records[match.group(1)] = fields
+    return records
+
+
 @codemod("PT210")
 def sdpa_backends(source, findings, target, ctx):
-    transformer = _Sdpa(findings, ctx, target)
+    transformer = _Sdpa(findings, ctx, target, _flag_records(source))
     new = transform(source, transformer)
     rationale = (
         "cuDNN attention does not exist on ROCm and ROCm's flash/mem-efficient kernels (AOTriton/CK) cover fewer "
