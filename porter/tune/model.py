@@ -373,11 +373,15 @@ def _loop_registers(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | No
     return acc_regs(machine, cfg) + const.unaligned_reg_overhead + staged
 
 
-def blocks_per_unit(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | None = None) -> int:
-    """Resident blocks per unit, limited by threads, registers and shared memory."""
+def blocks_per_unit(
+    machine: Machine, cfg: GemmConfig, unaligned: Unaligned | None = None, regs: float | None = None
+) -> int:
+    """Resident blocks per unit, limited by threads, registers (`regs`: registers_needed, when the caller has it)
+    and shared memory."""
     target, const = machine.target, machine.const
     threads = cfg.num_warps * machine.wave
-    regs = registers_needed(machine, cfg, unaligned)
+    if regs is None:
+        regs = registers_needed(machine, cfg, unaligned)
     if const.max_threads_per_unit is None:  # constants_for always sets it; a spec block may not null it
         raise ConfigError(f"specs.yaml: {target.name}: the GEMM model has no max_threads_per_unit")
     limits = [const.max_threads_per_unit // threads]
@@ -462,11 +466,14 @@ def time_seconds(
     tiles = tiles_m * tiles_n * splits
     if unaligned is None:
         unaligned = unaligned_loads(machine, n, k, cfg, m)
-    slots = machine.units * blocks_per_unit(machine, cfg, unaligned)
+    regs = registers_needed(machine, cfg, unaligned)
+    slots = machine.units * blocks_per_unit(machine, cfg, unaligned, regs)
     full, rest = divmod(tiles, slots)
     waves = full + (1 if rest else 0)
     rate, pad_m, pad_n = unit_flops_clk(machine, cfg)
-    ctx = _StepContext(machine, m, n, k, cfg, tiles_m, tiles_n, waves, k_steps, rate, pad_m, pad_n, unaligned, splits)
+    ctx = _StepContext(
+        machine, m, n, k, cfg, tiles_m, tiles_n, waves, k_steps, rate, pad_m, pad_n, unaligned, splits, regs
+    )
     total = full * ctx.wave_time(slots) if full else 0.0
     if rest:
         total += ctx.wave_time(rest)
@@ -575,10 +582,21 @@ class _StepContext:
         "splits",
         "out_bytes",
         "waves",
+        "elementwise",
+        "wgmma",
+        "tile_bytes",
+        "fixed",
+        "a_cost",
+        "b_cost",
     )
 
-    def __init__(self, mc, m, n, k, cfg, tiles_m, tiles_n, waves, k_steps, rate, pad_m, pad_n, unaligned, splits=1):
+    def __init__(
+        self, mc, m, n, k, cfg, tiles_m, tiles_n, waves, k_steps, rate, pad_m, pad_n, unaligned, splits=1, regs=None
+    ):
         self.mc, self.m, self.n, self.cfg = mc, m, n, cfg
+        # asked for in every wave: computed once per config
+        self.elementwise = bool(unaligned)
+        self.wgmma = _uses_wgmma(mc, cfg)
         self.splits = splits
         self.waves = waves
         self.out_bytes = 4 if splits > 1 else mc.dtype.out_bytes  # split-K stores fp32 partials
@@ -599,7 +617,16 @@ class _StepContext:
         self.copy_s = transposed / (mc.const.transposed_copy_elems_per_unit_clk * mc.clock_hz)
         if in_order and mc.const.narrow_copy_elems_per_unit_clk:
             self.copy_s += in_order / (mc.const.narrow_copy_elems_per_unit_clk * mc.clock_hz)
-        self.spill_factor = self._spill_factor()
+        self.spill_factor = self._spill_factor(registers_needed(mc, cfg, unaligned) if regs is None else regs)
+        # wrapped rows/columns (offs % M) are still loaded: L2 -> unit traffic is the full tile
+        self.tile_bytes = (cfg.BLOCK_M + cfg.BLOCK_N) * cfg.BLOCK_K * self.elem
+        # prologue (pipeline fill) and epilogue; co-resident tiles overlap theirs with each other's loops
+        const = mc.const
+        epilogue = const.epilogue_cycles_per_elem * cfg.BLOCK_M * cfg.BLOCK_N / (cfg.num_warps * mc.wave)
+        self.fixed = mc.latency_s + (const.tile_cycles + epilogue) / mc.clock_hz
+        # DRAM time per byte of A's and B's row segments (see _segment_cost)
+        b_segment = cfg.BLOCK_K if mc.dtype.b_k_contiguous else min(cfg.BLOCK_N, n)
+        self.a_cost, self.b_cost = self._segment_cost(cfg.BLOCK_K), self._segment_cost(b_segment)
 
     def _lds_power(self, per_unit: int) -> float:
         """How a tile's matrix instructions and its shared-memory reads combine. A warpgroup MMA
@@ -611,17 +638,16 @@ class _StepContext:
         mc = self.mc
         power = mc.const.sync_mma_lds_overlap_power
         schedulers = mc.target.extra.get("schedulers_per_unit")
-        if power is None or not schedulers or mc.target.is_amd or _uses_wgmma(mc, self.cfg):
+        if power is None or not schedulers or mc.target.is_amd or self.wgmma:
             return mc.const.overlap_power
         return power if per_unit * self.cfg.num_warps <= schedulers else mc.const.overlap_power
 
-    def _spill_factor(self) -> float:
+    def _spill_factor(self, need: float) -> float:
         """Element-wise loads stage values and addresses in registers, 4-byte copies hold an
         address each; past the limit they spill.
         On AMD any kernel can: the limit is the unified VGPR file (512 per lane), or the budget
         waves_per_eu asks for (512 / waves_per_eu), which the compiler meets by spilling."""
         mc = self.mc
-        need = registers_needed(mc, self.cfg, self.unaligned)
         limit = _register_limit(mc.target)
         if mc.target.is_amd and self.cfg.waves_per_eu:
             limit = limit // self.cfg.waves_per_eu
@@ -630,7 +656,7 @@ class _StepContext:
 
     def wave_time(self, tiles: int) -> float:
         mc, const, cfg = self.mc, self.mc.const, self.cfg
-        bm, bn, bk = cfg.BLOCK_M, cfg.BLOCK_N, cfg.BLOCK_K
+        bm, bn = cfg.BLOCK_M, cfg.BLOCK_N
         per_unit = -(-tiles // mc.units)
         row_a, col_b = min(bm, self.m), min(bn, self.n)
         compute = per_unit * self.step_flops / self.rate
@@ -638,8 +664,7 @@ class _StepContext:
             compute = _overlap(self._lds_power(per_unit), compute, per_unit * self.lds_bytes / mc.lds_bps)
         if self.copy_s:  # and on the 4-byte copies that fill it
             compute = _overlap(const.overlap_power, compute, per_unit * self.copy_s)
-        # wrapped rows/columns (offs % M) are still loaded: L2 -> unit traffic is the full tile
-        tile_bytes = (bm + bn) * bk * self.elem
+        tile_bytes = self.tile_bytes
         l2 = max(per_unit * tile_bytes / mc.l2_unit_bps, tiles * tile_bytes / mc.l2_device_bps)
         dram, dram_bytes = self._dram_step(tiles)
         dram *= self._inflight_factor(per_unit, dram_bytes / tiles)
@@ -648,23 +673,20 @@ class _StepContext:
         latency = mc.l2_latency_s + miss * (mc.latency_s - mc.l2_latency_s)
         overhead = per_unit * const.k_iter_cycles / mc.clock_hz
         memory = _overlap(const.overlap_power, l2, dram)
-        step_of = self._serial_step if self.unaligned else self._pipelined_step
+        step_of = self._serial_step if self.elementwise else self._pipelined_step
         step = step_of(per_unit, compute, memory, latency) + overhead
         step += self._burst_stall(per_unit * tile_bytes)
         store = tiles * row_a * col_b * self.out_bytes / mc.hbm_bps
         if self.unaligned.store:  # element-wise C stores, per unit
             store += per_unit * bm * bn / (const.unaligned_store_elems_per_unit_clk * mc.clock_hz)
-        # prologue (pipeline fill) and epilogue; co-resident tiles overlap theirs with each other's loops
-        epilogue = const.epilogue_cycles_per_elem * bm * bn / (cfg.num_warps * mc.wave)
-        fixed = mc.latency_s + (const.tile_cycles + epilogue) / mc.clock_hz
-        return self.k_steps * step + store + fixed
+        return self.k_steps * step + store + self.fixed
 
     def _inflight_factor(self, per_unit: int, tile_dram_bytes: float) -> float:
         """How much slower than its share of the HBM rate a unit streams when its co-resident tiles
         keep too few DRAM bytes in flight (Little's law under load): each has its loads of `depth`
         steps ahead outstanding, a tile with no stage ahead part of one step's."""
         mc, const = self.mc, self.mc.const
-        if not const.dram_inflight_latencies or not tile_dram_bytes or self.unaligned:
+        if not const.dram_inflight_latencies or not tile_dram_bytes or self.elementwise:
             return 1.0  # element-wise loads: no stages ahead, see _serial_step
         if const.dram_inflight_rate_keys is not None and mc.dtype.rate_key not in const.dram_inflight_rate_keys:
             return 1.0  # a width it did not help on (leave-one-sweep-out)
@@ -682,7 +704,7 @@ class _StepContext:
         (tiles out of step, L2 serving every K position at once) it drains slowest. Cause inferred
         from the timings, not profiled: hence a threshold on waves, chosen leave-one-sweep-out."""
         const = self.mc.const
-        if not const.stage_burst_stall or self.unaligned or self.waves < const.stage_burst_min_waves:
+        if not const.stage_burst_stall or self.elementwise or self.waves < const.stage_burst_min_waves:
             return 0.0
         if const.stage_burst_rate_keys is not None and self.mc.dtype.rate_key not in const.stage_burst_rate_keys:
             return 0.0  # a width it was never measured on
@@ -776,8 +798,7 @@ class _StepContext:
         if self.b_cross_wave is not None:
             b_bytes = min(b_bytes, self.b_cross_wave)
         dram_bytes = a_bytes + b_bytes
-        b_segment = bk if mc.dtype.b_k_contiguous else min(bn, self.n)
-        seconds = (a_bytes * self._segment_cost(bk) + b_bytes * self._segment_cost(b_segment)) / mc.hbm_bps
+        seconds = (a_bytes * self.a_cost + b_bytes * self.b_cost) / mc.hbm_bps
         if mc.wrapped_bps and bm > self.m:
             seconds += tiles * (bm - self.m) * bk * self.elem / self._wrapped_bps()
         if mc.xcds > 1:

@@ -153,21 +153,43 @@ def test_memory_bound_decode_is_near_hbm_time():
     assert floor_ms < pred < 4 * floor_ms
 
 
+# A fixed pure-Python loop takes 26 ms of CPU time on the 2-core dev machine (idle, session 38), where selecting among
+# 200 candidates took 9.1-9.8 ms (session 37's machine: 4.8 ms). The budget is 10 ms there.
+REFERENCE_LOOP_S = 0.026
+SELECTION_BUDGET_S = 0.010
+
+
+def _reference_loop_seconds() -> float:
+    """CPU time of the fixed loop, run beside each selection: what this machine gives Python code at that moment. A
+    hyperthreaded CI core shared with another test worker slows both alike (measured: 9.5 -> 16 ms and 26 -> 44 ms)."""
+    start = time.process_time()
+    total = 0.0
+    for i in range(100_000):
+        total += math.sqrt(i) * 0.5 + max(i, 3) % 7
+    return time.process_time() - start
+
+
 @pytest.mark.parametrize("target,dtype", [("h200", "fp8e4m3"), ("mi350x", "bf16")])
 def test_selecting_among_200_candidates_takes_under_10_ms(target, dtype):
-    # 200 distinct candidates (the standard space at small M, repeated where it has fewer); CPU
-    # time of this process, best of five, so that other load on a shared CI machine does not count.
-    # Measured on the 2-core dev machine: 4.8 ms (h200 fp8), 4.6 ms (mi350x bf16)
+    # 200 distinct candidates (the standard space at small M, repeated where it has fewer); CPU time of this
+    # process, in units of the reference loop timed just before and after, best of seven: on the dev machine
+    # that is the 10 ms budget, and neither a slower machine nor other load on it counts
     space = [c.to_dict() for c in default_space(target, dtype, 16)]
     candidates = (space * 2)[:200]
     assert len(candidates) == 200 and len({tuple(sorted(c.items())) for c in candidates}) >= 180
     rank_gemm(target, dtype, 4096, 4096, 4096, candidates=candidates)  # imports and caches warm
-    runs = []
-    for _ in range(5):
+    ratios, runs = [], []
+    for _ in range(7):
+        before = _reference_loop_seconds()
         start = time.process_time()
         rank_gemm(target, dtype, 4096, 4096, 4096, candidates=candidates)
         runs.append(time.process_time() - start)
-    assert min(runs) < 0.010, runs
+        ratios.append(runs[-1] / ((before + _reference_loop_seconds()) / 2))
+    best = min(ratios)
+    assert best * REFERENCE_LOOP_S < SELECTION_BUDGET_S, (
+        f"{best * REFERENCE_LOOP_S * 1e3:.1f} ms on the dev machine",
+        runs,
+    )
 
 
 def test_warpgroup_mma_reads_less_shared_memory_with_wide_tiles():
