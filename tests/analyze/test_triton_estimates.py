@@ -64,21 +64,23 @@ def test_lds_estimate_with_operand_dtype_unknown(target, stages, lds_ok):
 
 
 @pytest.mark.parametrize(
-    "blocks, lds_ok",
+    "blocks, stages, lds_ok",
     [
-        ("'BLOCK_M': 128, 'BLOCK_N': 256, 'BLOCK_K': 64", True),  # one 32 KiB buffer, whatever the stages
-        ("'BLOCK_M': 256, 'BLOCK_N': 128, 'BLOCK_K': 256", None),  # 128 KiB at 2 bytes, 64 KiB at 1 byte
-        ("'BLOCK_M': 256, 'BLOCK_N': 256, 'BLOCK_K': 512", False),  # over even at 1 byte
+        # the compile records (bench/tune/amd_lds_alignment.py): fp16 128x256x64 aligned, 2 stages 48 KiB, 3 stages 96
+        ("'BLOCK_M': 64, 'BLOCK_N': 128, 'BLOCK_K': 64", 2, True),  # one buffer: 24 KiB at 2 bytes, 48 at 4
+        ("'BLOCK_M': 128, 'BLOCK_N': 256, 'BLOCK_K': 64", 2, None),  # one buffer: 48 KiB at 2 bytes, 96 at 4
+        ("'BLOCK_M': 128, 'BLOCK_N': 256, 'BLOCK_K': 64", 3, None),  # 96 KiB at 2 bytes, 48 KiB at 1 byte
+        ("'BLOCK_M': 128, 'BLOCK_N': 256, 'BLOCK_K': 128", 3, False),  # 96 KiB even at 1 byte (fp8 compiles there)
     ],
 )
-def test_gfx942_keeps_narrow_tiles_in_one_buffer(blocks, lds_ok):
-    """Triton 3.9 on gfx942 (specs.yaml narrow_loads_lds): an unseen dtype is taken as the 2 bytes assumed,
-    which that pipeliner holds in one buffer of the larger tile, not one per stage."""
-    config, kernel = only_config(gemm(blocks, "num_stages=4"))
+def test_gfx942_allocates_one_stage_buffer_fewer(blocks, stages, lds_ok):
+    """Triton 3.9 on gfx942, for a launch it specializes as aligned (sizes and row strides divisible by 16): the stream
+    pipeliner allocates num_stages - 1 buffers of both tiles; an unseen dtype is taken at the 2 bytes assumed."""
+    config, kernel = only_config(gemm(blocks, f"num_stages={stages}"))
     est = estimate_config(config, kernel, get_target("mi300x"))
     m, n, k = (est.blocks[d][1] for d in "MNK")
-    assert est.lds_bytes == est.lds_bytes_low == max(m, n) * k * 2 and est.lds_ok is lds_ok
-    assert est.formula.startswith(f"max({m}x{k}, {k}x{n}) x 2 B")
+    assert est.lds_bytes == est.lds_bytes_low == (stages - 1) * (m * k + k * n) * 2 and est.lds_ok is lds_ok
+    assert est.formula.startswith(f"{stages - 1} x ({m}x{k} + {k}x{n}) x 2 B") and "num_stages - 1" in est.formula
 
 
 def _dot_kernel(body: str, params: str = "a_ptr, b_ptr") -> str:

@@ -2,10 +2,10 @@
 reads the real figures from the kernel compiled for the target.
 
 LDS of a pipelined GEMM: num_stages x (BLOCK_M x BLOCK_K + BLOCK_K x BLOCK_N) x element bytes. On
-gfx950 with Triton 3.9 this is what the compiler allocates (shared/reference/measured.md); AMD's
-stream pipeliner has also been reported at (num_stages - 1) x (...), and gfx942 allocates far less
-for the same configs in 3.9: one buffer of the larger tile for 1-2 byte loads (specs.yaml narrow_loads_lds),
-used when the source does not show the operand dtype. `lds_bytes_low` is the (stages - 1) figure.
+gfx950 with Triton 3.9 this is what the compiler allocates (shared/reference/measured.md); gfx942's stream
+pipeliner allocates (num_stages - 1) x (...) for a launch Triton specializes as aligned (sizes and row strides
+divisible by 16, as the JIT finds them for most tensors), a single buffer of the larger tile only where it cannot
+prove that (bench/tune/amd_lds_alignment.py). `lds_bytes_low` is the (stages - 1) figure.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 from porter.analyze.triton import names
 from porter.analyze.triton.fold import Val
 from porter.analyze.triton.records import ConfigInfo, KernelInfo, LaunchSite
+from porter.tune.constants import constants_for
 
 NOTE = (
     "estimate only: num_stages x (BM x BK + BK x BN) x element bytes; the AMD pipeliner allocates "
@@ -100,8 +101,8 @@ def estimate(values: dict[str, Val], kernel: KernelInfo | None, target) -> Estim
         return est
     # operand dtype unknown: over only if even 1-byte operands are, fits only if 4-byte ones do
     est.formula += " (operand dtype not visible: 2 bytes assumed)"
-    if target.triton.get("narrow_loads_lds") == "larger_tile":
-        return _one_tile(est, m, n, k, target)
+    if constants_for(target).lds_buffers == "stages_minus_one":
+        return _stage_buffers_but_one(est, elements, target)
     est.lds_ok = (
         False
         if low_stages * elements > target.lds_bytes
@@ -112,16 +113,22 @@ def estimate(values: dict[str, Val], kernel: KernelInfo | None, target) -> Estim
     return est
 
 
-def _one_tile(est: Estimate, m: int, n: int, k: int, target) -> Estimate:
-    """A target whose pipeliner keeps 1-2 byte tiles in one buffer of the larger tile (gfx942, Triton 3.9;
-    specs.yaml narrow_loads_lds): the 2 bytes assumed for an unseen dtype mean that one buffer, not a buffer per
-    stage. Over only if even that buffer at 1 byte is; fits if it fits at 2 bytes (4-byte loads, pipelined per
-    stage, are what the source would have to show)."""
-    tile = max(m, n) * k
-    est.lds_bytes = est.lds_bytes_low = tile * names.ASSUMED_ELEM_BYTES
-    est.formula = f"max({m}x{k}, {k}x{n}) x {names.ASSUMED_ELEM_BYTES} B (operand dtype not visible: 2 bytes assumed; "
-    est.formula += f"{target.name} holds 1-2 byte tiles in one buffer)"
-    est.lds_ok = False if tile > target.lds_bytes else True if est.lds_bytes <= target.lds_bytes else None
+def stage_buffers(target, num_stages: int) -> int:
+    """The tile buffers the target's pipeliner allocates for `num_stages` (the tune model's `lds_buffers`, one fact for
+    both): num_stages - 1 on gfx942 for aligned launches, num_stages elsewhere; one at least."""
+    return max(num_stages - 1 if constants_for(target).lds_buffers == "stages_minus_one" else num_stages, 1)
+
+
+def _stage_buffers_but_one(est: Estimate, elements: int, target) -> Estimate:
+    """A target whose pipeliner allocates (num_stages - 1) stage buffers (gfx942's, for the aligned launches Triton's
+    specialization gives most tensors; the tune model's `lds_buffers`): that figure is the estimate. Over when even
+    1-byte operands are, fits when 4-byte ones do."""
+    low_stages = stage_buffers(target, est.num_stages or 1)
+    est.lds_bytes = est.lds_bytes_low = low_stages * elements * names.ASSUMED_ELEM_BYTES
+    est.formula = est.formula.replace(f"{max(est.num_stages or 1, 1)} x (", f"{low_stages} x (", 1)
+    est.formula += f"; {target.name} allocates num_stages - 1 buffers"
+    limit = target.lds_bytes
+    est.lds_ok = False if low_stages * elements > limit else True if low_stages * elements * 4 <= limit else None
     return est
 
 
