@@ -695,7 +695,14 @@ def _job_key(job: dict) -> str:
     import json
 
     return json.dumps(
-        [job["module"], job["qualname"], job["signature"], job["constexprs"], job["options"]],
+        [
+            job["module"],
+            job["qualname"],
+            job["signature"],
+            job.get("specialization", {}),
+            job["constexprs"],
+            job["options"],
+        ],
         sort_keys=True,
         default=str,
     )

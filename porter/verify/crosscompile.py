@@ -46,6 +46,7 @@ def jobs_from_launches(launches: list[dict[str, Any]]) -> list[dict[str, Any]]:
     jobs: dict[str, dict[str, Any]] = {}
     for launch in launches:
         base = {k: launch[k] for k in ("kernel", "module", "qualname", "file", "signature")}
+        base["specialization"] = dict(launch.get("specialization") or {})
         base["sites"] = list(launch.get("sites", []))
         base["site_lines"] = list(launch.get("site_lines", []))
         base["line"] = int(launch.get("line") or 0)
@@ -66,7 +67,9 @@ def jobs_from_launches(launches: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _add_job(jobs: dict, base: dict, constexprs: dict, options: dict) -> None:
     options = {k: v for k, v in options.items() if k in _OPTION_KEYS and v is not None}
     job = base | {"constexprs": constexprs, "options": options}
-    key = json.dumps([job["module"], job["qualname"], job["signature"], constexprs, options], sort_keys=True)
+    key = json.dumps(
+        [job["module"], job["qualname"], job["signature"], job["specialization"], constexprs, options], sort_keys=True
+    )
     jobs.setdefault(key, job)
 
 
@@ -95,6 +98,7 @@ def _cache_key(root: Path, job: dict, target: Target, triton_version: str) -> st
             job["module"],
             job["qualname"],
             job["signature"],
+            job.get("specialization", {}),
             job["constexprs"],
             job["options"],
             target.triton_target,
@@ -435,9 +439,10 @@ def compile_one(job: dict, target: tuple) -> dict[str, Any]:
         return {"ok": False, "error": f"cannot import {job['module']}: {_short_error(error)}", "cacheable": False}
     backend, arch, warp = target
     try:
-        source = ASTSource(fn, dict(job["signature"]), dict(job["constexprs"]))
+        gpu = GPUTarget(backend, arch, warp)
+        source = ASTSource(fn, dict(job["signature"]), dict(job["constexprs"]), _attributes(job, gpu))
         with _CapturedNativeOutput() as native:
-            kernel = triton.compile(source, target=GPUTarget(backend, arch, warp), options=dict(job["options"]))
+            kernel = triton.compile(source, target=gpu, options=dict(job["options"]))
     except Exception as error:  # noqa: BLE001 - the compiler's error is the result
         return {"ok": False, "error": _short_error(error), "cacheable": True}
     if native.errors():
@@ -448,6 +453,18 @@ def compile_one(job: dict, target: tuple) -> dict[str, Any]:
     if "amdgcn" in kernel.asm:
         result.update(_amdgcn_figures(kernel.asm["amdgcn"]))
     return result
+
+
+def _attributes(job: dict, gpu: Any) -> dict[tuple[int, ...], list]:
+    """The argument attributes the launch was specialized with (replay_plugin._specialized_as), as the target's
+    backend spells them: `tt.divisibility` 16, on HIP `tt.pointer_range` 32."""
+    from triton.compiler import make_backend
+
+    parse = make_backend(gpu).parse_attr
+    names = list(job["signature"])
+    return {
+        (names.index(name),): parse(spec) for name, spec in (job.get("specialization") or {}).items() if name in names
+    }
 
 
 def _emulate(target_name: str) -> None:

@@ -223,12 +223,17 @@ def describe_launch(fn, args: tuple, kwargs: dict) -> dict[str, Any]:
     arg_types: dict[str, str] = {}
     constexprs: dict[str, Any] = {}
     shapes: dict[str, list[int]] = {}
+    specialization: dict[str, str] = {}
+    backend = _launcher_backend()
     for name, value in bound.arguments.items():
         if name in constexpr_names:
             constexprs[name] = _jsonable(getattr(value, "value", value))
             arg_types[name] = "constexpr"
             continue
         arg_types[name] = _type_of(value)
+        spec = _specialized_as(backend, value)
+        if spec:
+            specialization[name] = spec
         if hasattr(value, "shape"):
             shapes[name] = list(value.shape)
     options = {k: _jsonable(v) for k, v in kwargs.items() if k not in params}
@@ -241,15 +246,49 @@ def describe_launch(fn, args: tuple, kwargs: dict) -> dict[str, Any]:
         "file": _relative(inspect.getsourcefile(fn)),
         "line": fn.__code__.co_firstlineno,
         "signature": arg_types,
+        "specialization": specialization,
         "constexprs": constexprs,
         "shapes": shapes,
         "options": options,
     }
 
 
+def _launcher_backend() -> Any:
+    """The backend class whose argument specialization Triton's launcher applies on the (emulated) target."""
+    from triton.backends.compiler import BaseBackend
+    from triton.compiler import make_backend
+    from triton.runtime import driver
+
+    try:
+        return type(make_backend(driver.active.get_current_target()))
+    except Exception:  # noqa: BLE001 - no usable driver: divisibility alone, which every backend applies
+        return BaseBackend
+
+
+def _specialized_as(backend: Any, value: Any) -> str:
+    """How Triton's launcher specializes one argument on the target: "D" for a pointer aligned to 16 bytes or an
+    integer divisible by 16, "S" for a HIP buffer within 2 GB (buffer loads); "" for neither. The cross-compile passes
+    these as the attributes a real launch compiles with: on gfx942 an aligned GEMM gets (num_stages - 1) LDS buffers,
+    one without the hints a single one (bench/tune/amd_lds_alignment.py)."""
+    from triton._C.libtriton import native_specialize_impl
+
+    try:
+        spec = native_specialize_impl(backend, value, False, True, True)[1]
+    except Exception:  # noqa: BLE001 - an argument the launcher itself would reject: no hint
+        return ""
+    return spec if isinstance(spec, str) else ""
+
+
 def _launch_key(record: dict[str, Any]) -> str:
     return json.dumps(
-        [record["module"], record["qualname"], record["signature"], record["constexprs"], record["options"]],
+        [
+            record["module"],
+            record["qualname"],
+            record["signature"],
+            record.get("specialization", {}),
+            record["constexprs"],
+            record["options"],
+        ],
         sort_keys=True,
         default=str,
     )

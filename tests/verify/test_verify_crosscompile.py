@@ -27,6 +27,17 @@ def tf32_dot_kernel(a_ptr, b_ptr, c_ptr, N: tl.constexpr):
     a = tl.load(a_ptr + r[:, None] * N + r[None, :])
     b = tl.load(b_ptr + r[:, None] * N + r[None, :])
     tl.store(c_ptr + r[:, None] * N + r[None, :], tl.dot(a, b, input_precision="tf32"))
+
+
+@triton.jit
+def gemm_kernel(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm, rn, rk = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * stride_am + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * stride_bk + rn[None, :])
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc.to(tl.float16))
 """
 
 ADD = {
@@ -93,3 +104,50 @@ def test_import_failure_is_a_record_not_a_crash(repo: Path) -> None:
     broken = ADD | {"module": "no_such_module_porter"}
     [record] = compile_jobs(repo, [broken], get_target("mi350x"), jobs=1)
     assert not record.ok and record.error.startswith("cannot import no_such_module_porter")
+
+
+GEMM = {
+    "kernel": "gemm_kernel",
+    "module": "kernels",
+    "qualname": "gemm_kernel",
+    "file": "kernels.py",
+    "signature": {
+        "a_ptr": "*fp16",
+        "b_ptr": "*fp16",
+        "c_ptr": "*fp16",
+        "K": "i32",
+        "stride_am": "i32",
+        "stride_bk": "i32",
+        "BM": "constexpr",
+        "BN": "constexpr",
+        "BK": "constexpr",
+    },
+    "constexprs": {"BM": 128, "BN": 128, "BK": 64},
+    "options": {"num_warps": 4, "num_stages": 3},
+}
+
+
+def test_a_launch_records_how_the_launcher_specializes_its_arguments() -> None:
+    import torch
+    import triton.language as tl
+
+    from porter.verify.replay_plugin import describe_launch
+
+    def kernel(x_ptr, n, m, BLOCK: tl.constexpr):
+        pass
+
+    aligned, odd = torch.empty(64), torch.empty(64)[1:]
+    record = describe_launch(kernel, (aligned, 4096, 17), {"BLOCK": 64})
+    assert record["specialization"]["x_ptr"].startswith("D") and record["specialization"]["n"] == "D"
+    assert "m" not in record["specialization"] and "BLOCK" not in record["specialization"]
+    assert "D" not in describe_launch(kernel, (odd, 4096, 17), {"BLOCK": 64})["specialization"].get("x_ptr", "")
+
+
+@pytest.mark.slow
+def test_an_aligned_gemm_compiles_with_its_stage_buffers_on_gfx942(repo: Path, tmp_path: Path) -> None:
+    # what the launcher specializes (16-byte pointers, K and row strides divisible by 16) reaches the compile:
+    # gfx942 then allocates num_stages - 1 buffers of both tiles; without the hints one buffer of the larger tile
+    aligned = GEMM | {"specialization": dict.fromkeys(("a_ptr", "b_ptr", "c_ptr", "K", "stride_am", "stride_bk"), "D")}
+    bare, hinted = compile_jobs(repo, [GEMM, aligned], get_target("mi300x"), jobs=2, cache_dir=tmp_path / "cache")
+    assert bare.ok and hinted.ok
+    assert hinted.lds_bytes == 2 * (128 * 64 + 64 * 128) * 2 and bare.lds_bytes == 128 * 64 * 2
