@@ -10,7 +10,7 @@ import libcst as cst
 from porter.analyze.guards import only_on_cuda
 from porter.analyze.index import literal_value
 from porter.analyze.triton import names
-from porter.analyze.triton.estimates import block_sizes, estimate, stage_buffers
+from porter.analyze.triton.estimates import block_sizes, estimate
 from porter.analyze.triton.fold import Val, upper
 from porter.analyze.triton.records import KernelInfo
 from porter.analyze.visitors import Hit, ModuleContext, register
@@ -379,15 +379,14 @@ def _list_has_fitting_entry(inv, kernel, target) -> bool:
     for config in kernel.autotune.configs:
         if skip_for_target(config.guard, target):
             continue
-        least = _least_elements(live_values(inv, {**config.meta, **config.options}, target), kernel, target)
+        least = _least_elements(live_values(inv, {**config.meta, **config.options}, target), kernel)
         if least is not None and least * size <= target.lds_bytes:
             return True
     return False
 
 
-def _least_elements(values: dict[str, Val], kernel, target) -> int | None:
-    """Stage buffers x (BM x BK + BK x BN) of the config's smallest combination (num_stages buffers, or one fewer
-    where the target's pipeliner allocates that: gfx942); None when a value is not known."""
+def _least_elements(values: dict[str, Val], kernel) -> int | None:
+    """stages x (BM x BK + BK x BN) of the config's smallest combination; None when a value is not known."""
     least: dict[str, int] = {}
     for key, val in values.items():
         dim = names.block_dim(key) or ("S" if key == "num_stages" else None)
@@ -406,7 +405,9 @@ def _least_elements(values: dict[str, Val], kernel, target) -> int | None:
             least[dim] = param.default.single
     if not all(d in least for d in "MNKS"):
         return None
-    return stage_buffers(target, least["S"]) * (least["M"] * least["K"] + least["K"] * least["N"])
+    # num_stages buffers even where the target's pipeliner allocates one fewer: the operand size the source shows may
+    # be a cast of wider loads (flashlib's Ozaki kernel loads fp32 and casts to bf16), which the buffers hold as loaded
+    return max(least["S"], 1) * (least["M"] * least["K"] + least["K"] * least["N"])
 
 
 @register("triton_lds_budget")
