@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from porter.targets import get_target
-from porter.verify.crosscompile import compile_jobs, jobs_from_launches, record_failure
+from porter.verify.crosscompile import compile_jobs, jobs_from_launches, production_specialization, record_failure
 
 KERNELS = """
 import triton
@@ -151,3 +151,17 @@ def test_an_aligned_gemm_compiles_with_its_stage_buffers_on_gfx942(repo: Path, t
     bare, hinted = compile_jobs(repo, [GEMM, aligned], get_target("mi300x"), jobs=2, cache_dir=tmp_path / "cache")
     assert bare.ok and hinted.ok
     assert hinted.lds_bytes == 2 * (128 * 64 + 64 * 128) * 2 and bare.lds_bytes == 128 * 64 * 2
+
+
+def test_jobs_compile_the_specialization_of_production_shapes() -> None:
+    # a test's odd or run-to-run random sizes do not decide the kernel compiled: integers are taken divisible by 16,
+    # pointers as the replay saw them (an unaligned view stays unaligned), flags (i1) never
+    launch = GEMM | {
+        "signature": GEMM["signature"] | {"TRANS": "i1"},
+        "specialization": {"a_ptr": "DS", "b_ptr": "S", "K": "", "M": "D"},
+    }
+    spec = production_specialization(launch)
+    assert spec["a_ptr"] == "DS" and spec["b_ptr"] == "S" and "c_ptr" not in spec
+    assert spec["K"] == spec["stride_am"] == spec["stride_bk"] == "D" and "TRANS" not in spec and "BM" not in spec
+    odd = launch | {"specialization": {"a_ptr": "DS", "b_ptr": "S"}}
+    assert jobs_from_launches([launch])[0]["specialization"] == jobs_from_launches([odd])[0]["specialization"]
