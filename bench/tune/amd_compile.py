@@ -43,30 +43,24 @@ def _kernel():
     return module.matmul_kernel
 
 
+def tutorial_signature(operand: str) -> dict[str, str]:
+    """Triton's signature of sweep.py's kernel: A and B of `operand` (a Triton type name: bf16, fp16, fp8e4b8...), C
+    bf16, unit strides along K (A), N (B) and N (C) as constexprs."""
+    sig = {"a_ptr": f"*{operand}", "b_ptr": f"*{operand}", "c_ptr": "*bf16", "M": "i32", "N": "i32", "K": "i32"}
+    for matrix, inner in (("a", "k"), ("b", "n"), ("c", "n")):
+        outer = {"a": "m", "b": "k", "c": "m"}[matrix]
+        sig[f"stride_{matrix}{outer}"] = "i32"
+        sig[f"stride_{matrix}{inner}"] = "constexpr"
+    return sig | dict.fromkeys(("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"), "constexpr")
+
+
 def compile_one(job):
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
     arch, (bm, bn, bk, warps, stages), nonkdim, kpack = job
-    sig = {
-        "a_ptr": "*bf16",
-        "b_ptr": "*bf16",
-        "c_ptr": "*bf16",
-        "M": "i32",
-        "N": "i32",
-        "K": "i32",
-        "stride_am": "i32",
-        "stride_ak": "constexpr",
-        "stride_bk": "i32",
-        "stride_bn": "constexpr",
-        "stride_cm": "i32",
-        "stride_cn": "constexpr",
-        "BLOCK_M": "constexpr",
-        "BLOCK_N": "constexpr",
-        "BLOCK_K": "constexpr",
-        "GROUP_M": "constexpr",
-    }
+    sig = tutorial_signature("bf16")
     consts = {"stride_ak": 1, "stride_bn": 1, "stride_cn": 1, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8}
     attrs = {(i,): [["tt.divisibility", 16]] for i in (0, 1, 2, 3, 4, 5, 6, 8, 10)}  # sizes and strides % 16 == 0
     kernel = triton.compile(

@@ -21,7 +21,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from amd_compile import _kernel  # noqa: E402  (the tutorial kernel of sweep.py)
+from amd_compile import _kernel, tutorial_signature  # noqa: E402  (the tutorial kernel of sweep.py)
 
 CONFIGS = [
     (128, 256, 64, 8, 2),
@@ -41,24 +41,7 @@ def compile_one(job: tuple) -> dict:
     from triton.compiler import ASTSource
 
     arch, dtype, (bm, bn, bk, warps, stages), aligned = job
-    sig = {
-        "a_ptr": f"*{dtype}",
-        "b_ptr": f"*{dtype}",
-        "c_ptr": "*bf16",
-        "M": "i32",
-        "N": "i32",
-        "K": "i32",
-        "stride_am": "i32",
-        "stride_ak": "constexpr",
-        "stride_bk": "i32",
-        "stride_bn": "constexpr",
-        "stride_cm": "i32",
-        "stride_cn": "constexpr",
-        "BLOCK_M": "constexpr",
-        "BLOCK_N": "constexpr",
-        "BLOCK_K": "constexpr",
-        "GROUP_M": "constexpr",
-    }
+    sig = tutorial_signature(dtype)
     consts = {"stride_ak": 1, "stride_bn": 1, "stride_cn": 1, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8}
     attrs = {(i,): [["tt.divisibility", 16]] for i in (ALIGNED if aligned else POINTERS_ONLY)}
     kernel = triton.compile(

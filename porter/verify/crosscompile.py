@@ -80,9 +80,7 @@ def production_specialization(launch: dict[str, Any]) -> dict[str, str]:
 def _add_job(jobs: dict, base: dict, constexprs: dict, options: dict) -> None:
     options = {k: v for k, v in options.items() if k in _OPTION_KEYS and v is not None}
     job = base | {"constexprs": constexprs, "options": options}
-    key = json.dumps(
-        [job["module"], job["qualname"], job["signature"], job["specialization"], constexprs, options], sort_keys=True
-    )
+    key = json.dumps(job_identity(job), sort_keys=True)
     jobs.setdefault(key, job)
 
 
@@ -104,19 +102,22 @@ def _package_digest(root: Path, file: str) -> str:
     return digest.hexdigest()
 
 
+def job_identity(job: dict) -> list:
+    """What makes two compile jobs the same kernel build: the function, its signature and specialization, the
+    constexprs and the launch options."""
+    return [
+        job["module"],
+        job["qualname"],
+        job["signature"],
+        job.get("specialization", {}),
+        job["constexprs"],
+        job["options"],
+    ]
+
+
 def _cache_key(root: Path, job: dict, target: Target, triton_version: str) -> str:
     text = json.dumps(
-        [
-            _package_digest(root, job["file"]),
-            job["module"],
-            job["qualname"],
-            job["signature"],
-            job.get("specialization", {}),
-            job["constexprs"],
-            job["options"],
-            target.triton_target,
-            triton_version,
-        ],
+        [_package_digest(root, job["file"]), *job_identity(job), target.triton_target, triton_version],
         sort_keys=True,
         default=str,
     )
