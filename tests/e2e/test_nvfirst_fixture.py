@@ -53,8 +53,9 @@ def test_scan_finds_what_breaks_on_each_target():
     assert {"PT103", "PT107", "PT109", "PT114"} <= found["mi350x"]  # tf32 is a compile error on gfx950 only
     # and quantize_fp8 makes OCP e4m3fn data, gfx942 is FNUZ (its 448 matches that dtype: PT207 stays quiet)
     assert {"PT103", "PT109", "PT206"} <= found["mi300x"] and "PT207" not in found["mi300x"]
-    # gfx942's pipeliner (Triton 3.9) holds 1-2 byte tiles in one LDS buffer: 128x256x128 at 4 stages fits there
-    assert "PT107" not in found["mi300x"]
+    # its 128x256x128 fp8 config at 4 stages: gfx942 (Triton 3.9) allocates 3 buffers of both tiles for an aligned
+    # launch, 144 KiB over 64 (bench/tune/amd_lds_alignment.py; without the launcher's hints 32 KiB)
+    assert "PT107" in found["mi300x"]
     assert "PT114" not in found["mi300x"]
 
 
