@@ -139,6 +139,13 @@ def _vendor_defaults(target: Target) -> dict[str, Any]:
     }
 
 
+def stage_buffers(const: ModelConstants, num_stages: int) -> int:
+    """The tile buffers a pipelined GEMM loop allocates for `num_stages` (`lds_buffers`): one fewer on gfx942's stream
+    pipeliner, for the aligned launches Triton's specialization gives most tensors; one at least. Tune's LDS and scan's
+    PT107 estimate both count with this."""
+    return max(num_stages - 1 if const.lds_buffers == "stages_minus_one" else num_stages, 1)
+
+
 def constants_for(target: Target) -> ModelConstants:
     """Constants for `target`: vendor defaults, then the spec's `gemm_model` block."""
     values: dict[str, Any] = _vendor_defaults(target)

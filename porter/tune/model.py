@@ -29,7 +29,7 @@ from functools import lru_cache
 from porter.errors import ConfigError
 from porter.targets import Target
 from porter.tune.config import GemmConfig
-from porter.tune.constants import ModelConstants, constants_for
+from porter.tune.constants import ModelConstants, constants_for, stage_buffers
 from porter.tune.dtypes import GemmDtype
 
 INFEASIBLE = math.inf
@@ -118,7 +118,7 @@ def lds_bytes(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | None = N
     stages = cfg.num_stages
     if stages <= 1:  # single-stage: one tile at a time
         return max(cfg.BLOCK_M, cfg.BLOCK_N) * cfg.BLOCK_K * elem
-    buffers = stages - 1 if machine.const.lds_buffers == "stages_minus_one" else stages
+    buffers = stage_buffers(machine.const, stages)
     a_loaded = 1  # buffers of an element-wise A
     if machine.target.features.get("wgmma") and not _uses_wgmma(machine, cfg):
         # mma.sync reads its operands into registers: no buffer stays held by the MMA, and an
@@ -590,9 +590,7 @@ class _StepContext:
         "b_cost",
     )
 
-    def __init__(
-        self, mc, m, n, k, cfg, tiles_m, tiles_n, waves, k_steps, rate, pad_m, pad_n, unaligned, splits=1, regs=None
-    ):
+    def __init__(self, mc, m, n, k, cfg, tiles_m, tiles_n, waves, k_steps, rate, pad_m, pad_n, unaligned, splits, regs):
         self.mc, self.m, self.n, self.cfg = mc, m, n, cfg
         # asked for in every wave: computed once per config
         self.elementwise = bool(unaligned)
@@ -617,7 +615,7 @@ class _StepContext:
         self.copy_s = transposed / (mc.const.transposed_copy_elems_per_unit_clk * mc.clock_hz)
         if in_order and mc.const.narrow_copy_elems_per_unit_clk:
             self.copy_s += in_order / (mc.const.narrow_copy_elems_per_unit_clk * mc.clock_hz)
-        self.spill_factor = self._spill_factor(registers_needed(mc, cfg, unaligned) if regs is None else regs)
+        self.spill_factor = self._spill_factor(regs)  # regs: registers_needed, which time_seconds has already
         # wrapped rows/columns (offs % M) are still loaded: L2 -> unit traffic is the full tile
         self.tile_bytes = (cfg.BLOCK_M + cfg.BLOCK_N) * cfg.BLOCK_K * self.elem
         # prologue (pipeline fill) and epilogue; co-resident tiles overlap theirs with each other's loops

@@ -37,9 +37,9 @@ from porter.records import (
     Verification,
 )
 from porter.targets import Target
-from porter.verify.crosscompile import compile_jobs, grouped_failures, job_identity, jobs_from_launches, record_failure
+from porter.verify.crosscompile import compile_jobs, grouped_failures, jobs_from_launches, record_failure
 from porter.verify.options import VerifyOptions
-from porter.verify.protocol import BF16_DOT_ISSUE
+from porter.verify.protocol import BF16_DOT_ISSUE, launch_identity
 from porter.verify.runner import RunResult, run_tests
 from porter.verify.selection import build_import_graph, is_test_file, reverse_closure, select_tests, unexercised_warning
 from porter.verify.workspace import (
@@ -694,7 +694,7 @@ def baseline_problem(result: RunResult, options: VerifyOptions) -> str:
 def _job_key(job: dict) -> str:
     import json
 
-    return json.dumps(job_identity(job), sort_keys=True, default=str)
+    return json.dumps(launch_identity(job), sort_keys=True, default=str)
 
 
 def _error_class(error: str) -> str:

@@ -24,6 +24,7 @@ from typing import Any
 
 from porter.records import CompileRecord
 from porter.targets import Target
+from porter.verify.protocol import launch_identity
 from porter.verify.workspace import project_import_paths
 
 _OPTION_KEYS = (
@@ -80,7 +81,7 @@ def production_specialization(launch: dict[str, Any]) -> dict[str, str]:
 def _add_job(jobs: dict, base: dict, constexprs: dict, options: dict) -> None:
     options = {k: v for k, v in options.items() if k in _OPTION_KEYS and v is not None}
     job = base | {"constexprs": constexprs, "options": options}
-    key = json.dumps(job_identity(job), sort_keys=True)
+    key = json.dumps(launch_identity(job), sort_keys=True)
     jobs.setdefault(key, job)
 
 
@@ -102,22 +103,9 @@ def _package_digest(root: Path, file: str) -> str:
     return digest.hexdigest()
 
 
-def job_identity(job: dict) -> list:
-    """What makes two compile jobs the same kernel build: the function, its signature and specialization, the
-    constexprs and the launch options."""
-    return [
-        job["module"],
-        job["qualname"],
-        job["signature"],
-        job.get("specialization", {}),
-        job["constexprs"],
-        job["options"],
-    ]
-
-
 def _cache_key(root: Path, job: dict, target: Target, triton_version: str) -> str:
     text = json.dumps(
-        [_package_digest(root, job["file"]), *job_identity(job), target.triton_target, triton_version],
+        [_package_digest(root, job["file"]), *launch_identity(job), target.triton_target, triton_version],
         sort_keys=True,
         default=str,
     )

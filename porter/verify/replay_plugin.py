@@ -36,7 +36,7 @@ from typing import Any
 import pytest
 
 from porter.verify.emulation import NotReplayable, install_platform_hooks, install_torch, install_triton
-from porter.verify.protocol import BF16_DOT_ISSUE, NOT_REPLAYED_PREFIX
+from porter.verify.protocol import BF16_DOT_ISSUE, NOT_REPLAYED_PREFIX, launch_identity
 from porter.verify.replay_imports import TRACKER
 
 if os.environ.get("PORTER_REPLAY_DIR"):
@@ -280,18 +280,7 @@ def _specialized_as(backend: Any, value: Any) -> str:
 
 
 def _launch_key(record: dict[str, Any]) -> str:
-    return json.dumps(
-        [
-            record["module"],
-            record["qualname"],
-            record["signature"],
-            record.get("specialization", {}),
-            record["constexprs"],
-            record["options"],
-        ],
-        sort_keys=True,
-        default=str,
-    )
+    return json.dumps(launch_identity(record), sort_keys=True, default=str)
 
 
 def _launch_site() -> tuple[str, int]:

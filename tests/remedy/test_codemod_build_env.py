@@ -102,12 +102,19 @@ with torch.backends.cuda.sdp_kernel(**A100._asdict()):
 
 
 def test_sdpa_flags_of_a_namedtuple_turn_math_back_on_at_the_construction():
-    # the scan reports `sdp_kernel(**config._asdict())` at each construction that turns math off
-    check(
-        "PT210",
-        SDPA_RECORD,
-        [5, 6],
-        expected=SDPA_RECORD.replace("Config(True, False, False)", "Config(True, True, False)").replace(
-            "enable_math=False, enable_mem", "enable_math=True, enable_mem"
-        ),
+    # the scan reports `sdp_kernel(**config._asdict())` at each construction that turns math off, with enable_math's
+    # place among the fields; the codemod works from those findings, and its output scans clean
+    from porter.analyze import analyze_source, load_rules
+    from porter.remedy.codemods import CodemodContext, get_codemod
+    from porter.targets import get_target
+
+    rules, target = load_rules(select=["PT210"]), get_target("mi300x")
+    findings = analyze_source(SDPA_RECORD, "pkg/mod.py", target, rules)
+    assert [(f.line, f.data["math_position"]) for f in findings] == [(5, 1), (6, 1)]
+    result = get_codemod("PT210")(SDPA_RECORD, findings, target, CodemodContext(path="pkg/mod.py"))
+    expected = SDPA_RECORD.replace("Config(True, False, False)", "Config(True, True, False)").replace(
+        "enable_math=False, enable_mem", "enable_math=True, enable_mem"
     )
+    assert result is not None and result.text == expected, result
+    compile(result.text, "pkg/mod.py", "exec")
+    assert analyze_source(result.text, "pkg/mod.py", target, rules) == []

@@ -16,7 +16,7 @@ from typing import Any
 from porter.analyze.triton import names
 from porter.analyze.triton.fold import Val
 from porter.analyze.triton.records import ConfigInfo, KernelInfo, LaunchSite
-from porter.tune.constants import constants_for
+from porter.tune.constants import constants_for, stage_buffers
 
 NOTE = (
     "estimate only: num_stages x (BM x BK + BK x BN) x element bytes; the AMD pipeliner allocates "
@@ -101,8 +101,9 @@ def estimate(values: dict[str, Val], kernel: KernelInfo | None, target) -> Estim
         return est
     # operand dtype unknown: over only if even 1-byte operands are, fits only if 4-byte ones do
     est.formula += " (operand dtype not visible: 2 bytes assumed)"
-    if constants_for(target).lds_buffers == "stages_minus_one":
-        return _stage_buffers_but_one(est, elements, target)
+    const = constants_for(target)
+    if const.lds_buffers == "stages_minus_one":
+        return _stage_buffers_but_one(est, elements, stage_buffers(const, est.num_stages), target)
     est.lds_ok = (
         False
         if low_stages * elements > target.lds_bytes
@@ -113,17 +114,10 @@ def estimate(values: dict[str, Val], kernel: KernelInfo | None, target) -> Estim
     return est
 
 
-def stage_buffers(target, num_stages: int) -> int:
-    """The tile buffers the target's pipeliner allocates for `num_stages` (the tune model's `lds_buffers`, one fact for
-    both): num_stages - 1 on gfx942 for aligned launches, num_stages elsewhere; one at least."""
-    return max(num_stages - 1 if constants_for(target).lds_buffers == "stages_minus_one" else num_stages, 1)
-
-
-def _stage_buffers_but_one(est: Estimate, elements: int, target) -> Estimate:
+def _stage_buffers_but_one(est: Estimate, elements: int, low_stages: int, target) -> Estimate:
     """A target whose pipeliner allocates (num_stages - 1) stage buffers (gfx942's, for the aligned launches Triton's
     specialization gives most tensors; the tune model's `lds_buffers`): that figure is the estimate. Over when even
     1-byte operands are, fits when 4-byte ones do."""
-    low_stages = stage_buffers(target, est.num_stages or 1)
     est.lds_bytes = est.lds_bytes_low = low_stages * elements * names.ASSUMED_ELEM_BYTES
     est.formula = est.formula.replace(f"{max(est.num_stages or 1, 1)} x (", f"{low_stages} x (", 1)
     est.formula += f"; {target.name} allocates num_stages - 1 buffers"

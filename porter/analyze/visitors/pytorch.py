@@ -982,12 +982,17 @@ def sdpa_single_backend(ctx: ModuleContext, rule: Any, target: Any) -> Iterable[
         if "torch.backends.cuda.sdp_kernel" in names:
             if _math_left_on(call):
                 continue  # the math backend exists on every platform, and SDPA falls through to it
-            origins = _spread_flag_origins(ctx, call)
-            if origins is None:
+            spread = _spread_flag_origins(ctx, call)
+            if spread is None:
                 yield Hit(call, {"api": "torch.backends.cuda.sdp_kernel", "backend": "the enable_* flags"})
-            for origin in origins or ():
+                continue
+            origins, position = spread
+            for origin in origins:
                 backend = f"the enable_* flags built by `{ctx.code_for(origin)}`"
-                yield Hit(origin, {"api": "torch.backends.cuda.sdp_kernel", "backend": backend})
+                # math_position: where the construction takes enable_math, for the codemod
+                yield Hit(
+                    origin, {"api": "torch.backends.cuda.sdp_kernel", "backend": backend, "math_position": position}
+                )
         elif "torch.nn.attention.sdpa_kernel" in names and call.args:
             first = call.args[0].value
             if _falls_through(first) or _names_priority_list(ctx, first) or _is_parameter(ctx, call, first):
@@ -1113,10 +1118,11 @@ def _math_left_on(call: cst.Call) -> bool:
     return True
 
 
-def _spread_flag_origins(ctx: ModuleContext, call: cst.Call) -> list[cst.Call] | None:
+def _spread_flag_origins(ctx: ModuleContext, call: cst.Call) -> tuple[list[cst.Call], int] | None:
     """`sdp_kernel(**config._asdict())` where this module defines the flags' namedtuple: the constructions of it that
     turn enable_math off, where a port changes the flags (colt5-attention's `Config(True, False, False)`, built only
-    for an A100, so the finding takes that branch's reach). None where the record is not one this module builds."""
+    for an A100, so the finding takes that branch's reach), and enable_math's position among the fields. None where
+    the record is not one this module builds."""
     spread = [a for a in call.args if a.star == "**"]
     if len(spread) != 1 or len(call.args) != 1:
         return None
@@ -1133,7 +1139,9 @@ def _spread_flag_origins(ctx: ModuleContext, call: cst.Call) -> list[cst.Call] |
     if not built:
         return None
     position = fields.index("enable_math")
-    return [c for c in built if literal_value(_field_arg(c, "enable_math", position), default="?") is not True]
+    return [
+        c for c in built if literal_value(_field_arg(c, "enable_math", position), default="?") is not True
+    ], position
 
 
 def _flag_records(ctx: ModuleContext) -> dict[str, list[str]]:

@@ -133,9 +133,11 @@ _SDPA_ORDER = ["CUDNN_ATTENTION", "FLASH_ATTENTION", "EFFICIENT_ATTENTION", "MAT
 
 
 class _Sdpa(LineScoped):
-    def __init__(self, findings, ctx, target, records: dict[str, list[str]]):
+    def __init__(self, findings, ctx, target):
         super().__init__(findings, ctx, target)
-        self.records = records  # namedtuples of sdp_kernel flags the module defines: name -> fields
+        # line -> enable_math's position in a flags namedtuple construction the scan reported (`Config(True, False, ...)`
+        # spread into sdp_kernel)
+        self.math_positions = {f.line: f.data["math_position"] for f in findings if "math_position" in f.data}
 
     def leave_Call(self, original, updated):
         if not self.in_scope(original):
@@ -145,8 +147,9 @@ class _Sdpa(LineScoped):
             return self._priority_list(original, updated)
         if name == "sdp_kernel":
             return self._enable_fallbacks(original, updated)
-        if isinstance(updated.func, cst.Name) and name in self.records:
-            return self._math_in_record(original, updated, self.records[name].index("enable_math"))
+        position = self.math_positions.get(self.line_of(original))
+        if isinstance(updated.func, cst.Name) and position is not None:
+            return self._math_in_record(original, updated, position)
         return updated
 
     def _math_in_record(self, original, updated, position: int):
@@ -196,21 +199,9 @@ class _Sdpa(LineScoped):
         return updated.with_changes(args=args)
 
 
-def _flag_records(source: str) -> dict[str, list[str]]:
-    """`Config = namedtuple("Config", [..., "enable_math", ...])` in the module: name -> fields."""
-    records = {}
-    for match in re.finditer(
-        r"^(\w+)\s*=\s*(?:collections\.)?namedtuple\(\s*[\"'][^\"']*[\"']\s*,\s*([^)]*)\)", source, re.M
-    ):
-        fields = re.findall(r"\w+", match.group(2))
-        if "enable_math" in fields:
-            records[match.group(1)] = fields
-    return records
-
-
 @codemod("PT210")
 def sdpa_backends(source, findings, target, ctx):
-    transformer = _Sdpa(findings, ctx, target, _flag_records(source))
+    transformer = _Sdpa(findings, ctx, target)
     new = transform(source, transformer)
     rationale = (
         "cuDNN attention does not exist on ROCm and ROCm's flash/mem-efficient kernels (AOTriton/CK) cover fewer "
