@@ -44,7 +44,9 @@ EXCERPT = BENCH / "excerpt"
 # fused_lora ones are no longer reported on mi300x: mi300x 19 / 0 / 13, mi350x 21 / 0 / 8.
 # (Session 38: that 32 KiB came from a compile without the launcher's alignment hints; aligned it is 96 KiB, and those
 # labels are true again. The excerpt keeps the stored scan of that time.)
-FLOORS = {"mi300x": (1.0, 32), "mi350x": (1.0, 29)}  # PT102 opt-in (prec25) took one debatable label per target
+# Session 39: two lmdeploy true labels re-judged false with evidence (audit39.md: the `fast_dividef` alias nothing reads,
+# `return 32` behind a num_routes <= 2048 gate): mi300x 17 / 2 / 13 (0.895), mi350x 19 / 2 / 8 (0.905).
+FLOORS = {"mi300x": (0.89, 32), "mi350x": (0.90, 29)}  # PT102 opt-in (prec25) took one debatable label per target
 LABEL_CAP_PER_RULE = (
     36  # ~20 per rule; more where a rule changed (PT107: its gone labels stay, new findings got their own)
 )
