@@ -118,3 +118,8 @@ def test_sdpa_flags_of_a_namedtuple_turn_math_back_on_at_the_construction():
     assert result is not None and result.text == expected, result
     compile(result.text, "pkg/mod.py", "exec")
     assert analyze_source(result.text, "pkg/mod.py", target, rules) == []
+    # a call nested in the construction's arguments, on the same line, is not the record
+    nested = SDPA_RECORD.replace("Config(True, False, False)", "Config(True, False, pick(False, False))")
+    findings = analyze_source(nested, "pkg/mod.py", target, rules)
+    result = get_codemod("PT210")(nested, findings, target, CodemodContext(path="pkg/mod.py"))
+    assert result is not None and "Config(True, True, pick(False, False))" in result.text, result

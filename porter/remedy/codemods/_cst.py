@@ -108,6 +108,11 @@ class LineScoped(cst.CSTTransformer):
     def line_of(self, node: cst.CSTNode) -> int:
         return self.get_metadata(PositionProvider, node).start.line
 
+    def start_of(self, node: cst.CSTNode) -> tuple[int, int]:
+        """(line, column) where the node starts, both 1-based as a finding's `line` and `column` give it."""
+        start = self.get_metadata(PositionProvider, node).start
+        return start.line, start.column + 1
+
     def shim(self, name: str) -> cst.BaseExpression:
         self.uses_shim = True
         return shim_ref(self.ctx, name)

@@ -135,9 +135,11 @@ _SDPA_ORDER = ["CUDNN_ATTENTION", "FLASH_ATTENTION", "EFFICIENT_ATTENTION", "MAT
 class _Sdpa(LineScoped):
     def __init__(self, findings, ctx, target):
         super().__init__(findings, ctx, target)
-        # line -> enable_math's position in a flags namedtuple construction the scan reported (`Config(True, False, ...)`
-        # spread into sdp_kernel)
-        self.math_positions = {f.line: f.data["math_position"] for f in findings if "math_position" in f.data}
+        # (line, column) of each flags namedtuple construction the scan reported (`Config(True, False, ...)` spread into
+        # sdp_kernel) -> enable_math's position among its fields; a call nested in its arguments starts elsewhere
+        self.math_positions = {
+            (f.line, f.column): f.data["math_position"] for f in findings if "math_position" in f.data
+        }
 
     def leave_Call(self, original, updated):
         if not self.in_scope(original):
@@ -147,7 +149,7 @@ class _Sdpa(LineScoped):
             return self._priority_list(original, updated)
         if name == "sdp_kernel":
             return self._enable_fallbacks(original, updated)
-        position = self.math_positions.get(self.line_of(original))
+        position = self.math_positions.get(self.start_of(original))
         if isinstance(updated.func, cst.Name) and position is not None:
             return self._math_in_record(original, updated, position)
         return updated
