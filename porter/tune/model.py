@@ -615,7 +615,7 @@ class _StepContext:
         self.copy_s = transposed / (mc.const.transposed_copy_elems_per_unit_clk * mc.clock_hz)
         if in_order and mc.const.narrow_copy_elems_per_unit_clk:
             self.copy_s += in_order / (mc.const.narrow_copy_elems_per_unit_clk * mc.clock_hz)
-        self.spill_factor = self._spill_factor(regs)  # regs: registers_needed, which time_seconds has already
+        self.spill_factor = self._spill_factor(regs)  # registers_needed, computed once by time_seconds
         # wrapped rows/columns (offs % M) are still loaded: L2 -> unit traffic is the full tile
         self.tile_bytes = (cfg.BLOCK_M + cfg.BLOCK_N) * cfg.BLOCK_K * self.elem
         # prologue (pipeline fill) and epilogue; co-resident tiles overlap theirs with each other's loops
