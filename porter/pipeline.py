@@ -177,11 +177,11 @@ def verify_options(config, root: Path):
     return VerifyOptions().with_porter_config(config, root)
 
 
-def preflight(root: Path, config) -> None:
+def preflight(root: Path, config, target: Target) -> None:
     """Stop once, with the fix, when the replay cannot run here (VerifierUnavailable, exit 2)."""
     from porter.verify import preflight as checks
 
-    checks.check(root, verify_options(config, root))
+    checks.check(root, verify_options(config, root), target)
 
 
 def verify(
@@ -257,7 +257,7 @@ def rewrite(root: Path, scan, settings: RewriteSettings) -> RewriteResult:
     findings = list(scan.findings)
     agent_patches: list[Patch] = []
     if settings.verify:
-        preflight(root, settings.config)
+        preflight(root, settings.config, settings.target)
     result = RewriteResult(plan=None, scan=scan, verdicts={}, verification="", verified=settings.verify)
     for number in range(1, settings.max_rounds + 1):
         fixed_by_agent = {_key(f) for p in agent_patches for f in p.findings}

@@ -2,7 +2,8 @@
 
 Built-in rules (no YAML, always on):
   PT000 parse-error     the file is not valid Python for libcst; severity error, fix null.
-  PT001 analyzer-error  a rule's visitor raised; the other rules' findings are still returned.
+  PT001 analyzer-error  a rule's visitor raised (the other rules' findings are still returned), or the analysis
+                        of a whole file could not finish (scan: uncached, so the scan fails closed).
 
 Match vocabulary (rules/schema.json): call, attribute (+assign), import, name, keyword, string,
 env, number, visitor. Entries are grouped by kind so each kind looks at its candidate nodes once,
@@ -1141,6 +1142,12 @@ def _finding(raw: _RawHit, ctx: ModuleContext, target: Target, suppressions: Sup
 def _snippet(ctx: ModuleContext, line: int, end_line: int) -> str:
     last = min(end_line, line + _SNIPPET_LINES - 1)
     return "\n".join(ctx.positions.line_text(n) for n in range(line, last + 1))
+
+
+def analyzer_failure(path: str, target: Any, message: str) -> Finding:
+    """PT001 for a whole file the analysis could not finish: an error finding, so that an unchecked file
+    fails the scan's exit code rather than passing as clean."""
+    return _builtin_finding(ANALYZER_ERROR, path, target, message, 1, 1)
 
 
 def _builtin_finding(kind: tuple[str, str], path: str, target: Any, message: str, line: int, column: int) -> Finding:

@@ -153,7 +153,7 @@ def _analyze_sources(
             skipped.append(outcome)
             continue
         findings.extend(outcome)
-        if cache is not None:
+        if cache is not None and digest is not None:
             cache.store(path, digest, outcome)
     return assign_reach(findings, project, ruleset)
 
@@ -560,7 +560,7 @@ def _analyze_one(item: Pending):
         if os.environ.get("PORTER_DEBUG"):
             raise
         reason = f"internal error in the analyzer ({type(error).__name__}: {error}); please report it"
-        return item.path, SkipNote(item.path, reason), item.digest
+        return _unchecked(item, _WORKER["target"], reason)
 
 
 def _analyze_chunk(chunk: list[Pending]) -> list:
@@ -568,12 +568,21 @@ def _analyze_chunk(chunk: list[Pending]) -> list:
 
 
 def _analyze_all(pending: list[Pending], target, ruleset, jobs: int) -> Iterable:
-    yield from _map_files(_analyze_chunk, pending, jobs, (target, ruleset), _crash_note)
+    yield from _map_files(_analyze_chunk, pending, jobs, (target, ruleset), crashed_analysis(target))
 
 
-def _crash_note(item: Pending):
+def crashed_analysis(target) -> Callable[[Pending], tuple]:
+    """What a file that kills its analysis process becomes: a PT001 error finding, uncached."""
     reason = "the analyzer process crashed on this file (please report it); the rest of the scan is complete"
-    return item.path, SkipNote(item.path, reason), item.digest
+    return functools.partial(_unchecked, target=target, reason=reason)
+
+
+def _unchecked(item: Pending, target, reason: str):
+    """A file the analysis could not finish: a PT001 error finding, never cached (no digest), so the scan
+    fails closed and the next run tries the file again."""
+    from porter.analyze.engine import analyzer_failure
+
+    return item.path, [analyzer_failure(item.path, target, f"not checked: {reason}")], None
 
 
 def chunked(items: list, jobs: int, weight: Callable[[Any], int]) -> list[list]:

@@ -3,8 +3,9 @@ interpreter (or on the real GPU with --device cuda) and cross-compile every kern
 target; with patches, judge each one (baseline, batch, bisection).
 
 Patch files are a series, applied in the order given: each depends on the ones before it.
-Exit codes: 0 accepted, 1 a patch rejected or unverified (or, without patches, a failing test or
-kernel, a runtime finding), 2 usage, configuration error, or verification could not run. `--format json` puts only the verdicts on stdout.
+Exit codes: 0 accepted; 1 a patch (or, without patches, the tree) rejected or unverified (a failing test or
+kernel, no test evidence), or a runtime finding; 2 usage, configuration error, or the verifier could not run.
+`--format json` puts only the verdicts on stdout.
 """
 
 from __future__ import annotations
@@ -129,7 +130,7 @@ def run_verify(
     config = load_config(path, config_file)
     target_record = get_target(target or config.target_name)
     options = _options(device, test_cmd, timeout, jobs, cross_compile, full_suite).with_porter_config(config, path)
-    preflight.check(path, options)
+    preflight.check(path, options, target_record)
     try:
         what = f"{len(patch_files)} patch(es)" if patch_files else "the tree"
         with progress.steps(f"verifying {what} on {target_record.name}") as step:

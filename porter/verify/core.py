@@ -571,7 +571,7 @@ def _warnings(evaluation: Evaluation, base: TestRun) -> list[str]:
     run = evaluation.result.run
     warnings = list(evaluation.compile_warnings)
     if not (run.passed or run.failed or run.errors) and not evaluation.problem:
-        warnings.append("no test ran: the verdict rests on the cross-compilation alone")
+        warnings.append(NO_TEST_RAN)
     broken = [test for test in run.errors if test in base.errors or test in base.failed]
     if broken:
         example = f"{broken[0]}: {run.messages.get(broken[0], '')}".rstrip(": ")
@@ -776,7 +776,11 @@ def verify_plan(
         baseline = verifier.baseline
         accepted = [v.patch_id for v in verdicts if v.accepted]
         after = verifier.evaluate(accepted) if accepted and not verifier.problem else baseline
-        trees = [_tree_verdict(name, e) for name, e in (("baseline", baseline), ("accepted", after)) if e is not None]
+        trees = [
+            _tree_verdict(name, e, options)
+            for name, e in (("baseline", baseline), ("accepted", after))
+            if e is not None
+        ]
     finally:
         verifier.close()
     elapsed = time.monotonic() - start
@@ -801,17 +805,44 @@ def verify_plan(
     )
 
 
-def _tree_verdict(name: str, evaluation: Evaluation) -> Verdict:
-    """A tree's own verdict: failing tests and kernels that fail on the target, whoever caused them."""
+NO_TEST_RAN = "no test ran, so no kernel was launched or cross-compiled for the target"
+PYTEST_NO_TESTS = 5  # pytest's exit status when it collected no test
+
+
+def _tree_verdict(name: str, evaluation: Evaluation, options: VerifyOptions) -> Verdict:
+    """A tree's own verdict: failing tests and kernels that fail on the target, whoever caused them.
+    Unverified, not accepted, when the test run could not judge the tree (it did not start, timed out, could
+    not import the project's dependencies) or nothing passed or failed: no test ran, so no kernel was
+    launched or cross-compiled either, and an empty run is no evidence for the code."""
     run = evaluation.result.run
-    reasons = [evaluation.result.problem] if evaluation.result.problem else []
-    reasons += [
+    warnings = _warnings(evaluation, TestRun(command=[]))
+    reasons = [
         f"test fails: {test}" + (f" ({run.messages[test]})" if run.messages.get(test) else "")
         for test in run.failed + run.errors
     ]
     reasons += grouped_failures(evaluation.compiles)
-    warnings = _warnings(evaluation, TestRun(command=[]))
-    return Verdict(name, not reasons, reasons, tests=run, compiles=evaluation.compiles, warnings=warnings)
+    missing = baseline_problem(evaluation.result, options) or ("" if reasons or run.passed else _no_evidence(run))
+    if missing:
+        reasons, warnings = [missing], [w for w in warnings if w != NO_TEST_RAN]
+    return Verdict(
+        name,
+        not reasons,
+        reasons,
+        tests=run,
+        compiles=evaluation.compiles,
+        warnings=warnings,
+        state="unverified" if missing else None,
+    )
+
+
+def _no_evidence(run: TestRun) -> str:
+    skipped = f"{len(run.skipped)} skipped, " if run.skipped else ""
+    collected = ": collected none" if run.returncode == PYTEST_NO_TESTS else ""
+    return (
+        f"no evidence: no test passed or failed ({skipped}test command exit {run.returncode}{collected}), so no "
+        "kernel was launched or cross-compiled either: set [tool.porter.verify] test_cmd (or --test-cmd) to "
+        "tests that exercise the code"
+    )
 
 
 def verify_tree(
@@ -827,7 +858,7 @@ def verify_tree(
         evaluation = verifier.evaluate([])
     finally:
         verifier.close()
-    return _tree_verdict("tree", evaluation)
+    return _tree_verdict("tree", evaluation, options)
 
 
 def _configured(repo: Path, options: VerifyOptions) -> VerifyOptions:

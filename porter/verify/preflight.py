@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from porter.errors import PorterError
+from porter.targets import Target
 from porter.verify.options import VerifyOptions
 from porter.verify.runner import _is_pytest
 from porter.verify.selection import imports_any
@@ -28,6 +29,16 @@ for name in sys.argv[1:]:
         found[name] = ""
     except BaseException as error:
         found[name] = (type(error).__name__ + ": " + str(error)).splitlines()[0][:200]
+print(json.dumps(found))
+"""
+# What GPU the test interpreter's torch sees: --device cuda verifies on it, so it must be the target.
+_GPU_PROBE = """
+import json
+import torch
+found = {"available": torch.cuda.is_available(), "hip": bool(torch.version.hip)}
+if found["available"]:
+    props = torch.cuda.get_device_properties(0)
+    found.update(name=props.name, arch=getattr(props, "gcnArchName", ""), capability=[props.major, props.minor])
 print(json.dumps(found))
 """
 
@@ -68,16 +79,51 @@ def test_interpreter(options: VerifyOptions) -> str | None:
     return command[0] if head.startswith("python") else None
 
 
-def check(repo: Path, options: VerifyOptions) -> None:
-    """Raise VerifierUnavailable with the exact fix when something the replay needs is missing."""
+def check(repo: Path, options: VerifyOptions, target: Target) -> None:
+    """Raise VerifierUnavailable with the exact fix when something the replay needs is missing, or when
+    --device cuda would run the tests on a GPU that is not the target (or on none)."""
     tests, own = requirements(repo, options)
     interpreter = test_interpreter(options)
+    if options.device != "cpu" and all(r.module != "torch" for r in tests):
+        tests.append(Requirement("torch", "--device cuda asks torch which GPU runs the tests"))
     for python, needed in ((interpreter, tests), (sys.executable, own)):
         if python is None or not needed:
             continue
         missing = _missing(python, [r.module for r in needed])
         if missing:
             raise VerifierUnavailable(_message(python, needed, missing))
+    if options.device != "cpu":
+        mismatch = gpu_mismatch(_gpu(interpreter or sys.executable), target)
+        if mismatch:
+            raise VerifierUnavailable(f"cannot verify on the GPU: {mismatch}")
+
+
+def _gpu(python: str) -> dict:
+    try:
+        done = subprocess.run([python, "-c", _GPU_PROBE], capture_output=True, text=True, timeout=300)
+        return json.loads(done.stdout.strip().splitlines()[-1])
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError) as error:
+        return {"available": False, "error": f"{python} did not answer ({error})"}
+
+
+def gpu_mismatch(gpu: dict, target: Target) -> str:
+    """Why the GPU torch reports (the probe's answer) is not `target`; "" when it is. ROCm torch names the gfx
+    arch (gcnArchName "gfx942:sramecc+:xnack-"); CUDA torch gives the compute capability."""
+    cpu_fix = f"use --device cpu to replay the tests with {target.name} emulated and its kernels cross-compiled"
+    if not gpu.get("available"):
+        why = gpu.get("error") or "torch.cuda.is_available() is False"
+        return f"no GPU is visible to the test interpreter ({why}): {cpu_fix}"
+    arch = str(gpu.get("arch") or "").split(":")[0]
+    capability = tuple(gpu.get("capability") or ())
+    if gpu.get("hip"):
+        same = target.is_amd and arch == target.arch
+        seen = f"{gpu.get('name')} ({arch or 'gfx arch unknown'})"
+    else:
+        same = not target.is_amd and capability == tuple(target.capability)
+        seen = f"{gpu.get('name')} (capability {'.'.join(map(str, capability))})"
+    if same:
+        return ""
+    return f"the GPU here is {seen}, not {target.name} ({target.arch}): pass the --target of this GPU, or {cpu_fix}"
 
 
 def _missing(python: str, modules: list[str]) -> dict[str, str]:

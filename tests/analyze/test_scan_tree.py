@@ -10,6 +10,7 @@ from porter.analyze import load_rules
 from porter.analyze import scan as scan_module
 from porter.analyze.scan import scan_tree
 from porter.config import PorterConfig
+from porter.targets import get_target
 from tests.scan_helpers import write_rules, write_tree
 
 
@@ -152,11 +153,30 @@ def test_a_crashing_worker_costs_one_file_not_the_scan():
     items = [scan_module.Pending(f"f{index}.py", "x = 1\n", str(index)) for index in range(6)]
     items.insert(3, scan_module.Pending("bad.py", "x = 1\n", "bad"))
     chunks = scan_module.chunked(items, 2, lambda item: len(item.text))
-    parts = scan_module.parallel_map(_die_on_bad, chunks, 2, (None, None), crashed=scan_module._crash_note)
+    crashed = scan_module.crashed_analysis(get_target("mi350x"))
+    parts = list(scan_module.parallel_map(_die_on_bad, chunks, 2, (None, None), crashed=crashed))
     results = {path: outcome for part in parts for path, outcome, _ in part}
     assert set(results) == {item.path for item in items}
-    assert "crashed" in results["bad.py"].reason
+    # the unchecked file fails the scan (an error finding) and is not cached (no digest): never a silent pass
+    [finding] = results["bad.py"]
+    assert (finding.rule, finding.severity) == ("PT001", "error") and "crashed" in finding.message
+    assert [digest for part in parts for path, _, digest in part if path == "bad.py"] == [None]
     assert all(results[f"f{index}.py"] == [] for index in range(6))
+
+
+def test_a_file_the_analysis_cannot_finish_fails_the_scan(tmp_path, ruleset, monkeypatch):
+    import porter.analyze
+
+    def broken(*args, **kwargs):
+        raise ValueError("a bug outside the engine's own guard")
+
+    write_tree(tmp_path)
+    monkeypatch.setattr(porter.analyze, "analyze_source", broken)
+    result = scan_tree(tmp_path, "mi350x", ruleset, jobs=1)
+    assert result.findings and all(f.rule == "PT001" and f.severity == "error" for f in result.findings)
+    assert "not checked: internal error in the analyzer (ValueError" in result.findings[0].message
+    monkeypatch.undo()
+    assert {f.rule for f in scan_tree(tmp_path, "mi350x", ruleset, jobs=1).findings} == {"PT990", "PT991"}  # uncached
 
 
 def test_an_unwritable_cache_is_a_note_not_a_failure(tmp_path, ruleset):

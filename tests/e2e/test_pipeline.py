@@ -109,6 +109,7 @@ def test_a_test_interpreter_without_pytest_stops_once_with_the_fix(tmp_path, cap
 
 
 def test_a_torch_repository_needs_the_gpu_extra(tmp_path):
+    from porter.targets import get_target
     from porter.verify.options import VerifyOptions
     from porter.verify.preflight import VerifierUnavailable, check
 
@@ -119,8 +120,8 @@ def test_a_torch_repository_needs_the_gpu_extra(tmp_path):
     (repo / "pkg").mkdir(parents=True)
     (repo / "pkg" / "k.py").write_text("import torch\nimport triton\n")
     with pytest.raises(VerifierUnavailable, match="pytest, numpy, torch, triton not importable"):
-        check(repo, VerifyOptions(test_cmd=(str(bare), "-m", "pytest")))
-    check(repo, VerifyOptions())  # porter's own interpreter has the test extra: nothing missing
+        check(repo, VerifyOptions(test_cmd=(str(bare), "-m", "pytest")), get_target("mi350x"))
+    check(repo, VerifyOptions(), get_target("mi350x"))  # porter's own interpreter has the test extra
 
 
 def test_a_test_that_deletes_its_tree_applies_nothing(tmp_path, capsys):

@@ -117,20 +117,52 @@ def test_patch_file_applied_with_git_apply(repo: Path, tmp_path: Path) -> None:
     assert not verdict.accepted and "calc/nope.py" in verdict.reasons[0]
 
 
-def test_test_command_that_cannot_start_gives_a_reason(repo: Path) -> None:
+def test_test_command_that_cannot_start_leaves_the_tree_unverified(repo: Path) -> None:
     options = VerifyOptions(jobs=0, test_cmd=("definitely-not-a-command-porter",))
     verdict = verify_tree(repo, TARGET, options)
-    assert not verdict.accepted
+    assert (verdict.accepted, verdict.status) == (False, "unverified")  # no verdict on the code
     assert verdict.reasons == [
-        "the test command cannot start: definitely-not-a-command-porter: No such file or directory"
+        "the baseline test run failed (the test command cannot start: definitely-not-a-command-porter: No such "
+        "file or directory): set [tool.porter.verify] test_cmd to the command that runs this project's tests"
     ]
 
 
-def test_test_command_timeout_gives_a_reason(repo: Path) -> None:
+def test_test_command_timeout_leaves_the_tree_unverified(repo: Path) -> None:
     options = VerifyOptions(jobs=0, timeout_s=1, test_cmd=(sys.executable, "-c", "import time; time.sleep(30)"))
     verdict = verify_tree(repo, TARGET, options)
-    assert verdict.reasons == ["the test command timed out after 1 s"]
+    assert verdict.status == "unverified"
+    assert verdict.reasons[0].startswith("the baseline test run timed out after 1 s: raise [tool.porter.verify]")
     assert verdict.tests.timed_out
+
+
+@pytest.mark.parametrize(
+    ("tests", "expected"),
+    [
+        ({}, "(test command exit 5: collected none)"),
+        (
+            {
+                "tests/test_gpu.py": "import pytest\n\n\n@pytest.mark.skip(reason='needs a GPU')\ndef test_gpu():\n"
+                "    pass\n"
+            },
+            "(1 skipped, test command exit 0)",
+        ),
+    ],
+)
+def test_a_tree_with_no_test_that_passed_or_failed_is_unverified(
+    tmp_path: Path, tests: dict[str, str], expected: str
+) -> None:
+    """No test ran, so nothing was replayed or cross-compiled: an empty run is no evidence for the tree."""
+    root = tmp_path / "untested"
+    for rel, text in {"calc/__init__.py": "", "calc/arith.py": FILES["calc/arith.py"], **tests}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    verdict = verify_tree(root, TARGET, OPTIONS)
+    assert (verdict.accepted, verdict.status) == (False, "unverified")
+    assert verdict.reasons == [
+        f"no evidence: no test passed or failed {expected}, so no kernel was launched or cross-compiled either: "
+        "set [tool.porter.verify] test_cmd (or --test-cmd) to tests that exercise the code"
+    ]
+    assert not any("no test ran" in warning for warning in verdict.warnings)  # said once, as the reason
 
 
 def test_git_repository_is_verified_in_a_worktree_and_left_clean(repo: Path) -> None:
