@@ -183,6 +183,8 @@ class CompileRecord:
     thread_limit: int | None = None
     occupancy: int | None = None
     launchable: bool = True  # False: compiles, but would fail at launch on the target
+    # False: the compile could not finish (it timed out, its worker died): no evidence either way, never a failure
+    checked: bool = True
     notes: list[str] = field(default_factory=list)
     source: str = ""  # file defining the kernel, relative to the repository root (H6)
     signature: dict[str, str] = field(default_factory=dict)  # argument types it was compiled for (H6)

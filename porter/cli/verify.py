@@ -243,7 +243,8 @@ def _compile_lines(verdict: Verdict) -> list[str]:
         dtypes = pointer_dtypes(record)
         config = f"{dtypes}: {config}" if dtypes else config
         if not record.ok:
-            lines.append(f"    FAIL {record.source}::{record.kernel} [{config}]: {record.error}")
+            status = "FAIL" if record.checked else "????"  # could not finish: neither pass nor failure
+            lines.append(f"    {status} {record.source}::{record.kernel} [{config}]: {record.error}")
             continue
         status = "ok  " if record.launchable else "FAIL"
         figures = (

@@ -257,6 +257,7 @@ def _patch_section(patch, verdict, state: str, skip_reason: str | None) -> list[
             md.append(f"  - newly passing: {', '.join(verdict.newly_passing)}")
         for record in verdict.compiles:
             status = "ok" if record.ok else f"failed: {record.error}"
+            status = status if record.checked else f"not checked: {record.error}"
             md.append(f"  - compiled {record.kernel} for {record.arch}: {status}")
         md.extend(f"  - warning: {w}" for w in verdict.warnings)
     if skip_reason:

@@ -37,7 +37,13 @@ from porter.records import (
     Verification,
 )
 from porter.targets import Target
-from porter.verify.crosscompile import compile_jobs, grouped_failures, jobs_from_launches, record_failure
+from porter.verify.crosscompile import (
+    compile_jobs,
+    grouped_failures,
+    jobs_from_launches,
+    record_failure,
+    unchecked_compiles,
+)
 from porter.verify.options import VerifyOptions
 from porter.verify.protocol import BF16_DOT_ISSUE, launch_identity
 from porter.verify.runner import RunResult, run_tests
@@ -503,7 +509,8 @@ class Verifier:
             why = (
                 "cross-compilation is off"
                 if not self.options.cross_compile
-                else "no replayed test launched them, or they do not compile and launch on the target"
+                else unchecked_compiles([r for r in evaluation.compiles if r.kernel in missing])
+                or "no replayed test launched them, or they do not compile and launch on the target"
             )
             gaps.append(f"kernel(s) {', '.join(missing)} not compiled for {self.target.arch} ({why})")
         return gaps
@@ -549,7 +556,8 @@ def _run_summary(run: TestRun, problem: str) -> str:
 
 def _compile_summary(record: CompileRecord) -> str:
     failure = record_failure(record)
-    return f"{record.source}::{record.kernel} for {record.arch}: " + (f"fails: {failure}" if failure else "compiles")
+    outcome = f"fails: {failure}" if failure else "compiles" if record.checked else f"not checked: {record.error}"
+    return f"{record.source}::{record.kernel} for {record.arch}: {outcome}"
 
 
 def _withhold_dependents(patches: list[Patch], verdicts: dict[str, Verdict]) -> None:
@@ -812,8 +820,9 @@ PYTEST_NO_TESTS = 5  # pytest's exit status when it collected no test
 def _tree_verdict(name: str, evaluation: Evaluation, options: VerifyOptions) -> Verdict:
     """A tree's own verdict: failing tests and kernels that fail on the target, whoever caused them.
     Unverified, not accepted, when the test run could not judge the tree (it did not start, timed out, could
-    not import the project's dependencies) or nothing passed or failed: no test ran, so no kernel was
-    launched or cross-compiled either, and an empty run is no evidence for the code."""
+    not import the project's dependencies), when nothing passed or failed (no test ran, so no kernel was
+    launched or cross-compiled either: an empty run is no evidence for the code), or when nothing failed but a
+    kernel compile could not finish."""
     run = evaluation.result.run
     warnings = _warnings(evaluation, TestRun(command=[]))
     reasons = [
@@ -821,7 +830,11 @@ def _tree_verdict(name: str, evaluation: Evaluation, options: VerifyOptions) -> 
         for test in run.failed + run.errors
     ]
     reasons += grouped_failures(evaluation.compiles)
-    missing = baseline_problem(evaluation.result, options) or ("" if reasons or run.passed else _no_evidence(run))
+    missing = (
+        baseline_problem(evaluation.result, options)
+        or ("" if reasons or run.passed else _no_evidence(run))
+        or ("" if reasons else unchecked_compiles(evaluation.compiles))  # a failure seen outranks a gap
+    )
     if missing:
         reasons, warnings = [missing], [w for w in warnings if w != NO_TEST_RAN]
     return Verdict(

@@ -211,7 +211,14 @@ def _run_chunk(root: Path, chunk: list[dict], target: Target, timeout_s: float) 
         lines = out_file.read_text(encoding="utf-8").splitlines() if out_file.is_file() else []
         results = [json.loads(line) for line in lines if line.strip()]
     while len(results) < len(chunk):
-        results.append({"ok": False, "error": problem or "compile worker produced no result", "cacheable": False})
+        results.append(
+            {
+                "ok": False,
+                "error": problem or "compile worker produced no result",
+                "cacheable": False,
+                "unchecked": True,
+            }
+        )
     return results
 
 
@@ -256,6 +263,7 @@ def to_record(job: dict, result: dict, target: Target) -> CompileRecord:
         launch_site=(job.get("site_lines") or [""])[0],
         kernel_line=int(job.get("line") or 0),
         tests=list(job.get("tests", [])),
+        checked=not result.get("unchecked"),
     )
     if not record.ok:
         record.launchable = False
@@ -284,7 +292,10 @@ def to_record(job: dict, result: dict, target: Target) -> CompileRecord:
 
 
 def failure_parts(record: CompileRecord) -> tuple[str, str, str] | None:
-    """(kernel location, config, why it would not run on the target), or None when it would."""
+    """(kernel location, config, why it would not run on the target), or None when it would or when the compile
+    could not finish (no evidence, see `unchecked_compiles`)."""
+    if not record.checked:
+        return None
     where = f"{record.source}::{record.kernel}" if record.source else record.kernel
     config = ", ".join(f"{k}={v}" for k, v in record.config.items())
     dtypes = pointer_dtypes(record)
@@ -323,6 +334,18 @@ def grouped_failures(records: list[CompileRecord], prefix: str = "") -> list[str
         shown = f"[{configs[0]}]" if len(configs) == 1 else f"({len(configs)} launches/configs, e.g. [{configs[0]}])"
         lines.append(f"{prefix}{where} {shown} {why}")
     return lines
+
+
+def unchecked_compiles(records: list[CompileRecord]) -> str:
+    """Why some compiles are no evidence (they could not finish), with what to set; "" when all finished."""
+    unchecked = [record for record in records if not record.checked]
+    if not unchecked:
+        return ""
+    first = unchecked[0]
+    return (
+        f"{len(unchecked)} kernel compile(s) for {first.arch} could not finish, e.g. {first.source}::{first.kernel}: "
+        f"{first.error}; raise [tool.porter.verify] compile_timeout"
+    )
 
 
 def records_to_dicts(records: list[CompileRecord]) -> list[dict]:
@@ -438,7 +461,9 @@ def compile_one(job: dict, target: tuple) -> dict[str, Any]:
     try:
         fn = _load_kernel(job["module"], job["qualname"], job.get("file", ""))
     except Exception as error:  # noqa: BLE001 - any import failure is reported, not raised
-        return {"ok": False, "error": f"cannot import {job['module']}: {_short_error(error)}", "cacheable": False}
+        # the replay imported it to launch the kernel: failing here is the compile worker's environment
+        error_text = f"cannot import {job['module']}: {_short_error(error)}"
+        return {"ok": False, "error": error_text, "cacheable": False, "unchecked": True}
     backend, arch, warp = target
     try:
         gpu = GPUTarget(backend, arch, warp)

@@ -193,6 +193,8 @@ def _compile_findings(record: CompileRecord, target: Target, root: Path | None) 
         "thread_limit": record.thread_limit,
         "num_warps": record.config.get("num_warps"),
     }
+    if not record.checked:
+        return []  # the compile could not finish: nothing was seen on the target
     if not record.ok:
         return [_finding(_compile_rule(record, source), target, path, line, values, data)]
     found = []

@@ -7,7 +7,13 @@ from pathlib import Path
 import pytest
 
 from porter.targets import get_target
-from porter.verify.crosscompile import compile_jobs, jobs_from_launches, production_specialization, record_failure
+from porter.verify.crosscompile import (
+    compile_jobs,
+    jobs_from_launches,
+    production_specialization,
+    record_failure,
+    unchecked_compiles,
+)
 
 KERNELS = """
 import triton
@@ -104,6 +110,21 @@ def test_import_failure_is_a_record_not_a_crash(repo: Path) -> None:
     broken = ADD | {"module": "no_such_module_porter"}
     [record] = compile_jobs(repo, [broken], get_target("mi350x"), jobs=1)
     assert not record.ok and record.error.startswith("cannot import no_such_module_porter")
+    # the worker could not load what the replay launched: no evidence either way, never a target failure
+    assert not record.checked and record_failure(record) == ""
+    assert unchecked_compiles([record]).startswith("1 kernel compile(s) for gfx950 could not finish")
+
+
+@pytest.mark.slow
+def test_a_compile_that_times_out_is_unchecked_not_a_failure(repo: Path, tmp_path: Path) -> None:
+    from porter.records import Verdict
+    from porter.verify.runtime import runtime_findings
+
+    [record] = compile_jobs(repo, [GEMM], get_target("mi300x"), jobs=1, timeout_s=0.01, cache_dir=tmp_path / "c")
+    assert (record.ok, record.checked, record.error) == (False, False, "compile timed out (limit 0.01 s per kernel)")
+    assert record_failure(record) == ""
+    assert runtime_findings(Verdict("tree", False, compiles=[record]), get_target("mi300x"), repo) == []
+    assert not list((tmp_path / "c").glob("*.json"))  # not cached: the next run compiles it again
 
 
 GEMM = {

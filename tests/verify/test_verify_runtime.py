@@ -214,3 +214,44 @@ def test_every_runtime_rule_renders_with_its_docs() -> None:
     for rule in runtime_rules():
         info = info_for({}, type("F", (), {"rule": rule.id})())
         assert info.docs["what"] and info.docs["why"] and f"**{rule.id} {rule.name}**" in info.help_markdown()
+
+
+FINE_KERNEL = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def double_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+def double(x):
+    double_kernel[(1,)](x, x.numel(), BLOCK=64)
+    return x
+"""
+FINE_TEST = """
+import torch
+
+from fine import double
+
+
+def test_double():
+    assert double(torch.ones(8, device="cuda")).tolist() == [2.0] * 8
+"""
+
+
+@pytest.mark.slow
+def test_compiles_that_cannot_finish_leave_the_tree_unverified(tmp_path: Path) -> None:
+    """Tests pass, and every compile times out: no evidence about the kernel, not a failure, no runtime finding."""
+    (tmp_path / "fine.py").write_text(FINE_KERNEL, encoding="utf-8")
+    (tmp_path / "test_fine.py").write_text(FINE_TEST, encoding="utf-8")
+    options = VerifyOptions(jobs=0, timeout_s=600, compile_jobs=1, compile_timeout_s=0.01)
+    verdict = verify_tree(tmp_path, TARGET, options)
+    assert verdict.tests.passed == ["test_fine.py::test_double"]
+    assert verdict.status == "unverified", verdict.reasons
+    assert verdict.compiles and not any(record.checked for record in verdict.compiles)
+    [reason] = verdict.reasons
+    assert f"kernel compile(s) for {TARGET.arch} could not finish" in reason and "compile timed out" in reason
+    assert runtime_findings(verdict, TARGET, tmp_path) == []
