@@ -467,10 +467,16 @@ class Verifier:
             [] if accepted else evaluation.reasons(),
             tests=run,
             newly_passing=[t for t in run.passed if t not in before],
-            newly_failing=[t for t in (run.failed + run.errors) if t not in base.failed + base.errors],
+            newly_failing=[t for t in (run.failed + run.errors) if t in before],
             compiles=relevant or list(evaluation.compiles),
         )
         verdict.warnings = _warnings(evaluation, base)
+        unknown = [t for t in run.failed + run.errors if t not in before and not _failed_before(t, base)]
+        if unknown:
+            verdict.warnings.append(
+                f"{len(unknown)} test(s) fail that did not run before these patches, so nothing says whether they "
+                f"broke them (e.g. {_with_message(unknown[0], run)})"
+            )
         unexercised = unexercised_warning(run, sorted(touched))
         if unexercised:
             verdict.warnings.insert(0, unexercised)
@@ -580,11 +586,11 @@ def _warnings(evaluation: Evaluation, base: TestRun) -> list[str]:
     warnings = list(evaluation.compile_warnings)
     if not (run.passed or run.failed or run.errors) and not evaluation.problem:
         warnings.append(NO_TEST_RAN)
-    broken = [test for test in run.errors if test in base.errors or test in base.failed]
+    broken = [test for test in run.errors + run.failed if _failed_before(test, base)]
     if broken:
-        example = f"{broken[0]}: {run.messages.get(broken[0], '')}".rstrip(": ")
         warnings.append(
-            f"{len(broken)} test(s) error before and after, so these patches are not tested there (e.g. {example})"
+            f"{len(broken)} test(s) fail before and after, so these patches are not tested there "
+            f"(e.g. {_with_message(broken[0], run)})"
         )
     for test, reason in run.not_replayed.items():
         note = "passed at baseline, " if test in base.passed else ""
@@ -598,6 +604,17 @@ def _warnings(evaluation: Evaluation, base: TestRun) -> list[str]:
             f"{item['config_index']} [{item['config']}] vs config {item['reference_index']}"
         )
     return warnings
+
+
+def _with_message(test: str, run: TestRun) -> str:
+    return f"{test}: {run.messages.get(test, '')}".rstrip(": ")
+
+
+def _failed_before(test: str, base: TestRun) -> bool:
+    """The test failed in the reference run, by its own id or with its whole file (a module that did not
+    import errors as `tests/test_x.py`: its tests were broken then too, not by what runs now)."""
+    failed = set(base.failed) | set(base.errors)
+    return test in failed or test.split("::", 1)[0] in failed
 
 
 def _importing_test_files(root: Path, touched: list[str]) -> set[str] | None:

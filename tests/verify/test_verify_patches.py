@@ -224,3 +224,30 @@ def test_cli_json_verdicts_for_a_patch_series(repo: Path, tmp_path: Path, capsys
     )
     assert (second["patch_id"], second["accepted"]) == ("0002-break-mul", False)
     assert second["tests"]["failed"] == ["tests/test_arith.py::test_mul"]
+
+
+def test_only_tests_that_passed_before_are_newly_failing(repo: Path) -> None:
+    """At baseline tests/test_loud.py does not import (a name that does not exist yet) and pytest stops at the
+    collection error, so no test runs. The patch adds the name: test_loud passes, test_louder fails, and so does
+    test_text.py's test_whisper, which fails whatever the patch. Nothing says the patch broke either: warnings,
+    not 'newly failing' (the bundled example's matmul tests after its PT201 fix read as broken by every patch)."""
+    (repo / "tests/test_loud.py").write_text(
+        "from calc.text import loud\n\n\ndef test_loud():\n    assert loud('a') == 'A!'\n\n\n"
+        "def test_louder():\n    assert loud('a') == 'A!!'\n",
+        encoding="utf-8",
+    )
+    loud = edit(
+        repo,
+        "calc/text.py",
+        "    return s.upper()\n",
+        "    return s.upper()\n\n\ndef loud(s):\n    return s.upper() + '!'\n",
+        "0001-loud",
+    )
+    [verdict] = verify_patches(repo, [loud], TARGET, OPTIONS)
+    assert verdict.accepted, verdict.reasons
+    assert "tests/test_loud.py::test_loud" in verdict.newly_passing
+    assert verdict.newly_failing == []
+    [unknown] = [w for w in verdict.warnings if "did not run before" in w]
+    assert unknown.startswith("1 test(s) fail that did not run before these patches") and "test_whisper" in unknown
+    [broken] = [w for w in verdict.warnings if "before and after" in w]  # its file errored before
+    assert broken.startswith("1 test(s) fail before and after") and "test_louder" in broken
