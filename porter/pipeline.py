@@ -40,12 +40,12 @@ class AgentMemo:
 
     def __init__(self, run) -> None:
         self.run = run  # porter.remedy.agent.hook.AgentRun
-        self.answers: dict[str, Patch | None] = {}
+        self.answers: dict[str, Patch | str] = {}
 
     def asked(self, finding: Finding) -> bool:
         return _key(finding) in self.answers
 
-    def hook(self, findings: list[Finding], source: str, target: Target) -> Patch | None:
+    def hook(self, findings: list[Finding], source: str, target: Target) -> Patch | str:
         key = _key(findings[0])
         if key not in self.answers:
             self.answers[key] = self.run.hook(findings, source, target)

@@ -167,6 +167,9 @@ def test_finding_still_present_and_new_findings_are_rejected(repo):
     assert outcome.status == "rejected"
     assert "still reported" in outcome.failures[0]
     assert "introduces new findings" in outcome.failures[1] and "PT204" in outcome.failures[1]
+    # what the review list says: the proposals were refused, and the last one why
+    assert outcome.why_not().startswith("the agent's proposals were not accepted (no acceptable proposal in 2 rounds")
+    assert "the last: the change introduces new findings" in outcome.why_not()
 
 
 def test_search_matching_twice_goes_back_to_the_model(repo):
@@ -185,6 +188,7 @@ def test_budgets_end_the_loop_cleanly(repo):
     assert first.status == "accepted" and loop.budget.calls == 1
     second = loop.attempt(finding)
     assert second.status == "budget" and "call budget spent" in second.failures[-1]
+    assert second.why_not().startswith("the agent's budget was spent before it answered (")
 
 
 def test_real_openai_client_through_a_local_server(repo, monkeypatch, tmp_path):
@@ -210,3 +214,5 @@ def test_timeout_and_malformed_body_end_the_finding_without_a_crash(repo, monkey
         malformed = loop.attempt(the_finding(repo))
     assert timed_out.status == "model-error" and "Timeout" in timed_out.failures[-1]
     assert malformed.status == "model-error"
+    # not "its proposals were not accepted": there were none
+    assert timed_out.why_not().startswith("the agent's model could not be reached or failed (")

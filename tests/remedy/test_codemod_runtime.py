@@ -136,7 +136,9 @@ def test_a_runtime_finding_nothing_fixes_is_reviewed_with_its_evidence(tmp_path)
 def test_runtime_findings_with_a_model_go_to_the_agent(tmp_path):
     root = write_repo(tmp_path)
     asked = []
-    plan = plan_patches(root, [threads(27)], TARGET, PlanOptions(agent=lambda fs, text, t: asked.extend(fs)))
+    plan = plan_patches(
+        root, [threads(27)], TARGET, PlanOptions(agent=lambda fs, text, t: asked.extend(fs) or "no answer")
+    )
     assert [f.rule for f in asked] == ["PT906"] and plan.needs_review[0].kind == "agent"
 
 

@@ -30,13 +30,12 @@ class AgentRun:
     loop: AgentLoop
     outcomes: list[AgentOutcome] = field(default_factory=list)
 
-    def hook(self, findings: list[Finding], source: str, target: Target) -> Patch | None:
-        patch = None
-        for finding in findings:
-            outcome = self.loop.attempt(finding)
-            self.outcomes.append(outcome)
-            patch = patch or outcome.patch
-        return patch
+    def hook(self, findings: list[Finding], source: str, target: Target) -> Patch | str:
+        """The accepted patch, else why there is none."""
+        attempts = [self.loop.attempt(finding) for finding in findings]
+        self.outcomes += attempts
+        patch = next((outcome.patch for outcome in attempts if outcome.patch is not None), None)
+        return patch if patch is not None else attempts[-1].why_not()
 
     def report_files(self) -> dict[str, str]:
         """agent/transcript.json and agent/outcomes.json, by name in the report directory, scrubbed."""

@@ -52,6 +52,17 @@ class AgentOutcome:
     verdict: Verdict | None = None
     failures: list[str] = field(default_factory=list)
 
+    def why_not(self) -> str:
+        """One line for the review list: why this attempt gave no patch (the model never answered is not 'its
+        proposals were rejected')."""
+        lines = [" ".join(failure.split())[:240] for failure in self.failures]
+        last = lines[-1] if lines else ""
+        if self.status == "model-error":
+            return f"the agent's model could not be reached or failed ({last})"
+        if self.status == "budget":
+            return f"the agent's budget was spent before it answered ({last})"
+        return f"the agent's proposals were not accepted ({last}; the last: {lines[-2]})" if len(lines) > 1 else last
+
 
 @dataclass
 class Budget:
