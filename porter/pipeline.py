@@ -283,7 +283,7 @@ def rewrite(root: Path, scan, settings: RewriteSettings) -> RewriteResult:
         if settings.agent is not None and number < settings.max_rounds:
             asked = _ask_agent(settings, leftovers(plan, result, fixed_by_agent), root)
             round_record.agent_asked = len(asked)
-        added = [p for p in asked if p is not None]
+        added = [p for p in asked if isinstance(p, Patch)]
         agent_patches += added
         if not new and not added and not round_record.relocated:
             break
@@ -521,10 +521,11 @@ def leftovers(plan, result: RewriteResult, skip: set[str]) -> list[tuple[Finding
     return list(unique.values())
 
 
-def _ask_agent(settings: RewriteSettings, items: list[tuple[Finding, str]], root: Path) -> list[Patch | None]:
-    """Hand each leftover to the agent once; its answers pass the same gates and the verifier."""
+def _ask_agent(settings: RewriteSettings, items: list[tuple[Finding, str]], root: Path) -> list[Patch | str]:
+    """Hand each leftover to the agent once; its answers (a patch, or why there is none) pass the same gates
+    and the verifier."""
     agent = settings.agent
-    answers: list[Patch | None] = []
+    answers: list[Patch | str] = []
     if agent is None:  # the caller asks only when an agent is configured
         return answers
     for finding, evidence in items:
@@ -532,11 +533,11 @@ def _ask_agent(settings: RewriteSettings, items: list[tuple[Finding, str]], root
             continue
         with_evidence = replace(finding, message=f"{finding.message}\nEvidence: {evidence}")
         text = _read(root / finding.path)
-        patch = agent.run.hook([with_evidence], text, settings.target)
-        agent.answers[_key(finding)] = patch
-        if patch is not None:
-            patch.findings = [finding]
-        answers.append(patch)
+        answer = agent.run.hook([with_evidence], text, settings.target)
+        agent.answers[_key(finding)] = answer
+        if isinstance(answer, Patch):
+            answer.findings = [finding]
+        answers.append(answer)
     return answers
 
 
