@@ -145,5 +145,5 @@ def _message(python: str, needed: list[Requirement], missing: dict[str, str]) ->
     fix = GPU_EXTRA_FIX if own else f"{python} -m pip install {' '.join(sorted({n.split('.')[0] for n in names}))}"
     return (
         f"cannot verify: {', '.join(names)} not importable by {python} ({first.why}; {missing[first.module]}); "
-        f"fix: {fix} (or pass --no-verify to get unverified patches only)"
+        f"fix: {fix} (or `porter rewrite --no-verify` for unverified patches only)"
     )
