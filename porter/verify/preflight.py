@@ -99,11 +99,20 @@ def check(repo: Path, options: VerifyOptions, target: Target) -> None:
 
 
 def _gpu(python: str) -> dict:
+    found, failure = _probe(python, _GPU_PROBE)
+    return found if found is not None else {"available": False, "error": failure}
+
+
+def _probe(python: str, script: str, *args: str) -> tuple[dict | None, str]:
+    """Run `script` in the test interpreter: (its last line of JSON, "") or (None, why there is no answer)."""
     try:
-        done = subprocess.run([python, "-c", _GPU_PROBE], capture_output=True, text=True, timeout=300)
-        return json.loads(done.stdout.strip().splitlines()[-1])
-    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError) as error:
-        return {"available": False, "error": f"{python} did not answer ({error})"}
+        done = subprocess.run([python, "-c", script, *args], capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return None, f"cannot run {python}: {error}"
+    try:
+        return json.loads(done.stdout.strip().splitlines()[-1]), ""
+    except (ValueError, IndexError):
+        return None, f"{python} did not answer: {(done.stderr.strip().splitlines() or ['?'])[-1]}"
 
 
 def gpu_mismatch(gpu: dict, target: Target) -> str:
@@ -127,14 +136,9 @@ def gpu_mismatch(gpu: dict, target: Target) -> str:
 
 
 def _missing(python: str, modules: list[str]) -> dict[str, str]:
-    try:
-        done = subprocess.run([python, "-c", _PROBE, *modules], capture_output=True, text=True, timeout=300)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return {modules[0]: f"cannot run {python}: {error}"}
-    try:
-        found = json.loads(done.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        return {modules[0]: f"{python} did not answer: {(done.stderr.strip().splitlines() or ['?'])[-1]}"}
+    found, failure = _probe(python, _PROBE, *modules)
+    if found is None:
+        return {modules[0]: failure}
     return {name: error for name, error in found.items() if error}
 
 

@@ -31,13 +31,16 @@ FILES = {
 }
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "calc-repo"
-    for rel, text in FILES.items():
+def write_files(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
     return root
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return write_files(tmp_path / "calc-repo", FILES)
 
 
 def edit(repo: Path, rel: str, old: str, new: str, patch_id: str, depends_on=()) -> Patch:
@@ -152,10 +155,9 @@ def test_a_tree_with_no_test_that_passed_or_failed_is_unverified(
     tmp_path: Path, tests: dict[str, str], expected: str
 ) -> None:
     """No test ran, so nothing was replayed or cross-compiled: an empty run is no evidence for the tree."""
-    root = tmp_path / "untested"
-    for rel, text in {"calc/__init__.py": "", "calc/arith.py": FILES["calc/arith.py"], **tests}.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
+    root = write_files(
+        tmp_path / "untested", {"calc/__init__.py": "", "calc/arith.py": FILES["calc/arith.py"], **tests}
+    )
     verdict = verify_tree(root, TARGET, OPTIONS)
     assert (verdict.accepted, verdict.status) == (False, "unverified")
     assert verdict.reasons == [
