@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 from porter.report.github import escape_data, escape_property
+from porter.verify.crosscompile import compile_outcome
 
 FOLD_DIFF_LINES = 40  # longer diffs (the generated shim) are folded in report.md
 
@@ -256,9 +257,7 @@ def _patch_section(patch, verdict, state: str, skip_reason: str | None) -> list[
         if verdict.newly_passing:
             md.append(f"  - newly passing: {', '.join(verdict.newly_passing)}")
         for record in verdict.compiles:
-            status = "ok" if record.ok else f"failed: {record.error}"
-            status = status if record.checked else f"not checked: {record.error}"
-            md.append(f"  - compiled {record.kernel} for {record.arch}: {status}")
+            md.append(f"  - compiled {record.kernel} for {record.arch}: {compile_outcome(record)}")
         md.extend(f"  - warning: {w}" for w in verdict.warnings)
     if skip_reason:
         md.append(f"- not applied: {skip_reason}")

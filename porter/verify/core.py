@@ -39,6 +39,7 @@ from porter.records import (
 from porter.targets import Target
 from porter.verify.crosscompile import (
     compile_jobs,
+    compile_outcome,
     grouped_failures,
     jobs_from_launches,
     record_failure,
@@ -561,9 +562,7 @@ def _run_summary(run: TestRun, problem: str) -> str:
 
 
 def _compile_summary(record: CompileRecord) -> str:
-    failure = record_failure(record)
-    outcome = f"fails: {failure}" if failure else "compiles" if record.checked else f"not checked: {record.error}"
-    return f"{record.source}::{record.kernel} for {record.arch}: {outcome}"
+    return f"{record.source}::{record.kernel} for {record.arch}: {compile_outcome(record)}"
 
 
 def _withhold_dependents(patches: list[Patch], verdicts: dict[str, Verdict]) -> None:

@@ -307,6 +307,15 @@ def failure_parts(record: CompileRecord) -> tuple[str, str, str] | None:
     return None
 
 
+def compile_outcome(record: CompileRecord) -> str:
+    """A compile in a few words: "ok", "fails: <why it would not run>" (a compile error or a launch the
+    target refuses, such as LDS past the limit) or "not checked: <why it could not finish>"."""
+    if not record.checked:
+        return f"not checked: {record.error}"
+    parts = failure_parts(record)
+    return f"fails: {parts[2]}" if parts else "ok"
+
+
 def pointer_dtypes(record: CompileRecord) -> str:
     """The element types of the kernel's pointer arguments ("fp16", "fp32+fp8e4nv"): which launch it was."""
     seen: list[str] = []

@@ -302,3 +302,26 @@ def test_project_root_overrides_the_git_top_level(subdirectory_scan, tmp_path):
 def test_github_annotations_name_files_from_the_repository_root(subdirectory_scan):
     text = findings_renderer("github")(subdirectory_scan)
     assert "file=packages/my kernels/pkg/k#1.py," in text
+
+
+def test_the_patch_section_says_a_kernel_that_compiles_but_cannot_launch_fails():
+    """The cross-compile's launch check (LDS past the part) is the target's evidence: a patch's compile line
+    must not read "ok" for it, nor "failed" for a compile that could not finish."""
+    from porter.records import CompileRecord, FileEdit, Patch, Verdict
+    from porter.report.patches import _patch_section
+
+    def record(**kw):
+        return CompileRecord("mm", {"BLOCK_K": 64}, "gfx950", True, source="pkg/mm.py", **kw)
+
+    over = record(lds_bytes=196608, lds_limit=163840, launchable=False, notes=["LDS 196608 B > 163840 B"])
+    timed_out = record(checked=False, error="compile timed out after 120 s")
+    fine = record(lds_bytes=65536, lds_limit=163840)
+    patch = Patch("0001-PT107", "codemod", ["PT107"], "t", "r", [FileEdit("pkg/mm.py", "a\n", "b\n")])
+    verdict = Verdict("0001-PT107", False, compiles=[over, timed_out, fine])
+    lines = _patch_section(patch, verdict, "rejected", None)
+    compiled = [line for line in lines if line.startswith("  - compiled mm")]
+    assert compiled == [
+        "  - compiled mm for gfx950: fails: would fail at launch on gfx950: LDS 196608 B > 163840 B",
+        "  - compiled mm for gfx950: not checked: compile timed out after 120 s",
+        "  - compiled mm for gfx950: ok",
+    ]
