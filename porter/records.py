@@ -293,9 +293,10 @@ class LibraryAdvice:
     k: int
     library: str  # cuBLAS, hipBLASLt
     library_ms: float | None
-    triton_ms: float
+    triton_ms: float  # math.inf when no candidate config runs on the target
     library_faster: bool
     note: str
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """JSON-safe: an infinite triton_ms (no config runs) is null, never the non-JSON `Infinity`."""
+        return asdict(self) | ({"triton_ms": None} if self.triton_ms == float("inf") else {})

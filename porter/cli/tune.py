@@ -18,7 +18,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from porter.errors import UsageError
+from porter.cli.errors import report_internal_error
+from porter.errors import PorterError, UsageError
 from porter.targets import get_target
 from porter.tune import explain_infeasible, parse_config, rank_gemm
 from porter.tune.config import GemmConfig
@@ -36,6 +37,8 @@ def _read_json(path: Path, what: str) -> Any:
         raise UsageError(f"{what} {path}: cannot read ({error.strerror or error})") from None
     except json.JSONDecodeError as error:
         raise UsageError(f"{what} {path}: not valid JSON ({error.msg} at line {error.lineno})") from None
+    except ValueError as error:  # not UTF-8, or an integer too long to convert
+        raise UsageError(f"{what} {path}: cannot read ({error})") from None
 
 
 def load_candidates(path: Path) -> list[GemmConfig]:
@@ -122,6 +125,15 @@ def gemm_command(
     output_format: str = typer.Option("table", "--format", help="table or json"),
 ) -> None:
     """Rank GEMM configs for one problem (or a batch) by predicted time, best first."""
+    try:
+        _gemm(target, dtype, m, n, k, candidates_file, problems_file, top, output_format)
+    except PorterError:
+        raise
+    except Exception as error:  # anything else is porter's bug: one line and a hint, not a traceback
+        report_internal_error(error)
+
+
+def _gemm(target, dtype, m, n, k, candidates_file, problems_file, top, output_format) -> None:
     if output_format not in ("table", "json"):
         raise UsageError(f"--format must be table or json, got {output_format!r}")
     get_target(target)  # an unknown target fails before any file is read

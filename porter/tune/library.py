@@ -74,6 +74,8 @@ def library_advice(target: Target, dtype: str, m: int, n: int, k: int, triton_ms
             f"{library} is predicted faster: {blas_ms:.4f} ms against {triton_ms:.4f} ms for the best Triton "
             f"config ({triton_ms / blas_ms:.2f}x); call torch.matmul here rather than a Triton GEMM"
         )
+    elif not math.isfinite(triton_ms):
+        note = f"no candidate Triton config runs on {target.name}: {library} ({blas_ms:.4f} ms) is the option left"
     else:
         note = f"Triton's best ({triton_ms:.4f} ms) is within 10% of {library} ({blas_ms:.4f} ms) or faster"
     return LibraryAdvice(target.name, name, m, n, k, library, blas_ms, triton_ms, faster, note)

@@ -33,10 +33,15 @@ def _target(target: Target | str) -> Target:
     return target if isinstance(target, Target) else get_target(target)
 
 
+MAX_GEMM_SIZE = 2**53  # exact as a float: the model's times stay finite
+
+
 def _check_shape(m: int, n: int, k: int) -> None:
     for name, value in (("m", m), ("n", n), ("k", k)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise UsageError(f"GEMM size {name} must be a positive integer, got {value!r}")
+        if value > MAX_GEMM_SIZE:
+            raise UsageError(f"GEMM size {name} must be at most 2**53, got a {len(str(value))}-digit number")
 
 
 def rank_gemm(

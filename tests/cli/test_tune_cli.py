@@ -173,3 +173,33 @@ def test_usage_errors_exit_2(tmp_path, tune):
     bad.write_text('[{"m": 1, "n": 2, "k": 0, "dtype": "bf16"}]')
     result = tune("--target", "h200", "--problems", str(bad))
     assert result.exit_code == 2 and "entry 0: key 'k'" in result.output
+
+
+def test_hostile_sizes_and_files_exit_2_without_traceback(tmp_path, tune):
+    huge = str(10**400)  # a float overflow in the model before sizes were capped
+    result = tune("--target", "mi350x", "--dtype", "bf16", "--m", huge, "--n", "1", "--k", "1")
+    assert result.exit_code == 2 and "GEMM size m must be at most 2**53" in result.output
+    problems = tmp_path / "p.json"
+    problems.write_text(f'[{{"m": {huge}, "n": 1, "k": 1, "dtype": "bf16"}}]')
+    assert tune("--target", "mi350x", "--problems", str(problems)).exit_code == 2
+    binary = tmp_path / "c.json"
+    binary.write_bytes(b"\xff\xfe[]")
+    for flag in ("--candidates", "--problems"):
+        result = tune("--target", "mi350x", "--dtype", "bf16", "--m", "8", "--n", "8", "--k", "8", flag, str(binary))
+        assert result.exit_code == 2 and f"{binary}: cannot read" in result.output
+        assert "Traceback" not in result.output
+
+
+def test_no_candidate_runs_json_stays_json_and_advice_says_so(tmp_path, tune):
+    path = tmp_path / "c.json"
+    path.write_text('[{"BLOCK_M": 1024, "BLOCK_N": 1024, "BLOCK_K": 256, "num_warps": 4, "num_stages": 2}]')
+    args = ("--dtype", "bf16", "--m", "128", "--n", "128", "--k", "128", "--candidates", str(path), "--format", "json")
+    result = tune("--target", "h100", *args)
+    assert result.exit_code == 0
+
+    def strict(constant: str) -> None:
+        raise ValueError(f"not JSON: {constant}")
+
+    library = json.loads(result.stdout, parse_constant=strict)["library"]  # no Infinity
+    assert library["triton_ms"] is None and not library["library_faster"]
+    assert library["note"].startswith("no candidate Triton config runs on h100")
