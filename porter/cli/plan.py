@@ -18,7 +18,8 @@ from pathlib import Path
 
 import typer
 
-from porter.errors import UsageError
+from porter.cli.errors import report_internal_error
+from porter.errors import PorterError, UsageError
 
 
 def plan_command(
@@ -31,6 +32,17 @@ def plan_command(
     extract_repo: Path = typer.Option(None, "--extract", help="Draft the description from this repository's code."),
 ) -> None:
     """Model memory and step time on both targets and propose co-design changes."""
+    try:
+        _plan(model, source, target, gpus, out, output_format, extract_repo)
+    except PorterError:
+        raise
+    except Exception as error:  # anything else is porter's bug: one line and a hint, not a traceback
+        report_internal_error(error)
+
+
+def _plan(model, source, target, gpus, out, output_format, extract_repo) -> None:
+    if out is not None and out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out}: exists and is not a directory")
     if extract_repo is not None:
         _extract(extract_repo, out)
         return
@@ -38,13 +50,15 @@ def plan_command(
         raise UsageError("porter plan: give a MODEL.yaml (or --extract REPO to draft one)")
     if output_format not in ("md", "json"):
         raise UsageError(f"--format: {output_format!r} is not one of md, json")
-    from porter.plan.model import load_model
+    from porter.plan.model import MAX_GPUS, load_model
     from porter.plan.proposals import co_design
     from porter.plan.report import to_json, to_markdown, write_report
     from porter.targets import get_target
 
     desc = load_model(model)
     if gpus is not None:
+        if gpus > MAX_GPUS:
+            raise UsageError(f"--gpus: {gpus} is out of range, must be [1, {MAX_GPUS}]")
         desc = desc.replace(gpus=gpus)
     plan = co_design(desc, get_target(source), get_target(target))
     if out is not None:

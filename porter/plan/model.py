@@ -7,6 +7,7 @@ a 200-table description points at the line to fix rather than at a traceback.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,10 @@ SHARDINGS = ("table_wise", "row_wise", "column_wise", "data_parallel", "auto")
 # optimizer -> (fp32 words of state per row, fp32 words of state per element)
 OPTIMIZER_STATE = {"sgd": (0, 0), "rowwise_adagrad": (1, 0), "adagrad": (0, 1), "adam": (0, 2)}
 MATMUL_PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
+# Every number of a description is finite and at most 2**53 (exact as a float, so sizes multiply without
+# overflowing); a job is at most MAX_GPUS GPUs (the planner keeps per-GPU lists).
+MAX_NUMBER = 2**53
+MAX_GPUS = 2**16
 TF32_FALLBACKS = ("fp32", "bf16x3")
 INTERACTIONS = ("dot", "cat")
 EMBEDDING_BACKWARDS = ("fused", "sparse")
@@ -187,6 +192,8 @@ class _Fields:
         value = self.get(key, default, kind=int if integer else (int, float))
         if value is None:
             return None
+        if abs(value) > MAX_NUMBER or not math.isfinite(value):
+            raise self.error(key, f"expected a finite number of at most 2**53, got {_short(value)}")
         if minimum is not None and value < minimum or maximum is not None and value > maximum:
             bounds = f"[{minimum}, {maximum}]" if maximum is not None else f">= {minimum}"
             raise self.error(key, f"{value!r} is out of range, must be {bounds}")
@@ -208,6 +215,11 @@ class _Fields:
         unknown = sorted(set(self.data) - self.used)
         if unknown:
             raise self.error(unknown[0], "unknown field (typo?)")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}... ({len(text)} digits)"
 
 
 def _as_tuple(kind: type | tuple) -> tuple:
@@ -293,7 +305,7 @@ def parse_model(data: Any, file: str = "<model>") -> ModelDesc:
         tables=tables,
         dense=dense,
         batch_size_per_gpu=f.number("batch_size_per_gpu", minimum=1, integer=True),
-        gpus=f.number("gpus", minimum=1, integer=True),
+        gpus=f.number("gpus", minimum=1, maximum=MAX_GPUS, integer=True),
         gpus_per_node=f.number("gpus_per_node", 8, minimum=1, integer=True),
         interconnect=f.get("interconnect", "default", kind=str),
         activation_dtype=f.choice("activation_dtype", ("fp32", "bf16", "fp16"), "fp32"),
@@ -326,5 +338,14 @@ def load_model(path: str | Path) -> ModelDesc:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as error:
-        raise ConfigError(f"{path}: not valid YAML: {error}") from None
+        raise ConfigError(f"{path}: not valid YAML: {_yaml_problem(error)}") from None
+    except (OSError, ValueError) as error:  # not UTF-8, or an integer too long to convert
+        raise ConfigError(f"{path}: cannot read the model description: {error}") from None
     return parse_model(data, str(path))
+
+
+def _yaml_problem(error: yaml.YAMLError) -> str:
+    """One line: what the parser expected and where (PyYAML's message spans several lines)."""
+    problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+    mark = getattr(error, "problem_mark", None)
+    return f"{problem} (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else problem

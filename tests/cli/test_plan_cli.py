@@ -107,3 +107,36 @@ def test_chart_totals_and_labels_agree_with_the_tables():
         assert step == f"{tables[e.label][4]} ms" and memory == f"{tables[e.label][6]} GB"  # the recipes table's
     for e, label in zip(rows, bar_labels(rows)):
         assert all(len(line) <= LABEL_WIDTH for line in label.splitlines()) and f"{e.model.gpus} GPUs" in label
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (("headroom: 0.10", "headroom: .nan"), "field 'headroom': expected a finite number of at most 2**53, got nan"),
+        (("pooling: 40,", "pooling: .inf,"), "pooling': expected a finite number of at most 2**53, got inf"),
+        (("rows: 900000000,", f"rows: {10**400},"), "rows': expected a finite number of at most 2**53"),
+        (("gpus: 8\n", "gpus: 100000000000\n"), "field 'gpus': 100000000000 is out of range, must be [1, 65536]"),
+        (("tables:", "tables: [unclosed\n"), "not valid YAML: "),
+    ],
+)
+def test_hostile_numbers_and_yaml_exit_2_on_one_line(tmp_path, capsys, edit, message):
+    path = tmp_path / "m.yaml"
+    text = (ROOT / "fixtures" / "dlrm.yaml").read_text()
+    assert edit[0] in text
+    path.write_text(text.replace(edit[0], edit[1], 1))
+    assert main(["plan", str(path), "--format", "json"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_unreadable_model_and_out_that_is_a_file_exit_2(tmp_path, capsys):
+    binary = tmp_path / "bin.yaml"
+    binary.write_bytes(b"\xff\xfe")
+    assert main(["plan", str(binary)]) == 2
+    assert "cannot read the model description" in capsys.readouterr().err
+    a_file = tmp_path / "taken"
+    a_file.write_text("mine\n")
+    assert main(["plan", str(ROOT / "fixtures" / "dlrm.yaml"), "--out", str(a_file)]) == 2
+    assert main(["plan", "--extract", str(ROOT / "fixtures" / "dlrm_model"), "--out", str(a_file)]) == 2
+    assert "exists and is not a directory" in capsys.readouterr().err and a_file.read_text() == "mine\n"
+    assert main(["plan", str(ROOT / "fixtures" / "dlrm.yaml"), "--gpus", "100000"]) == 2
