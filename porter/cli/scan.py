@@ -154,12 +154,23 @@ def read_input(paths, files_from: str | None, stdin_filename: Path | None, stdin
     if STDIN in given:
         if len(given) > 1:
             raise UsageError("scan -: stdin holds one source; give no other path (nor --files-from -)")
-        return ScanInput([], text=stdin.read(), stdin_path=stdin_filename)
+        return ScanInput([], text=_stdin_text(stdin), stdin_path=stdin_filename)
     if stdin_filename is not None:
         raise UsageError("--stdin-filename is for `porter scan -` (a source on stdin)")
     if not given:
         raise UsageError("no path to scan (give paths, - for stdin, or --files-from FILE)")
     return ScanInput([Path(p) for p in given])
+
+
+def _stdin_text(stdin) -> str:
+    """The source on stdin; UsageError when it is not UTF-8 (a strict stream raises on read, a
+    surrogateescape one, as under the C locale, hands back surrogates that no later stage can encode)."""
+    try:
+        text = stdin.read()
+        text.encode("utf-8")
+    except (UnicodeDecodeError, UnicodeEncodeError) as error:
+        raise UsageError(f"scan -: stdin is not UTF-8 text (at position {error.start})") from None
+    return text
 
 
 def _listed_paths(files_from: str, stdin) -> list[str]:

@@ -127,3 +127,12 @@ def test_files_from_that_lists_nothing_or_cannot_be_read(tmp_path):
         run_scan([], files_from=str(empty))
     with pytest.raises(UsageError, match="cannot read"):
         run_scan([], files_from=str(tmp_path / "missing.txt"))
+
+
+@pytest.mark.parametrize("errors", ["surrogateescape", "strict"])  # the C locale's stdin, and a UTF-8 locale's
+def test_stdin_that_is_not_utf8_is_a_usage_error_not_a_bug(errors, capsys, monkeypatch):
+    stream = io.TextIOWrapper(io.BytesIO(b"\xff\xfeimport torch\n"), encoding="utf-8", errors=errors)
+    monkeypatch.setattr("sys.stdin", stream)
+    assert main(["scan", "-", "--no-cache"]) == 2
+    err = capsys.readouterr().err
+    assert "stdin is not UTF-8 text" in err and "internal error" not in err
