@@ -8,6 +8,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from porter.errors import UsageError
 from porter.targets import all_targets, get_target
 
 
@@ -34,6 +35,8 @@ def targets_command(
     output_format: str = typer.Option("table", "--format", help="table or json"),
 ) -> None:
     """List the targets porter knows (name, arch, units, LDS, HBM, fp8 format, TF32, derived peaks)."""
+    if output_format not in ("table", "json"):
+        raise UsageError(f"--format must be table or json, got {output_format!r}")
     chosen = [get_target(name)] if name else list(all_targets().values())
     rows = [_row(t) for t in chosen]
     if output_format == "json":

@@ -41,3 +41,10 @@ def test_target_facts_that_drive_rules():
     assert get_target("mi325x").units == 304 and get_target("mi325x").hbm_gbps == 6000
     assert get_target("mi355x").lds_bytes == mi350x.lds_bytes
     assert mi350x.hbm_bytes / b200.hbm_bytes == pytest.approx(1.6)
+
+
+def test_targets_cli_refuses_an_unknown_format(capsys):
+    from porter.cli import main
+
+    assert main(["targets", "--format", "xml"]) == 2
+    assert "--format must be table or json" in capsys.readouterr().err
