@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from porter import toml as tomllib
@@ -91,6 +91,13 @@ class PorterConfig:
     @property
     def target_name(self) -> str:
         return self.target or DEFAULT_TARGET
+
+    def cache_path(self, root: str | Path) -> Path | None:
+        """`cache_dir` under `root`; None when it resolves outside it (a symbolic link out of the tree):
+        porter writes, and prunes, only inside the repository it ports."""
+        path = Path(root) / self.cache_dir
+        inside = Path(os.path.realpath(root))
+        return path if inside in Path(os.path.realpath(path)).parents else None
 
 
 SCALAR_KEYS = tuple(f.name for f in fields(PorterConfig) if f.name not in ("tables", "source"))
@@ -201,6 +208,13 @@ def _check(key: str, value: Any, where: str) -> Any:
     if key == "fail_on":
         if value not in FAIL_ON_CHOICES:
             raise fail("one of " + ", ".join(FAIL_ON_CHOICES))
+        return value
+    if key == "cache_dir":
+        if not isinstance(value, str) or not value:
+            raise fail("a non-empty string")
+        parts = PurePosixPath(value.replace("\\", "/")).parts
+        if not parts or parts[0] == "/" or ".." in parts or ".git" in parts:
+            raise fail("a relative path inside the repository, outside .git")
         return value
     if key == "target":
         if not isinstance(value, str):

@@ -98,7 +98,10 @@ def scan_tree(
     found = _discover(root, _discover_options(config, ruleset))
     stats = ScanStats(files_seen=len(found.files), jobs=_jobs(jobs, config))
     use_cache = use_cache and Path(found.root).is_dir() and not _one_file(root)  # no cache beside one named file
-    cache = ScanCache.open(_cache_dir(found.root, config), ruleset, target, stats) if use_cache else None
+    directory = config.cache_path(found.root) if use_cache else None
+    if use_cache and directory is None:
+        stats.notes.append(f"cache not used: {config.cache_dir} leads outside {found.root}")
+    cache = ScanCache.open(directory, ruleset, target, stats) if directory is not None else None
     skipped = list(found.skipped)
     _declare_project(found)
     sources = _read_all(found.files, stats, skipped, progress)
@@ -281,10 +284,6 @@ def _discover_options(config: PorterConfig, ruleset) -> DiscoverOptions:
 def _jobs(jobs: int | None, config: PorterConfig) -> int:
     chosen = jobs or config.jobs or os.cpu_count() or 1
     return max(1, int(chosen))
-
-
-def _cache_dir(root: str, config: PorterConfig) -> Path:
-    return Path(root) / config.cache_dir
 
 
 # ---- triage: everything cheap, in the parent ---------------------------------------------------

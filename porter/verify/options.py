@@ -32,7 +32,8 @@ class VerifyOptions:
     def with_porter_config(self, config: Any, repo: Path) -> VerifyOptions:
         """Apply a PorterConfig: its `[tool.porter.verify]` table and the compile cache under its cache_dir."""
         options = self.with_config(config.table("verify"), config.source or "pyproject.toml")
-        cache_dir = options.cache_dir or Path(repo).resolve() / config.cache_dir / "verify"
+        inside = config.cache_path(Path(repo).resolve())
+        cache_dir = options.cache_dir or (inside / "verify" if inside is not None else None)
         return replace(options, cache_dir=cache_dir, configured=True)
 
     def with_config(self, table: dict[str, Any], source: str = "pyproject.toml") -> VerifyOptions:

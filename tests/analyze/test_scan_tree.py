@@ -99,6 +99,18 @@ def test_cache_dir_from_config(tmp_path, ruleset):
     assert not (tmp_path / ".porter-cache").exists()
 
 
+def test_cache_dir_linked_out_of_the_tree_is_neither_written_nor_pruned(tmp_path, ruleset):
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    write_tree(repo)
+    outside.mkdir()
+    for number in range(12):  # more than the cache keeps: the oldest would be pruned
+        (outside / f"scan-{number}.json").write_text("someone else's\n")
+    (repo / ".porter-cache").symlink_to(outside)
+    result = scan_tree(repo, "mi350x", ruleset, jobs=1)
+    assert sorted(path.name for path in outside.iterdir()) == sorted(f"scan-{n}.json" for n in range(12))
+    assert any("cache not used" in note for note in result.stats.notes)
+
+
 def test_two_processes_give_the_same_findings_as_one(tmp_path, ruleset, monkeypatch):
     write_tree(tmp_path, copies=6)
     monkeypatch.setattr(scan_module, "IN_PROCESS_BYTES", 0)  # small tree: force the process pool

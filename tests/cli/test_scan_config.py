@@ -90,6 +90,9 @@ def test_malformed_toml_names_the_file(tmp_path):
         ("exclude = 3", "exclude", "a list of strings"),
         ("fail_on = 'fatal'", "fail_on", "one of error, warning, info, never"),
         ("cache_dir = 7", "cache_dir", "a non-empty string"),
+        ("cache_dir = '../elsewhere'", "cache_dir", "a relative path inside the repository"),
+        ("cache_dir = '/var/cache/porter'", "cache_dir", "a relative path inside the repository"),
+        ("cache_dir = '.git/porter'", "cache_dir", "outside .git"),
         ("target = 5", "target", "a target name"),
     ],
 )
