@@ -21,7 +21,7 @@ from rich.console import Console
 from porter.cli.errors import report_internal_error
 from porter.cli.progress import Progress, verbosity
 from porter.errors import PorterError, UsageError
-from porter.records import Patch, Verdict
+from porter.records import Patch, Verdict, Verification
 
 FORMATS = ("text", "json")
 
@@ -134,11 +134,14 @@ def run_verify(
     try:
         what = f"{len(patch_files)} patch(es)" if patch_files else "the tree"
         with progress.steps(f"verifying {what} on {target_record.name}") as step:
-            verdicts = _judge(path, patch_files, target_record, options, step)
+            verification = _judge(path, patch_files, target_record, options, step)
     except PorterError:
         raise
     except Exception as error:  # no verdict: never a pass
         raise VerifierFailed(f"cannot verify: the verifier failed ({type(error).__name__}: {error})") from error
+    if verification.problem:  # no verdict on the code: exit 2, as `porter rewrite` does
+        raise VerifierFailed(f"cannot verify: {verification.problem}")
+    verdicts = verification.verdicts
     findings = [f for v in verdicts for f in runtime_findings(v, target_record, path.resolve())]
     for verdict in verdicts:
         for line in test_lines(verdict):
@@ -160,8 +163,8 @@ def run_verify(
     return 0 if all(v.accepted for v in verdicts) and not findings else 1
 
 
-def _judge(path, patch_files, target_record, options, step) -> list[Verdict]:
-    from porter.verify.core import verify_patches, verify_tree
+def _judge(path, patch_files, target_record, options, step) -> Verification:
+    from porter.verify.core import judge_patches, judge_tree
     from porter.verify.workspace import patch_from_file
 
     if patch_files:
@@ -174,8 +177,8 @@ def _judge(path, patch_files, target_record, options, step) -> list[Verdict]:
             record.depends_on = [patches[-1].id] if patches else []
             patches.append(record)
             files[record.id] = file.resolve()
-        return verify_patches(path, patches, target_record, options, patch_files=files, progress=step)
-    return [verify_tree(path, target_record, options, progress=step)]
+        return judge_patches(path, patches, target_record, options, patch_files=files, progress=step)
+    return judge_tree(path, target_record, options, progress=step)
 
 
 def test_lines(verdict: Verdict) -> list[str]:

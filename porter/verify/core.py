@@ -769,6 +769,20 @@ def verify_patches(
     """Baseline once, the batch, bisection on failure: one Verdict per patch, in the given order.
     `progress` hears of each test run and kernel compile (porter.records.ProgressCallback);
     `judge_first` names patches to judge before the others, which then run on top of those accepted."""
+    return judge_patches(repo, patches, target, options, patch_files, progress, judge_first).verdicts
+
+
+def judge_patches(
+    repo: Path,
+    patches: list[Patch],
+    target: Target,
+    options: VerifyOptions | None = None,
+    patch_files: dict[str, Path] | None = None,
+    progress: ProgressCallback | None = None,
+    judge_first: Sequence[str] = (),
+) -> Verification:
+    """verify_patches, with why verification could not run (`problem`: the baseline test run did not start,
+    timed out or could not import the project's dependencies), which `porter verify` turns into exit 2."""
     options = _configured(repo, options or VerifyOptions())
     verifier = Verifier(Path(repo), patches, target, options, patch_files, progress, judge_first)
     start = time.monotonic()
@@ -779,7 +793,7 @@ def verify_patches(
         verifier.close()
     for verdict in verdicts:
         verdict.warnings.append(f"verified in {time.monotonic() - start:.1f} s")
-    return verdicts
+    return Verification(verdicts, problem=verifier.problem)
 
 
 def verify_plan(
@@ -878,6 +892,13 @@ def verify_tree(
     repo: Path, target: Target, options: VerifyOptions | None = None, progress: ProgressCallback | None = None
 ) -> Verdict:
     """Replay the tests and cross-compile every launch of the tree as it is (no patches)."""
+    return judge_tree(repo, target, options, progress).verdicts[0]
+
+
+def judge_tree(
+    repo: Path, target: Target, options: VerifyOptions | None = None, progress: ProgressCallback | None = None
+) -> Verification:
+    """verify_tree, with why verification could not run (`problem`, as judge_patches)."""
     options = _configured(repo, options or VerifyOptions())
     verifier = Verifier(Path(repo), [], target, options, progress=progress)
     verifier.open()
@@ -887,7 +908,8 @@ def verify_tree(
         evaluation = verifier.evaluate([])
     finally:
         verifier.close()
-    return _tree_verdict("tree", evaluation, options)
+    verdict = _tree_verdict("tree", evaluation, options)
+    return Verification([verdict], problem=baseline_problem(evaluation.result, options))
 
 
 def _configured(repo: Path, options: VerifyOptions) -> VerifyOptions:

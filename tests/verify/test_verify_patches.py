@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from porter.cli import main
 from porter.records import FileEdit, Patch
 from porter.targets import get_target
 from porter.verify import VerifyOptions, verify_patches, verify_tree
@@ -128,6 +129,25 @@ def test_test_command_that_cannot_start_leaves_the_tree_unverified(repo: Path) -
         "the baseline test run failed (the test command cannot start: definitely-not-a-command-porter: No such "
         "file or directory): set [tool.porter.verify] test_cmd to the command that runs this project's tests"
     ]
+
+
+def test_porter_verify_exits_2_when_the_test_command_cannot_start(repo: Path, tmp_path: Path, capsys) -> None:
+    """Verification that cannot run is no verdict on the code: exit 2 with the fix, as `porter rewrite` does,
+    for the tree and for patches alike, and no verdict file is written."""
+    patch = tmp_path / "0001-noop.patch"
+    patch.write_text(
+        "--- a/calc/arith.py\n+++ b/calc/arith.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a + b\n"
+        "+    return b + a\n",
+        encoding="utf-8",
+    )
+    report = tmp_path / "verdicts.json"
+    for extra in ([], ["--patch", str(patch)]):
+        args = ["verify", str(repo), "--jobs", "0", "--test-cmd", "definitely-not-a-command-porter", "-q"]
+        assert main([*args, *extra, "--output", str(report)]) == 2
+        err = capsys.readouterr().err
+        assert "cannot verify: the baseline test run failed (the test command cannot start" in err
+        assert "set [tool.porter.verify] test_cmd" in err and "Traceback" not in err
+        assert not report.exists()
 
 
 def test_test_command_timeout_leaves_the_tree_unverified(repo: Path) -> None:
