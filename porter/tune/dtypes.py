@@ -62,6 +62,12 @@ def resolve_dtype(name: str, target: Target) -> GemmDtype:
     return GemmDtype(key, 2, 2, key)
 
 
+def native_fp8(target: Target) -> str:
+    """The porter dtype of the target's own fp8 e4m3: fp8e4m3fnuz on gfx942 (FNUZ), fp8e4m3 elsewhere. Where
+    only the operand size is known (a 1-byte dot in scanned source), this is the format the target runs."""
+    return "fp8e4m3fnuz" if target.fp8_formats.get("e4m3") == "float8_e4m3fnuz" else "fp8e4m3"
+
+
 def _fp32_rate_key(target: Target) -> str:
     """fp32 dots run as the target's best precision: tf32 where native, bf16x3 on gfx950, else ieee."""
     best = target.best_fp32_dot_precision

@@ -15,7 +15,7 @@ from functools import lru_cache
 
 from porter.targets import Target
 from porter.tune.config import GemmConfig, parse_config
-from porter.tune.dtypes import resolve_dtype
+from porter.tune.dtypes import GemmDtype, native_fp8, resolve_dtype
 from porter.tune.model import Machine, infeasibility, lds_bytes, predict_seconds
 
 NEAR = 1.03  # within 3% of the model's best: inside the H200 sweeps' timing noise (README)
@@ -37,6 +37,12 @@ def dtype_for(elem_bytes: int | None, kernel_dtypes: tuple | list | set = ()) ->
     return "fp16" if "float16" in kernel_dtypes and "bfloat16" not in kernel_dtypes else "bf16"
 
 
+def _resolve(dtype: str, target: Target) -> GemmDtype:
+    """dtype_for's name on the target: a 1-byte operand ("fp8") is the target's own e4m3 (FNUZ on gfx942), so
+    the model judges fp8 kernels there instead of refusing float8_e4m3fn."""
+    return resolve_dtype(native_fp8(target) if dtype == "fp8" else dtype, target)
+
+
 def _config(raw: Mapping[str, int]) -> GemmConfig | None:
     try:
         return parse_config(dict(raw), "config")
@@ -50,7 +56,7 @@ def near_best(target: Target, dtype: str, raw: Mapping[str, int]) -> bool:
     if cfg is None:
         return False
     try:
-        gd = resolve_dtype(dtype, target)
+        gd = _resolve(dtype, target)
     except Exception:  # noqa: BLE001 - a dtype the target lacks: no verdict from the model
         return False
     return _near_best(target.name, gd.name, cfg)
@@ -76,7 +82,7 @@ def _readable(target: Target, dtype: str, raw: Mapping[str, int]) -> tuple[Machi
     if cfg is None:
         return None
     try:
-        return Machine.build(target, resolve_dtype(dtype, target)), cfg
+        return Machine.build(target, _resolve(dtype, target)), cfg
     except Exception:  # noqa: BLE001 - an unknown dtype or target: the rule judges alone
         return None
 

@@ -246,7 +246,12 @@ def _model_picks(plan: _Plan, feasible: list[_Cfg], key: list | None, topk: int)
     if key is not None and not any(str(k).upper().startswith("M") for k in key):
         plan.notes.append(f"autotune key {key} has no M: AMD list reshaped, not model-picked")
         return None
-    dtype = {1: "fp8", 4: "fp32"}.get(plan.elem_bytes, "bf16" if "bfloat16" in plan.kernel.dtypes else "fp16")
+    from porter.tune.dtypes import native_fp8
+
+    # 1-byte operands: the target's own e4m3 (fp8e4m3fnuz on gfx942; the model refuses float8_e4m3fn there)
+    dtype = {1: native_fp8(plan.target), 4: "fp32"}.get(
+        plan.elem_bytes, "bf16" if "bfloat16" in plan.kernel.dtypes else "fp16"
+    )
     to_model = {blocks["M"]: "BLOCK_M", blocks["N"]: "BLOCK_N", blocks["K"]: "BLOCK_K"} | (
         {group: "GROUP_M"} if group else {}
     )
