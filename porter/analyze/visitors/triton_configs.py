@@ -184,7 +184,13 @@ def _model_picks_it(values: dict, kernel, target, **override) -> bool:
         return False
     from porter.tune.judge import near_best
 
-    return near_best(target, *found)
+    dtype, raw = found
+    if kernel.elem_bytes is None:
+        # the operands' dtype is not in the source (loaded through run-time pointers, as in the Triton tutorial):
+        # a config porter tune picks for any operand width it could be is one voice with tune, as PT107 never
+        # reports an LDS overflow on the 2-byte guess alone
+        return any(near_best(target, d, raw) for d in (dtype, "fp8", "fp32"))
+    return near_best(target, dtype, raw)
 
 
 def _stage_limit(kernel, target) -> tuple[int, int]:
