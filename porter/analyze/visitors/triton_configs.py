@@ -318,7 +318,9 @@ def _list_stats(inv, kernel, target) -> dict:
             and any(is_int(v) and v > limit for v in stages.values)
             and not (len(kernel.dot_nodes) <= 1 and _model_picks_it(values, kernel, target))
         )
-        over_lds += est.lds_ok is False
+        # over the LDS as PT107 judges it: the full estimate over, and the model's (the target's pipeliner, as
+        # Triton's compile records give it) over too; a config PT107 leaves alone is not NVIDIA-tuned for its LDS
+        over_lds += est.lds_ok is False and not _model_lds_fits(values, kernel, target, est)
         over_threads += est.threads_ok is False
     return {
         "configs": len(configs),
