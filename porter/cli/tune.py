@@ -37,8 +37,10 @@ def _read_json(path: Path, what: str) -> Any:
         raise UsageError(f"{what} {path}: cannot read ({error.strerror or error})") from None
     except json.JSONDecodeError as error:
         raise UsageError(f"{what} {path}: not valid JSON ({error.msg} at line {error.lineno})") from None
-    except ValueError as error:  # not UTF-8, or an integer too long to convert
-        raise UsageError(f"{what} {path}: cannot read ({error})") from None
+    except UnicodeDecodeError as error:
+        raise UsageError(f"{what} {path}: cannot read: not UTF-8 text ({error.reason} at byte {error.start})") from None
+    except ValueError:  # an integer past Python's limit for str -> int (4300 digits)
+        raise UsageError(f"{what} {path}: cannot read: a number in it has too many digits") from None
 
 
 def load_candidates(path: Path) -> list[GemmConfig]:
@@ -141,10 +143,13 @@ def _gemm(target, dtype, m, n, k, candidates_file, problems_file, top, output_fo
     if problems_file:
         problems, results = load_problems(problems_file), []
         for i, problem in enumerate(problems):
-            _note_dropped(target, problem["dtype"], candidates, f"problem {i}: ")
-            results.append(
-                _rank_json(target, problem["dtype"], problem["m"], problem["n"], problem["k"], candidates, top)
-            )
+            try:
+                _note_dropped(target, problem["dtype"], candidates, f"problem {i}: ")
+                results.append(
+                    _rank_json(target, problem["dtype"], problem["m"], problem["n"], problem["k"], candidates, top)
+                )
+            except UsageError as error:  # a dtype the target lacks, a size past the model: say which entry
+                raise UsageError(f"problems file {problems_file}: entry {i}: {error}") from None
         if output_format == "json":
             typer.echo(json.dumps(results, indent=2))
         else:

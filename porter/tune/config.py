@@ -18,6 +18,7 @@ _SYNONYMS = {
     "SPLIT_K": "NUM_KSPLIT",
 }
 DEFAULT_GROUP_M = 8
+MAX_VALUE = 2**31 - 1  # no tile, warp count, stage count or knob comes near it; past it the model's floats overflow
 
 
 @dataclass(frozen=True)
@@ -56,12 +57,17 @@ def parse_config(raw: Any, where: str = "candidate") -> GemmConfig:
         raise UsageError(f"{where}: expected an object with keys {', '.join(REQUIRED_KEYS)}, got {type(raw).__name__}")
     if (
         raw.keys() <= _CANONICAL
-        and all(type(v) is int and (v > 0 or (v == 0 and key in _ZERO_OK)) for key, v in raw.items())
+        and all(type(v) is int and (0 < v <= MAX_VALUE or (v == 0 and key in _ZERO_OK)) for key, v in raw.items())
         and _has_required(raw)
     ):
-        if all(not (raw[key] & (raw[key] - 1)) for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K")):
+        if all(not (raw[key] & (raw[key] - 1)) for key in _POWER_OF_TWO):
             return GemmConfig(**raw)  # fast path: already canonical, positive ints, power-of-two tiles
-    values = {_SYNONYMS[key] if key in _SYNONYMS else key: value for key, value in raw.items()}
+    values: dict[Any, Any] = {}
+    for key, value in raw.items():
+        name = _SYNONYMS.get(key, key)
+        if name in values:
+            raise UsageError(f"{where}: key {key!r} sets {name!r} a second time (it is a synonym)")
+        values[name] = value
     unknown = sorted(set(values) - set(REQUIRED_KEYS) - set(OPTIONAL_KEYS))
     if unknown:
         raise UsageError(f"{where}: unknown key {unknown[0]!r} (allowed: {', '.join(REQUIRED_KEYS + OPTIONAL_KEYS)})")
@@ -74,6 +80,8 @@ def parse_config(raw: Any, where: str = "candidate") -> GemmConfig:
 
 
 _CANONICAL = frozenset(REQUIRED_KEYS + OPTIONAL_KEYS)
+# tl.arange needs power-of-two tiles; Triton's compile options assert num_warps is a power of two (CUDA and HIP)
+_POWER_OF_TWO = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps")
 _ZERO_OK = frozenset(("waves_per_eu", "matrix_instr_nonkdim"))  # 0: the compiler's choice
 
 
@@ -87,5 +95,8 @@ def _check_int(value: Any, key: str, where: str) -> None:
     floor = 0 if key in _ZERO_OK else 1
     if value < floor:
         raise UsageError(f"{where}: key {key!r} must be >= {floor}, got {value}")
-    if key.startswith("BLOCK_") and value & (value - 1):
-        raise UsageError(f"{where}: key {key!r} must be a power of two (tl.arange needs one), got {value}")
+    if value > MAX_VALUE:
+        raise UsageError(f"{where}: key {key!r} must be at most 2**31 - 1, got a {value.bit_length()}-bit integer")
+    if key in _POWER_OF_TWO and value & (value - 1):
+        why = "tl.arange needs one" if key.startswith("BLOCK_") else "Triton requires one"
+        raise UsageError(f"{where}: key {key!r} must be a power of two ({why}), got {value}")

@@ -151,6 +151,10 @@ def infeasibility(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | None
     lds = lds_bytes(machine, cfg, unaligned)
     if lds > target.lds_bytes:
         return f"needs {lds // 1024} KiB of shared memory/LDS, {target.name} has {target.lds_bytes // 1024} KiB"
+    if target.is_amd and cfg.waves_per_eu:
+        most = _amd_fact(target, target.waves_per_simd_max, "waves_per_simd_max")
+        if cfg.waves_per_eu > most:  # an occupancy the SIMD cannot hold: the compiler ignores the hint
+            return f"waves_per_eu={cfg.waves_per_eu} > {target.name}'s {most} waves per SIMD"
     cap = const.max_acc_regs  # AMD: a waves_per_eu budget below the need spills (see spill_factor)
     acc = acc_regs(machine, cfg)
     if acc > cap:

@@ -203,3 +203,83 @@ def test_no_candidate_runs_json_stays_json_and_advice_says_so(tmp_path, tune):
     library = json.loads(result.stdout, parse_constant=strict)["library"]  # no Infinity
     assert library["triton_ms"] is None and not library["library_faster"]
     assert library["note"].startswith("no candidate Triton config runs on h100")
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"\xff\xfe[]", "cannot read: not UTF-8 text"),
+        (b"[" + b"9" * 5000 + b"]", "too many digits"),
+        (
+            b'[{"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 1' + b"0" * 400 + b"}]",
+            "entry 0: key 'num_stages' must be at most 2**31 - 1",
+        ),
+    ],
+)
+def test_unreadable_or_absurd_candidates_exit_2_without_traceback(tmp_path, content, message, tune):
+    path = tmp_path / "bad.json"
+    path.write_bytes(content)
+    result = tune(
+        "--target", "mi300x", "--dtype", "bf16", "--m", "64", "--n", "64", "--k", "64", "--candidates", str(path)
+    )
+    assert result.exit_code == 2 and message in result.output and str(path) in result.output
+    problems = tmp_path / "problems.json"
+    problems.write_bytes(content)
+    result = tune("--target", "mi300x", "--problems", str(problems))
+    assert result.exit_code == 2 and "Traceback" not in result.output
+
+
+def test_waves_per_eu_past_the_simd_is_dropped_with_a_note(tmp_path, tune):
+    # waves_per_eu=1000 used to divide by zero in the spill model; over the SIMD's 8 waves the hint cannot hold
+    path = tmp_path / "c.json"
+    cfg = '{"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 2, "waves_per_eu": %d}'
+    path.write_text("[" + ", ".join(cfg % w for w in (8, 9, 1000)) + "]")
+    result = tune(
+        "--target",
+        "mi300x",
+        "--dtype",
+        "bf16",
+        "--m",
+        "64",
+        "--n",
+        "64",
+        "--k",
+        "64",
+        "--candidates",
+        str(path),
+        "--format",
+        "json",
+    )
+    assert result.exit_code == 0, result.output
+    assert [r["waves_per_eu"] for r in json.loads(result.stdout)["ranked"]] == [8]
+    assert "waves_per_eu=9 > mi300x's 8 waves per SIMD" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "entry, message",
+    [
+        (
+            '{"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 2, "BLOCK_SIZE_M": 128}',
+            "key 'BLOCK_SIZE_M' sets 'BLOCK_M' a second time",
+        ),
+        (
+            '{"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 3, "num_stages": 2}',
+            "key 'num_warps' must be a power of two",
+        ),
+    ],
+)
+def test_conflicting_synonyms_and_odd_warps_are_refused(tmp_path, entry, message, tune):
+    # BLOCK_SIZE_M silently overrode BLOCK_M; num_warps=3 was ranked though Triton refuses it
+    path = tmp_path / "c.json"
+    path.write_text(f"[{entry}]")
+    result = tune(
+        "--target", "h100", "--dtype", "bf16", "--m", "64", "--n", "64", "--k", "64", "--candidates", str(path)
+    )
+    assert result.exit_code == 2 and message in result.output
+
+
+def test_problems_entry_with_a_dtype_the_target_lacks_is_named(tmp_path, tune):
+    path = tmp_path / "p.json"
+    path.write_text('[{"m": 1, "n": 2, "k": 3, "dtype": "bf16"}, {"m": 1, "n": 2, "k": 3, "dtype": "fp8e4m3"}]')
+    result = tune("--target", "mi300x", "--problems", str(path))
+    assert result.exit_code == 2 and f"problems file {path}: entry 1: dtype fp8e4m3" in result.output
