@@ -8,6 +8,7 @@ report can show where the speedup comes from (a waterfall).
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 
 from porter.plan.evaluate import Evaluation, evaluate
@@ -247,21 +248,34 @@ def larger_batch(
     return Proposal("larger-batch", "Larger per-GPU batch", change, why, target.facts("hbm_bytes"), best, direct, notes)
 
 
+def job_sizes(gpus: int, per_node: int) -> list[int]:
+    """GPU counts below `gpus` that a job is run on, ascending: any count within one node, whole nodes above."""
+    return [n for n in range(1, gpus) if n <= per_node or n % per_node == 0]
+
+
 def fewer_gpus(model: ModelDesc, target: Target, direct: Evaluation, base: ModelDesc | None = None) -> Proposal | None:
     """Same global batch on fewer GPUs: the smallest count that fits and keeps the direct port's speed,
-    else the smallest that fits."""
+    else the smallest that fits. Counts are job sizes (up to one node, then whole nodes), and each is judged
+    by bisection: with the global batch fixed, memory per GPU falls and throughput rises with the count, so
+    a 256-GPU job costs a few evaluations rather than 255."""
     base = base or model
-    fitting = []
-    for gpus in range(model.gpus - 1, 0, -1):
-        per_gpu = -(-model.global_batch // gpus)  # the global batch, rounded up to a multiple of the GPUs
-        trial = evaluate(base.replace(gpus=gpus, batch_size_per_gpu=per_gpu), target, f"{gpus} GPUs", auto=True)
-        if not trial.memory.fits:
-            break
-        fitting.append(trial)
+    trials: dict[int, Evaluation] = {}
+
+    def trial(gpus: int) -> Evaluation:
+        if gpus not in trials:
+            per_gpu = -(-model.global_batch // gpus)  # the global batch, rounded up to a multiple of the GPUs
+            trials[gpus] = evaluate(
+                base.replace(gpus=gpus, batch_size_per_gpu=per_gpu), target, f"{gpus} GPUs", auto=True
+            )
+        return trials[gpus]
+
+    counts = job_sizes(model.gpus, model.gpus_per_node)
+    fitting = counts[bisect_left(counts, True, key=lambda gpus: trial(gpus).memory.fits) :]
     if not fitting:
         return None
-    keeps_pace = [t for t in fitting if t.throughput >= direct.throughput]
-    best = keeps_pace[-1] if keeps_pace else fitting[-1]
+    pace = bisect_left(fitting, True, key=lambda gpus: trial(gpus).throughput >= direct.throughput)
+    keeps_pace = pace < len(fitting)
+    best = trial(fitting[pace] if keeps_pace else fitting[0])
     change = (
         f"{model.gpus} -> {best.model.gpus} GPUs, same global batch {model.global_batch} "
         f"(per-GPU {best.model.batch_size_per_gpu}, global {best.model.global_batch} after rounding)"

@@ -69,3 +69,43 @@ def test_combined_plan_and_attribution():
     factors = [after.throughput / before.throughput for before, after in zip(p.waterfall, p.waterfall[1:])]
     assert math.prod(factors) == pytest.approx(p.speedup)
     assert p.combined.memory.fits
+
+
+def test_job_sizes_are_counts_within_a_node_then_whole_nodes():
+    from porter.plan.proposals import job_sizes
+
+    assert job_sizes(8, 8) == [1, 2, 3, 4, 5, 6, 7]
+    assert job_sizes(32, 8) == [1, 2, 3, 4, 5, 6, 7, 8, 16, 24]
+
+
+def test_fewer_gpus_bisects_rather_than_trying_every_count(monkeypatch):
+    """A 256-GPU job used to evaluate 255 counts (minutes); bisection over the job sizes takes a few, and
+    gives the count an exhaustive search gives on the bundled 8-GPU model."""
+    from porter.plan import proposals
+
+    target = get_target("mi350x")
+    model = load_model(FIXTURE)
+    direct = evaluate(model, target, "direct")
+
+    def trial(gpus):
+        return evaluate(
+            model.replace(gpus=gpus, batch_size_per_gpu=-(-model.global_batch // gpus)), target, "t", auto=True
+        )
+
+    fitting = [g for g in range(1, model.gpus) if trial(g).memory.fits]
+    pacing = [g for g in fitting if trial(g).throughput >= direct.throughput]
+    exhaustive = min(pacing or fitting)
+    calls = []
+
+    def counted(described, *args, **kwargs):
+        calls.append(described.gpus)
+        return evaluate(described, *args, **kwargs)
+
+    monkeypatch.setattr(proposals, "evaluate", counted)
+    eight = proposals.fewer_gpus(model, target, direct)
+    assert eight is not None and eight.result.model.gpus == exhaustive
+    assert len(calls) <= 6
+    calls.clear()
+    big = model.replace(gpus=256)
+    proposals.fewer_gpus(big, target, evaluate(big, target, "direct"))
+    assert len(calls) <= 2 * math.ceil(math.log2(len(proposals.job_sizes(256, 8)))) + 2
