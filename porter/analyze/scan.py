@@ -13,12 +13,14 @@ import functools
 import gc
 import hashlib
 import hmac
+import io
 import json
 import multiprocessing
 import os
 import secrets
 import sys
 import time
+import tokenize
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -465,6 +467,9 @@ def _triage(
             findings.extend(cached)
             continue
         text = item.decoded()
+        if isinstance(text, SkipNote) and item.source.kind == "python":
+            findings.append(undecodable_source(item, rules_for[0], text))  # Python porter cannot read: not clean
+            continue
         if isinstance(text, SkipNote):
             skipped.append(text)
             continue
@@ -582,6 +587,20 @@ def _unchecked(item: Pending, target, reason: str):
     from porter.analyze.engine import analyzer_failure
 
     return item.path, [analyzer_failure(item.path, target, f"not checked: {reason}")], None
+
+
+def undecodable_source(item: _Source, target, note: SkipNote) -> Finding:
+    """A Python file that is not UTF-8 text (a PEP 263 coding line, binary bytes): porter reads and writes UTF-8
+    only, so the file goes unchecked, a PT001 error that fails the scan rather than a quiet skip."""
+    from porter.analyze.engine import analyzer_failure
+
+    try:
+        declared, _ = tokenize.detect_encoding(io.BytesIO(item.data).readline)
+    except SyntaxError:
+        declared = ""
+    said = f", it declares {declared}" if declared and declared != "utf-8" else ""
+    why = f"not checked: {note.reason}{said}; porter reads UTF-8 source only: re-encode it as UTF-8 or exclude it"
+    return analyzer_failure(item.source.path, target, why)
 
 
 def chunked(items: list, jobs: int, weight: Callable[[Any], int]) -> list[list]:

@@ -125,7 +125,14 @@ def test_unreadable_encodings_and_parse_errors(tmp_path, ruleset):
     (tmp_path / "latin.py").write_bytes("# caf\xe9\nimport torch\ntorch.cuda.synchronize()\n".encode("latin-1"))
     (tmp_path / "broken.py").write_text("import torch\ntorch.cuda.synchronize(\n", encoding="utf-8")
     result = scan_tree(tmp_path, "mi350x", ruleset, jobs=1)
-    assert [note.path for note in result.skipped] == ["latin.py"] and "not UTF-8" in result.skipped[0].reason
+    # Python porter cannot read is unchecked, an error that fails the scan (it was a quiet skip, exit 0)
+    [latin] = [f for f in result.findings if f.path == "latin.py"]
+    assert (latin.rule, latin.severity) == ("PT001", "error")
+    assert (
+        latin.message.startswith("not checked: not UTF-8 (byte 5: b'\\xe9')")
+        and "re-encode it as UTF-8" in latin.message
+    )
+    assert "latin.py" not in [note.path for note in result.skipped]
     broken = [f for f in result.findings if f.path == "broken.py"]
     assert [(f.rule, f.severity, f.fix) for f in broken] == [("PT000", "error", None)]
 
