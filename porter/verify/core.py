@@ -47,7 +47,7 @@ from porter.verify.crosscompile import (
 )
 from porter.verify.options import VerifyOptions
 from porter.verify.protocol import BF16_DOT_ISSUE, launch_identity
-from porter.verify.runner import RunResult, run_tests
+from porter.verify.runner import RunResult, is_pytest, run_tests
 from porter.verify.selection import build_import_graph, is_test_file, reverse_closure, select_tests, unexercised_warning
 from porter.verify.workspace import (
     PatchApplyError,
@@ -851,7 +851,8 @@ def _tree_verdict(name: str, evaluation: Evaluation, options: VerifyOptions) -> 
     """A tree's own verdict: failing tests and kernels that fail on the target, whoever caused them.
     Unverified, not accepted, when the test run could not judge the tree (it did not start, timed out, could
     not import the project's dependencies), when nothing passed or failed (no test ran, so no kernel was
-    launched or cross-compiled either: an empty run is no evidence for the code), or when nothing failed but a
+    launched or cross-compiled either: an empty run is no evidence for the code), when a passing test command is
+    not pytest on the CPU (run without the replay: nothing emulated or compiled), or when nothing failed but a
     kernel compile could not finish."""
     run = evaluation.result.run
     warnings = _warnings(evaluation, TestRun(command=[]))
@@ -863,6 +864,7 @@ def _tree_verdict(name: str, evaluation: Evaluation, options: VerifyOptions) -> 
     missing = (
         baseline_problem(evaluation.result, options)
         or ("" if reasons or run.passed else _no_evidence(run))
+        or ("" if reasons or options.device != "cpu" or is_pytest(run.command) else OPAQUE_COMMAND)
         or ("" if reasons else unchecked_compiles(evaluation.compiles))  # a failure seen outranks a gap
     )
     if missing:
@@ -876,6 +878,13 @@ def _tree_verdict(name: str, evaluation: Evaluation, options: VerifyOptions) -> 
         warnings=warnings,
         state="unverified" if missing else None,
     )
+
+
+OPAQUE_COMMAND = (
+    "no evidence for the target: the test command is not pytest, so porter could not replay it under the target's "
+    "emulation nor cross-compile its kernels (its exit status says only that it passes on this machine): set "
+    "[tool.porter.verify] test_cmd (or --test-cmd) to a pytest command"
+)
 
 
 def _no_evidence(run: TestRun) -> str:

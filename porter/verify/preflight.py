@@ -16,7 +16,7 @@ from pathlib import Path
 from porter.errors import PorterError
 from porter.targets import Target
 from porter.verify.options import VerifyOptions
-from porter.verify.runner import _is_pytest
+from porter.verify.runner import is_pytest
 from porter.verify.selection import imports_any
 
 GPU_EXTRA_FIX = "python -m pip install 'porter[gpu]'"
@@ -56,7 +56,7 @@ class Requirement:
 def requirements(repo: Path, options: VerifyOptions) -> tuple[list[Requirement], list[Requirement]]:
     """(what the test interpreter needs, what porter's interpreter needs) for this repository."""
     tests: list[Requirement] = []
-    if not options.test_cmd or _is_pytest(list(options.test_cmd)):
+    if not options.test_cmd or is_pytest(list(options.test_cmd)):
         tests.append(Requirement("pytest", "porter replays the tests through a pytest plugin"))
     own: list[Requirement] = []
     if imports_any(repo, ("torch", "triton")):

@@ -44,7 +44,7 @@ class RunResult:
     problem: str = ""  # the command could not start, timed out or produced no results
 
 
-def _is_pytest(command: list[str]) -> bool:
+def is_pytest(command: list[str]) -> bool:
     head = [Path(part).name for part in command[:3]]
     return "pytest" in head or any(name.startswith("py.test") for name in head)
 
@@ -58,7 +58,7 @@ def build_command(options: VerifyOptions, test_files: list[str] | None, junit: P
     command = list(options.test_cmd) or [sys.executable, "-m", "pytest"]
     if command[0] in ("python", "python3"):
         command[0] = sys.executable  # the interpreter porter runs in, whose environment has the tools
-    if not _is_pytest(command):
+    if not is_pytest(command):
         return command  # an opaque command: judged by its exit status alone
     command += ["-p", PLUGIN, f"--junitxml={junit}", "-o", "junit_family=xunit2", "-p", "no:cacheprovider", "-q"]
     if options.jobs != 0 and _xdist_available():
@@ -134,7 +134,7 @@ def run_tests(root: Path, options: VerifyOptions, target_name: str, test_files: 
 
 def _judge(command, junit: Path, run: TestRun, replay: ReplayLog, returncode: int, output: str) -> str:
     """Fill `run` from the results; the problem that makes them unusable, or ''."""
-    if not _is_pytest(command):
+    if not is_pytest(command):
         (run.passed if returncode == 0 else run.failed).append(" ".join(command))
         return ""
     if not junit.is_file():

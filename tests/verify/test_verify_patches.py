@@ -273,3 +273,13 @@ def test_only_tests_that_passed_before_are_newly_failing(repo: Path) -> None:
     assert unknown.startswith("1 test(s) fail that did not run before these patches") and "test_whisper" in unknown
     [broken] = [w for w in verdict.warnings if "before and after" in w]  # its file errored before
     assert broken.startswith("1 test(s) fail before and after") and "test_louder" in broken
+
+
+def test_a_passing_opaque_test_command_leaves_the_tree_unverified(repo: Path) -> None:
+    """A command that is not pytest runs without the replay: no emulation, no launch, no compile. Its exit
+    status 0 says the tests pass here, nothing about the target, so the tree is not accepted on it."""
+    passing = verify_tree(repo, TARGET, VerifyOptions(jobs=0, test_cmd=("true",)))
+    assert (passing.accepted, passing.status) == (False, "unverified")
+    assert passing.reasons[0].startswith("no evidence for the target: the test command is not pytest")
+    failing = verify_tree(repo, TARGET, VerifyOptions(jobs=0, test_cmd=("false",)))
+    assert (failing.accepted, failing.status) == (False, "rejected")  # a failure seen is still a verdict
