@@ -76,7 +76,7 @@ class PorterConfig:
         """Command-line values win over the file; None (flag not given) keeps the file's value.
 
         Rule selection as ruff resolves it: `ignore` adds to the file's list, but a command-line
-        `select` starts afresh, so only the command line's own ignores apply to it.
+        `select` starts afresh, so only the command line's own ignores and extend_select apply to it.
         """
         given = {key: value for key, value in flags.items() if value is not None}
         unknown = set(given) - set(SCALAR_KEYS)
@@ -86,6 +86,8 @@ class PorterConfig:
         if "select" in checked or "ignore" in checked:
             kept = () if "select" in checked else self.ignore
             checked["ignore"] = tuple(dict.fromkeys((*kept, *checked.get("ignore", ()))))
+        if "select" in checked:
+            checked.setdefault("extend_select", ())
         return replace(self, **checked)
 
     @property

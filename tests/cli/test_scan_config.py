@@ -64,12 +64,16 @@ def test_flags_override_file_values(tmp_path):
 
 
 def test_cli_ignore_adds_to_the_configured_list_and_cli_select_starts_afresh(tmp_path):
-    pyproject(tmp_path, '[tool.porter]\nselect = ["PT1", "PT2"]\nignore = ["PT116", "PT2"]\n')
+    pyproject(
+        tmp_path, '[tool.porter]\nselect = ["PT1", "PT2"]\nignore = ["PT116", "PT2"]\nextend_select = ["PT115"]\n'
+    )
     config = load_config(tmp_path)
     assert config.with_overrides(ignore=("PT101", "PT116")).ignore == ("PT116", "PT2", "PT101")
     assert config.with_overrides(ignore=None).ignore == ("PT116", "PT2")
     fresh = config.with_overrides(select=("PT2",))  # ruff: the command line's select drops the file's ignores
-    assert (fresh.select, fresh.ignore) == (("PT2",), ())
+    assert (fresh.select, fresh.ignore, fresh.extend_select) == (("PT2",), (), ())  # and its extend_select
+    assert config.with_overrides(ignore=("PT101",)).extend_select == ("PT115",)
+    assert config.with_overrides(select=("PT2",), extend_select=("PT209",)).extend_select == ("PT209",)
     assert config.with_overrides(select=("PT2",), ignore=("PT208",)).ignore == ("PT208",)
 
 
