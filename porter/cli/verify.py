@@ -165,13 +165,17 @@ def run_verify(
 
 def _judge(path, patch_files, target_record, options, step) -> Verification:
     from porter.verify.core import judge_patches, judge_tree
-    from porter.verify.workspace import patch_from_file
+    from porter.verify.workspace import PatchApplyError, patch_file_paths, patch_from_file
 
     if patch_files:
         patches: list[Patch] = []
         files: dict[str, Path] = {}
         for file in patch_files:
             record = patch_from_file(file)
+            try:
+                patch_file_paths(path, file)  # not a diff at all: say so now, not after the baseline run
+            except PatchApplyError as error:
+                raise UsageError(f"{file}: {error}") from None
             if record.id in files:
                 raise UsageError(f"{file}: two patch files named {record.id}")
             record.depends_on = [patches[-1].id] if patches else []

@@ -63,3 +63,14 @@ def test_cli_usage_errors_exit_2(example_repo: Path, capsys) -> None:
     assert main(["verify", str(example_repo / "missing")]) == 2
     assert main(["verify", str(example_repo), "--patch", str(BAD / "no-such.patch")]) == 2
     assert "no-such.patch: patch file not found" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content", [b"", b"\x00\x01binary\xff", b"just some words\n"])
+def test_a_patch_file_git_cannot_read_is_a_usage_error_before_any_test_runs(
+    example_repo: Path, tmp_path, capsys, content
+):
+    not_a_patch = tmp_path / "0001-nothing.patch"
+    not_a_patch.write_bytes(content)
+    assert main(["verify", str(example_repo), "--patch", str(not_a_patch), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "0001-nothing.patch is not a patch git can read" in err and "Traceback" not in err
