@@ -145,6 +145,8 @@ def run_rewrite(
 
     if output_format not in FORMATS:
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, got {output_format!r}")
+    if not path.exists():
+        raise UsageError(f"{path}: no such file or directory")
     if not path.is_dir():
         raise UsageError(f"{path}: not a directory (rewrite works on a repository or package directory)")
     from porter.remedy.apply import recover

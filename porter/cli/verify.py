@@ -124,6 +124,8 @@ def run_verify(
 
     if output_format not in FORMATS:
         raise UsageError(f"--format: expected one of {', '.join(FORMATS)}, got {output_format!r}")
+    if not path.exists():
+        raise UsageError(f"{path}: no such file or directory")
     if not path.is_dir():
         raise UsageError(f"{path}: not a directory")
     progress = progress if progress is not None else Progress()
