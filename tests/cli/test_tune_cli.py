@@ -234,22 +234,8 @@ def test_waves_per_eu_past_the_simd_is_dropped_with_a_note(tmp_path, tune):
     path = tmp_path / "c.json"
     cfg = '{"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 2, "waves_per_eu": %d}'
     path.write_text("[" + ", ".join(cfg % w for w in (8, 9, 1000)) + "]")
-    result = tune(
-        "--target",
-        "mi300x",
-        "--dtype",
-        "bf16",
-        "--m",
-        "64",
-        "--n",
-        "64",
-        "--k",
-        "64",
-        "--candidates",
-        str(path),
-        "--format",
-        "json",
-    )
+    shape = "--target mi300x --dtype bf16 --m 64 --n 64 --k 64".split()
+    result = tune(*shape, "--candidates", str(path), "--format", "json")
     assert result.exit_code == 0, result.output
     assert [r["waves_per_eu"] for r in json.loads(result.stdout)["ranked"]] == [8]
     assert "waves_per_eu=9 > mi300x's 8 waves per SIMD" in result.stderr
