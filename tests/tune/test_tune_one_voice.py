@@ -109,13 +109,14 @@ def test_autotune_codemod_model_picks_fp8_on_gfx942():
         ("mi350x", "fp8e4m3", (1, 14336, 4096)),
         ("mi350x", "fp8e4m3", (128, 14336, 4096)),
         ("mi350x", "fp8e4m3", (128, 28672, 14336)),
-        ("mi350x", "fp32", (1024, 14336, 1000)),
         ("mi300x", "fp8e4m3fnuz", (1, 28672, 4096)),
     ],
 )
 def test_pick_for_a_kernel_whose_operand_dtype_is_not_visible_trips_no_rule(target, dtype, shape):
     # the tutorial's kernel loads through run-time pointers, so the source does not show the operand dtype; the
-    # judge read it as bf16 and PT103 flagged tune's fp8 and fp32 picks (num_stages 3-5) for it
+    # judge read it as bf16 and PT103 flagged tune's fp8 picks (num_stages 3-5) for it. fp32 picks are still
+    # flagged there: at fp32's rates nearly every small config is near-best, so judging a hidden dtype as
+    # possibly fp32 would silence PT103 for every such kernel (its own canonical example included)
     best = rank_gemm(target, dtype, *shape, top=1)[0].config
     assert best["num_stages"] > 2  # a deep pick: what PT103 would otherwise report
     text = _source([best]).replace("a.to(tl.bfloat16)", "a").replace("b.to(tl.bfloat16)", "b")

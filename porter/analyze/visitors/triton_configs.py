@@ -187,9 +187,10 @@ def _model_picks_it(values: dict, kernel, target, **override) -> bool:
     dtype, raw = found
     if kernel.elem_bytes is None:
         # the operands' dtype is not in the source (loaded through run-time pointers, as in the Triton tutorial):
-        # a config porter tune picks for any operand width it could be is one voice with tune, as PT107 never
-        # reports an LDS overflow on the 2-byte guess alone
-        return any(near_best(target, d, raw) for d in (dtype, "fp8", "fp32"))
+        # a config porter tune picks at the 2-byte guess or for 1-byte operands is one voice with tune, as PT107
+        # never reports an LDS overflow on the 2-byte guess alone. Not 4-byte: at fp32's rates almost any small
+        # tile and stage count is near-best, which would silence the rule for every such kernel
+        return any(near_best(target, d, raw) for d in (dtype, "fp8"))
     return near_best(target, dtype, raw)
 
 
