@@ -8,11 +8,27 @@ from __future__ import annotations
 
 import os
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import NoReturn
 
 import typer
 
+from porter.errors import PorterError
+
 HINT = "this is a bug in porter; rerun with PORTER_DEBUG=1 for the traceback and please report it"
+
+
+@contextmanager
+def bugs_reported() -> Iterator[None]:
+    """Around a command's body: porter's own errors pass through (main prints them with their exit code);
+    any other exception is porter's bug, told in one line by report_internal_error."""
+    try:
+        yield
+    except PorterError:
+        raise
+    except Exception as error:
+        report_internal_error(error)
 
 
 def report_internal_error(error: Exception) -> NoReturn:

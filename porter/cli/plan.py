@@ -18,8 +18,8 @@ from pathlib import Path
 
 import typer
 
-from porter.cli.errors import report_internal_error
-from porter.errors import PorterError, UsageError
+from porter.cli.errors import bugs_reported
+from porter.errors import UsageError
 
 
 def plan_command(
@@ -32,12 +32,8 @@ def plan_command(
     extract_repo: Path = typer.Option(None, "--extract", help="Draft the description from this repository's code."),
 ) -> None:
     """Model memory and step time on both targets and propose co-design changes."""
-    try:
+    with bugs_reported():
         _plan(model, source, target, gpus, out, output_format, extract_repo)
-    except PorterError:
-        raise
-    except Exception as error:  # anything else is porter's bug: one line and a hint, not a traceback
-        report_internal_error(error)
 
 
 def _plan(model, source, target, gpus, out, output_format, extract_repo) -> None:

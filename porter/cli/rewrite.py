@@ -15,7 +15,7 @@ from pathlib import Path
 
 import typer
 
-from porter.cli.errors import report_internal_error
+from porter.cli.errors import bugs_reported
 from porter.cli.progress import Progress, verbosity
 from porter.errors import PorterError, UsageError
 
@@ -70,7 +70,7 @@ def rewrite_command(
     ),
 ) -> None:
     """Rewrite CUDA-flavoured code for the target: codemods, the porter shim, and a report of the rest."""
-    try:
+    with bugs_reported():
         code = run_rewrite(
             path,
             target=target,
@@ -89,10 +89,6 @@ def rewrite_command(
             config_file=config_file,
             progress=Progress(verbosity(quiet, verbose)),
         )
-    except PorterError:
-        raise
-    except Exception as error:
-        report_internal_error(error)
     raise typer.Exit(code)
 
 

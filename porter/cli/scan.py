@@ -13,9 +13,9 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from porter.cli.errors import report_internal_error
+from porter.cli.errors import bugs_reported
 from porter.cli.progress import Progress
-from porter.errors import PorterError, UsageError
+from porter.errors import UsageError
 from porter.report import FINDINGS_FORMATS
 
 KERNEL_FORMATS = ("table", "json")
@@ -92,7 +92,7 @@ def scan_command(
     """Scan Python sources for CUDA-flavoured idioms that break or slow down on AMD Instinct GPUs."""
     from porter.cli.progress import verbosity
 
-    try:
+    with bugs_reported():
         code = run_scan(
             paths or [],
             target=target,
@@ -118,10 +118,6 @@ def scan_command(
             also={"sarif": sarif_output, "json": json_output},
             max_annotations=max_annotations,
         )
-    except PorterError:
-        raise
-    except Exception as error:  # anything else is porter's bug: one line and a hint, not a traceback
-        report_internal_error(error)
     raise typer.Exit(code)
 
 

@@ -18,8 +18,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from porter.cli.errors import report_internal_error
-from porter.errors import PorterError, UsageError
+from porter.cli.errors import bugs_reported
+from porter.errors import UsageError
 from porter.targets import get_target
 from porter.tune import explain_infeasible, parse_config, rank_gemm
 from porter.tune.config import GemmConfig
@@ -127,12 +127,8 @@ def gemm_command(
     output_format: str = typer.Option("table", "--format", help="table or json"),
 ) -> None:
     """Rank GEMM configs for one problem (or a batch) by predicted time, best first."""
-    try:
+    with bugs_reported():
         _gemm(target, dtype, m, n, k, candidates_file, problems_file, top, output_format)
-    except PorterError:
-        raise
-    except Exception as error:  # anything else is porter's bug: one line and a hint, not a traceback
-        report_internal_error(error)
 
 
 def _gemm(target, dtype, m, n, k, candidates_file, problems_file, top, output_format) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from porter.cli.errors import report_internal_error
+from porter.cli.errors import bugs_reported
 from porter.cli.progress import Progress, verbosity
 from porter.errors import PorterError, UsageError
 from porter.records import Patch, Verdict, Verification
@@ -54,7 +54,7 @@ def verify_command(
     ),
 ) -> None:
     """Replay tests on the CPU, cross-compile kernels for the target and judge patches."""
-    try:
+    with bugs_reported():
         code = run_verify(
             path,
             target=target,
@@ -70,10 +70,6 @@ def verify_command(
             config_file=config_file,
             progress=Progress(verbosity(quiet, verbose)),
         )
-    except PorterError:
-        raise
-    except Exception as error:  # porter's bug: one line and a hint, not a traceback
-        report_internal_error(error)
     raise typer.Exit(code)
 
 
