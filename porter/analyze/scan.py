@@ -467,11 +467,11 @@ def _triage(
             findings.extend(cached)
             continue
         text = item.decoded()
-        if isinstance(text, SkipNote) and item.source.kind == "python":
-            findings.append(undecodable_source(item, rules_for[0], text))  # Python porter cannot read: not clean
-            continue
         if isinstance(text, SkipNote):
-            skipped.append(text)
+            if item.source.kind == "python":  # Python porter cannot read is unchecked, not clean
+                findings.append(undecodable_source(item, rules_for[0], text))
+            else:
+                skipped.append(text)
             continue
         rules = _rules_that_may_match(text, words.get(path), aliases, *rules_for)
         if rules is None and not may_match(text):  # no ast words: the text tokens alone decide
