@@ -41,7 +41,7 @@ def _check_shape(m: int, n: int, k: int) -> None:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise UsageError(f"GEMM size {name} must be a positive integer, got {value!r}")
         if value > MAX_GEMM_SIZE:
-            raise UsageError(f"GEMM size {name} must be at most 2**53, got a {len(str(value))}-digit number")
+            raise UsageError(f"GEMM size {name} must be at most 2**53, got a {value.bit_length()}-bit integer")
 
 
 def rank_gemm(
