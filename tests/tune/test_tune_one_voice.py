@@ -31,14 +31,18 @@ def _findings(text: str, target: str) -> list:
     return [f for f in analyze_source(text, "pkg/k.py", target, load_rules(select=list(RULES))) if f.rule in RULES]
 
 
-def _source(configs: list[dict]) -> str:
+def _source(configs: list[dict], cast: str | None = "bfloat16") -> str:
+    """The kernel with these configs; its dot casts both operands to tl.<cast>, or loads them as they are
+    (cast None: the source does not show the operand dtype)."""
     lines = []
     for cfg in configs:
         meta = {k: v for k, v in cfg.items() if k not in ("num_warps", "num_stages", "predicted_ms")}
         items = ", ".join(f'"{k}": {v}' for k, v in meta.items())
         lines.append(f"    triton.Config({{{items}}}, num_warps={cfg['num_warps']}, num_stages={cfg['num_stages']}),")
     head = "import triton\nimport triton.language as tl\n\nCONFIGS = [\n" + "\n".join(lines) + "\n]\n\n\n"
-    return head + textwrap.dedent(KERNEL)
+    kernel = textwrap.dedent(KERNEL)
+    operands = (f"a.to(tl.{cast})", f"b.to(tl.{cast})") if cast else ("a", "b")
+    return head + kernel.replace("a.to(tl.bfloat16)", operands[0]).replace("b.to(tl.bfloat16)", operands[1])
 
 
 @pytest.mark.parametrize("target", ["mi300x", "mi350x"])
@@ -70,12 +74,6 @@ def test_autotune_codemod_lists_scan_clean(target):
     assert not found, [(f.rule, f.message) for f in found]
 
 
-def _fp8_source(configs: list[dict], fp8: str) -> str:
-    return (
-        _source(configs).replace("a.to(tl.bfloat16)", f"a.to(tl.{fp8})").replace("b.to(tl.bfloat16)", f"b.to(tl.{fp8})")
-    )
-
-
 @pytest.mark.parametrize(
     ("target", "dtype", "fp8"), [("mi300x", "fp8e4m3fnuz", "float8e4b8"), ("mi350x", "fp8e4m3", "float8e4nv")]
 )
@@ -86,7 +84,7 @@ def test_fp8_picks_trip_no_config_rule(target, dtype, fp8):
     for m, n, k in ((16, 4096, 4096), (512, 8192, 4096), (4096, 4096, 4096), (8192, 14336, 4096)):
         picks += [r.config for r in rank_gemm(target, dtype, m, n, k, top=3)]
     for cfg in picks:  # each alone: a list offering num_stages 2 too would hide a deep entry from PT103
-        found = _findings(_fp8_source([cfg], fp8), target)
+        found = _findings(_source([cfg], cast=fp8), target)
         assert not found, (cfg, [(f.rule, f.message) for f in found])
 
 
@@ -119,7 +117,7 @@ def test_pick_for_a_kernel_whose_operand_dtype_is_not_visible_trips_no_rule(targ
     # possibly fp32 would silence PT103 for every such kernel (its own canonical example included)
     best = rank_gemm(target, dtype, *shape, top=1)[0].config
     assert best["num_stages"] > 2  # a deep pick: what PT103 would otherwise report
-    text = _source([best]).replace("a.to(tl.bfloat16)", "a").replace("b.to(tl.bfloat16)", "b")
+    text = _source([best], cast=None)
     found = _findings(text, target)
     assert not found, (best, [(f.rule, f.message) for f in found])
 
@@ -140,6 +138,6 @@ def test_near_best_list_without_knobs_is_not_nvidia_tuned_for_its_lds(dtype, cas
     problem = (8192, 14336, 4096) if cfg[1] == 256 and cfg[0] == 256 else (2048, 4096, 14336)
     best = rank_gemm("mi300x", dtype, *problem, top=1)[0].predicted_ms
     assert predict_gemm_ms("mi300x", dtype, *problem, config) <= 1.03 * best
-    text = _source([config]).replace("tl.bfloat16", f"tl.{cast}")
+    text = _source([config], cast=cast)
     found = [f for f in _findings(text, "mi300x") if f.rule != "PT104"]
     assert not found, [(f.rule, f.message) for f in found]
