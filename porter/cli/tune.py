@@ -107,6 +107,9 @@ def _print_table(title: str, result: dict[str, Any]) -> None:
     for row in rows:
         table.add_row(*(f"{row[key]:.4f}" if key == "predicted_ms" else str(row[key]) for key in keys))
     Console(width=max(100, Console().width)).print(table)
+    times = [row["predicted_ms"] for row in rows]
+    if times != sorted(times):
+        typer.echo("order: near-ties of the best (inside the model's noise) are reordered by the target's tie rule")
     typer.echo(f"library: {result['library']['note']}")
 
 

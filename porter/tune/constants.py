@@ -57,6 +57,9 @@ class ModelConstants:
     small_m_tie_share: float = 0.0
     small_m_tie_max_m: int = 64
     small_m_tie_rate_keys: tuple[str, ...] = ()
+    # AMD: configs within this share of the best that keep to the pipeliner's guided num_stages go first. The model
+    # cannot rank inside its own noise, and there the guidance (and scan's PT103, which says the same) decides (0: off)
+    guided_stages_tie_share: float = 0.0
     k_iter_cycles: float = 60.0  # fixed cost per K iteration (address math, waits, barriers)
     tile_cycles: float = 2000.0  # fixed cost per tile (prologue, epilogue, scheduling)
     epilogue_cycles_per_elem: float = 0.0  # per C element per thread (convert, store): fewer warps, longer

@@ -65,13 +65,13 @@ def near_best(target: Target, dtype: str, raw: Mapping[str, int]) -> bool:
 @lru_cache(maxsize=4096)
 def _near_best(target_name: str, dtype: str, cfg: GemmConfig) -> bool:
     from porter.targets import get_target
-    from porter.tune.rank import predict_gemm_ms
+    from porter.tune.rank import fastest_gemm_ms
 
     target = get_target(target_name)
     machine = Machine.build(target, resolve_dtype(dtype, target))
     for m, n, k in PROBLEMS:
         mine = predict_seconds(machine, m, n, k, cfg) * 1e3
-        if mine <= NEAR * predict_gemm_ms(target_name, dtype, m, n, k):
+        if mine <= NEAR * fastest_gemm_ms(target_name, dtype, m, n, k):
             return True
     return False
 

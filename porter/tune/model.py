@@ -442,20 +442,32 @@ def predict_seconds(machine: Machine, m: int, n: int, k: int, cfg: GemmConfig) -
 
 
 def pick_order(machine: Machine, m: int, predicted: Sequence[tuple[float, GemmConfig]]) -> list[int]:
-    """Indices of (seconds, config) pairs, best first: by predicted time, except that at small M (on the rate keys
-    the constants name) the near-ties of the best go first, deepest pipeline then fewest warps (see
-    ModelConstants.small_m_tie_share)."""
-    order = sorted(range(len(predicted)), key=lambda i: predicted[i][0])
+    """Indices of (seconds, config) pairs, best first: by predicted time (fewer stages first on a tie), except for
+    near-ties of the best, which two constants may reorder: at small M (on the rate keys the constants name) the
+    deepest pipeline then the fewest warps go first (ModelConstants.small_m_tie_share), and on targets whose
+    pipeliner has a stage guidance, configs within that guidance go first (guided_stages_tie_share)."""
+    # an exact tie is usually stages past the K loop's length (see _loads_ahead): the shallower holds less LDS
+    order = sorted(range(len(predicted)), key=lambda i: (predicted[i][0], predicted[i][1].num_stages))
+    if not order or math.isinf(predicted[order[0]][0]):
+        return order
     const = machine.const
     share = const.small_m_tie_share
-    if not order or not share or m > const.small_m_tie_max_m:
-        return order
-    if machine.dtype.rate_key not in const.small_m_tie_rate_keys or math.isinf(predicted[order[0]][0]):
-        return order
+    if share and m <= const.small_m_tie_max_m and machine.dtype.rate_key in const.small_m_tie_rate_keys:
+        ties = _near_ties(predicted, order, share)
+        ties.sort(key=lambda i: (-predicted[i][1].num_stages, predicted[i][1].num_warps, predicted[i][0]))
+        return ties + order[len(ties) :]
+    if const.guided_stages_tie_share:
+        guided = int(machine.target.triton["gemm_num_stages"])
+        ties = _near_ties(predicted, order, const.guided_stages_tie_share)
+        ties.sort(key=lambda i: predicted[i][1].num_stages > guided)  # stable: time order within each side
+        return ties + order[len(ties) :]
+    return order
+
+
+def _near_ties(predicted: Sequence[tuple[float, GemmConfig]], order: list[int], share: float) -> list[int]:
+    """The head of `order` predicted within `share` of the best."""
     limit = predicted[order[0]][0] * (1.0 + share)
-    ties = [i for i in order if predicted[i][0] <= limit]
-    ties.sort(key=lambda i: (-predicted[i][1].num_stages, predicted[i][1].num_warps, predicted[i][0]))
-    return ties + order[len(ties) :]
+    return [i for i in order if predicted[i][0] <= limit]
 
 
 def time_seconds(
@@ -692,7 +704,7 @@ class _StepContext:
             return 1.0  # element-wise loads: no stages ahead, see _serial_step
         if const.dram_inflight_rate_keys is not None and mc.dtype.rate_key not in const.dram_inflight_rate_keys:
             return 1.0  # a width it did not help on (leave-one-sweep-out)
-        depth = max(self.cfg.num_stages - 1 - mc.mma_buffers, const.unbuffered_latency_hidden)
+        depth = max(self._loads_ahead(), const.unbuffered_latency_hidden)
         needed = const.dram_inflight_latencies * mc.hbm_bps / mc.units * mc.latency_s
         inflight = per_unit * depth * tile_dram_bytes
         return max(1.0, needed / inflight) ** const.dram_inflight_exponent
@@ -749,13 +761,19 @@ class _StepContext:
         threads = self.cfg.num_warps * self.mc.wave
         return (self.unaligned.along_k + self.unaligned.along_n) / threads * cycles / self.mc.clock_hz
 
+    def _loads_ahead(self) -> int:
+        """K steps whose loads are in flight ahead of the MMAs: stages - 1, less the buffer an
+        in-flight async MMA still reads, and never more than the loop has steps (a third stage
+        of a one-step loop prefetches nothing; it only holds shared memory)."""
+        return min(self.cfg.num_stages - 1 - self.mc.mma_buffers, self.k_steps)
+
     def _pipelined_step(self, per_unit: int, compute: float, memory: float, latency: float) -> float:
         """One K step of `per_unit` co-resident tiles. Loads run `depth` steps ahead: stages - 1,
         less the buffer an in-flight async MMA still reads. With no load ahead, each tile issues
         its loads after its MMAs and waits for the whole tile to arrive (latency plus its share
         of the transfer); co-resident tiles fill that wait with their own MMAs."""
         mc = self.mc
-        depth = self.cfg.num_stages - 1 - mc.mma_buffers
+        depth = self._loads_ahead()
         if depth >= 1:
             return (
                 _overlap(mc.const.overlap_power, compute, memory, latency / depth)

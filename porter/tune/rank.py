@@ -109,6 +109,13 @@ def _best_ms(target_name: str, dtype: str, m: int, n: int, k: int) -> float:
     return best[0].predicted_ms if best else math.inf
 
 
+@lru_cache(maxsize=4096)
+def fastest_gemm_ms(target_name: str, dtype: str, m: int, n: int, k: int) -> float:
+    """The lowest predicted milliseconds over the standard space: the pick's own time may sit above it, inside
+    the model's noise, where a tie rule ordered a slower config first (model.pick_order)."""
+    return min((r.predicted_ms for r in rank_gemm(target_name, dtype, m, n, k)), default=math.inf)
+
+
 def explain_infeasible(target: Target | str, dtype: str, config: Any) -> str | None:
     """Why a config cannot run on the target (None when it can)."""
     tgt = _target(target)

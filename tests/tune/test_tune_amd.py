@@ -106,15 +106,17 @@ def _top4(ranks: list[int]) -> float:
 
 
 def test_amd_model_ranks_amds_tuned_class_at_least_as_well_as_the_baselines(anchor):
-    # measured (bench/tune/amd_anchor.py), top-4: calibration gfx950 51.4% (porter's AMD model),
-    # 45.7% (frequency baseline), 44.3% (porter's H200 model); the tables kept blind (scored once
+    # measured (bench/tune/amd_anchor.py), top-4: calibration gfx950 50.0% (porter's AMD model),
+    # 45.7% (frequency baseline), 37.1% (porter's H200 model); the tables kept blind (scored once
     # before split-K and reduce_launch_us, which was fit on the calibration tables only) gfx950
-    # 64.7 / 50.0 / 41.2%, all blind entries 70.0 / 57.5 / 50.0%
+    # 64.7 / 50.0 / 41.2%, all blind entries 70.0 / 57.5 / 50.0%. Calibration was 51.4% before
+    # stages past the K loop's length stopped hiding latency (session 42): split-K classes whose
+    # slices are one K step lost a spurious third-stage gain
     for group in ("cal/gfx950", "blind", "blind/gfx950"):
         table = anchor[group]
         assert _top4(table["amd_model"]) >= _top4(table["frequency_baseline"]), group
         assert _top4(table["amd_model"]) > _top4(table["h200_model"]), group
-    assert _top4(anchor["cal/gfx950"]["amd_model"]) >= 0.51
+    assert _top4(anchor["cal/gfx950"]["amd_model"]) >= 0.50
     assert _top4(anchor["blind/gfx950"]["amd_model"]) >= 0.64
 
 

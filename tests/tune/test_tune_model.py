@@ -395,3 +395,34 @@ def test_small_m_near_ties_go_to_the_deepest_pipeline_then_fewest_warps():
     assert times[0] < times[1] <= times[0] * 1.01
     ranked = rank_gemm("h200", "fp8e4m3", 1, 57344, 7168, candidates=[c.to_dict() for c in pair])
     assert [r.config["num_stages"] for r in ranked] == [5, 3]
+
+
+def test_stages_past_the_k_loop_hide_no_more_latency():
+    # K = 256 with BLOCK_K 128 is two K steps: up to 3 stages (2 loads ahead) the deeper pipeline hides more of the
+    # load latency, a fourth stage has no step left to prefetch and predicts the same time
+    for name in ("mi300x", "mi350x", "h200"):
+        target = get_target(name)
+        machine = Machine.build(target, resolve_dtype("bf16", target))
+        ahead = 1 + machine.mma_buffers  # the first stage count with a load ahead
+        times = [
+            predict_seconds(machine, 256, 1024, 256, GemmConfig(32, 32, 128, 4, s, GROUP_M=8))
+            for s in (ahead + 1, ahead + 2, ahead + 3)
+        ]
+        assert times[0] > times[1] == times[2], (name, times)
+
+
+def test_amd_near_ties_go_to_the_guided_num_stages():
+    # inside 3% of the best (the judge's NEAR) the model cannot rank; on AMD the pipeliner's guidance (2 stages)
+    # decides, as PT103 does. Exact ties go to fewer stages on every target
+    target = get_target("mi350x")
+    machine = Machine.build(target, resolve_dtype("bf16", target))
+    deep = GemmConfig(256, 256, 32, 8, 4, GROUP_M=8)
+    guided = GemmConfig(256, 256, 64, 8, 2, GROUP_M=8)
+    far = GemmConfig(64, 64, 32, 4, 2, GROUP_M=8)
+    assert pick_order(machine, 4096, [(1.00e-4, deep), (1.02e-4, guided), (1.2e-4, far)]) == [1, 0, 2]
+    assert pick_order(machine, 4096, [(1.00e-4, deep), (1.04e-4, guided), (1.2e-4, far)]) == [0, 1, 2]
+    h200 = get_target("h200")
+    nvidia = Machine.build(h200, resolve_dtype("bf16", h200))
+    assert pick_order(nvidia, 4096, [(1.00e-4, deep), (1.02e-4, guided)]) == [0, 1]
+    tied = [(1.0e-4, GemmConfig(64, 64, 128, 4, 3, GROUP_M=8)), (1.0e-4, GemmConfig(64, 64, 128, 4, 2, GROUP_M=8))]
+    assert pick_order(nvidia, 4096, tied) == [1, 0]

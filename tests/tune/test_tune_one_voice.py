@@ -55,13 +55,31 @@ def test_tunes_picks_trip_no_config_rule(target):
 
 
 def test_mi350x_square_gemm_pick_and_pt103_agree():
-    # porter tune picks num_stages above the guided 2 for 4096^3 bf16 on mi350x (gfx950 copies
-    # stages into LDS directly; LDS fits): PT103 no longer flags that config, and still flags a
-    # deep config the model would not pick
-    best = rank_gemm("mi350x", "bf16", 4096, 4096, 4096, top=1)[0].config
-    assert not _findings(_source([best]), "mi350x")
+    # for 4096^3 bf16 on mi350x the model ranks a 4-stage config 0.5% ahead of the best 2-stage one, inside its
+    # noise: tune picks the guided 2 stages (guided_stages_tie_share), PT103 accepts the pick, and it accepts the
+    # deeper near-best config too (gfx950 copies stages into LDS directly; LDS fits). A deep config the model
+    # would not pick is still flagged
+    ranked = rank_gemm("mi350x", "bf16", 4096, 4096, 4096, top=12)
+    best = ranked[0]
+    assert best.config["num_stages"] == 2
+    deeper = next(r for r in ranked if r.config["num_stages"] > 2)
+    assert best.predicted_ms * 0.97 <= deeper.predicted_ms < best.predicted_ms
+    for cfg in (best.config, deeper.config):
+        assert not _findings(_source([cfg]), "mi350x"), cfg
     slow = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 5}
     assert [f.rule for f in _findings(_source([slow]), "mi350x")].count("PT103") == 1
+
+
+@pytest.mark.parametrize(("target", "dtype"), [("mi300x", "bf16"), ("mi350x", "bf16"), ("mi300x", "fp8e4m3fnuz")])
+def test_single_k_step_pick_keeps_the_guided_stages(target, dtype):
+    # K = 128 is one K step of a BLOCK_K 128 tile: a third stage prefetches nothing. Tune used to pick 16x16x128 on
+    # 3 stages for mi300x 1x128x128, which PT103 flags; stages past the loop's length now predict the same time as
+    # the shallower config, which goes first
+    for m in (1, 16):
+        best = rank_gemm(target, dtype, m, 128, 128, top=1)[0].config
+        assert best["num_stages"] <= 2, best
+        cast = "float8e4b8" if dtype.startswith("fp8") else "bfloat16"
+        assert not _findings(_source([best], cast=cast), target), best
 
 
 @pytest.mark.parametrize("target", ["mi300x", "mi350x"])
@@ -106,7 +124,7 @@ def test_autotune_codemod_model_picks_fp8_on_gfx942():
     [
         ("mi350x", "fp8e4m3", (1, 14336, 4096)),
         ("mi350x", "fp8e4m3", (128, 14336, 4096)),
-        ("mi350x", "fp8e4m3", (128, 28672, 14336)),
+        ("mi350x", "fp8e4m3", (64, 8192, 8192)),
         ("mi300x", "fp8e4m3fnuz", (1, 28672, 4096)),
     ],
 )
