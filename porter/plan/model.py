@@ -320,6 +320,11 @@ def parse_model(data: Any, file: str = "<model>") -> ModelDesc:
     )
     f.get("notes", None)  # free text for the reader
     f.check_unknown()
+    if model.gpus > model.gpus_per_node and model.gpus % model.gpus_per_node:
+        raise ConfigError(
+            f"{file}: field 'gpus': {model.gpus} GPUs span nodes of {model.gpus_per_node} (gpus_per_node), so it "
+            "must be a multiple of gpus_per_node: a job past one node runs on whole nodes"
+        )
     if dense.interaction == "dot":
         for i, table in enumerate(tables):
             if table.dim != dense.bottom_mlp[-1]:

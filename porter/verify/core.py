@@ -56,6 +56,7 @@ from porter.verify.workspace import (
     apply_patch_file,
     copy_tree,
     create_workspace,
+    patch_file_paths,
 )
 
 
@@ -167,8 +168,6 @@ class Verifier:
 
     def _apply_one(self, patch: Patch) -> list[str]:
         if patch.id in self.patch_files:
-            from porter.verify.workspace import patch_file_paths
-
             paths = patch_file_paths(self.root, self.patch_files[patch.id])
             self._snapshot(paths)
             apply_patch_file(self.root, self.patch_files[patch.id])

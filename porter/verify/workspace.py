@@ -137,8 +137,8 @@ def _first_difference(a: str, b: str) -> int:
     return min(len(a.splitlines()), len(b.splitlines())) + 1
 
 
-def apply_patch_file(root: Path, patch_file: Path) -> list[str]:
-    """`git apply` a unified diff in the copy; returns the paths it touches (relative to root)."""
+def apply_patch_file(root: Path, patch_file: Path) -> None:
+    """`git apply` a unified diff in the copy (patch_file_paths lists what it touches)."""
     if shutil.which("git") is None:
         raise PatchApplyError("git is not installed: patch files are applied with `git apply`")
     text = patch_file.read_bytes()
@@ -153,16 +153,7 @@ def apply_patch_file(root: Path, patch_file: Path) -> list[str]:
         errors = [line for line in reason if line.startswith("error:") and not line.endswith("searching for:")]
         errors = errors or reason[-1:]
         raise PatchApplyError(f"{patch_file.name} does not apply: {'; '.join(errors) or 'git apply failed'}")
-    numstat = subprocess.run(
-        ["git", "apply", "--numstat", "-"], cwd=root, input=text, capture_output=True, timeout=60, env=env
-    )
     subprocess.run(["git", "apply", "-"], cwd=root, input=text, capture_output=True, timeout=60, check=True, env=env)
-    paths = []
-    for line in numstat.stdout.decode(errors="replace").splitlines():
-        parts = line.split("\t")
-        if len(parts) == 3:
-            paths.append(parts[2])
-    return paths
 
 
 def patch_from_file(patch_file: Path) -> Patch:

@@ -163,6 +163,11 @@ def test_column_wise_splits_dims():
             "tables: [{name: a, rows: 10, dim: 4}]",
             "matmul_precision",
         ),
+        (  # 8 GPUs on nodes of 3: a multi-node job runs on whole nodes
+            "gpus: 8\ngpus_per_node: 3\nbatch_size_per_gpu: 8\n"
+            "dense: {num_dense_features: 1, bottom_mlp: [4], top_mlp: [1]}\ntables: [{name: a, rows: 10, dim: 4}]",
+            "gpus",
+        ),
     ],
 )
 def test_validation_errors_name_file_and_field(tmp_path, text, field):

@@ -247,11 +247,12 @@ def _model_picks(plan: _Plan, feasible: list[_Cfg], key: list | None, topk: int)
         plan.notes.append(f"autotune key {key} has no M: AMD list reshaped, not model-picked")
         return None
     from porter.tune.dtypes import native_fp8
+    from porter.tune.judge import dtype_for
 
-    # 1-byte operands: the target's own e4m3 (fp8e4m3fnuz on gfx942; the model refuses float8_e4m3fn there)
-    dtype = {1: native_fp8(plan.target), 4: "fp32"}.get(
-        plan.elem_bytes, "bf16" if "bfloat16" in plan.kernel.dtypes else "fp16"
-    )
+    # the dtype scan's judge reads from the same kernel (one voice); 1-byte operands are the target's own e4m3
+    # (fp8e4m3fnuz on gfx942; the model refuses float8_e4m3fn there)
+    dtype = dtype_for(plan.elem_bytes, plan.kernel.dtypes)
+    dtype = native_fp8(plan.target) if dtype == "fp8" else dtype
     to_model = {blocks["M"]: "BLOCK_M", blocks["N"]: "BLOCK_N", blocks["K"]: "BLOCK_K"} | (
         {group: "GROUP_M"} if group else {}
     )
