@@ -344,11 +344,15 @@ def cache_hints(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
             yield Hit(arg, {"keyword": keyword, "value": value if isinstance(value, str) else inv.code(arg.value)})
 
 
+_DRIVER_UTILS = "triton.runtime.driver.active.utils"
+# the host utilities that fill a CUtensorMap: the CUDA driver's utils module has them, the HIP driver's has not
+_TMA_FILLS = ("fill_1d_tma_descriptor", "fill_2d_tma_descriptor")
 _TMA_OLD = (
     "triton.tools.experimental_descriptor",
     "triton.language._experimental_descriptor_load",
     "triton.language._experimental_descriptor_store",
     "triton.language._experimental_reinterpret_tensor_descriptor",
+    *(f"{_DRIVER_UTILS}.{fill}" for fill in _TMA_FILLS),
 )
 # _experimental_make_tensor_descriptor is Triton 3.3's name of the device-side tl.make_tensor_descriptor (no
 # driver utility): code aliases it under hasattr (fla, flag-gems), and it lowers like the new API on AMD.
@@ -370,6 +374,21 @@ def tma_descriptors(ctx: ModuleContext, rule, target) -> Iterable[Hit]:
     for node, qualified in references(inv, _TMA_OLD):
         if not skip_for_target(inv.guard_at(node), target) and not _probe_or_fallback(inv, node):
             yield Hit(node, {"api": "experimental", "name": qualified})
+    for node in inv.nodes_of(cst.Assert):
+        fill = _asserted_tma_fill(inv, node.test)
+        if fill and not skip_for_target(inv.guard_at(node), target):
+            yield Hit(node, {"api": "experimental, asserted present", "name": f"{_DRIVER_UTILS}.{fill}"})
+
+
+def _asserted_tma_fill(inv, test: cst.BaseExpression) -> str | None:
+    """`assert hasattr(triton.runtime.driver.active.utils, "fill_1d_tma_descriptor")`: a requirement, which fails
+    on the HIP driver (an `if hasattr(...)` is a probe, and its other branch is what runs there)."""
+    if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "hasattr"):
+        return None
+    if len(test.args) != 2 or not isinstance(test.args[1].value, cst.SimpleString):
+        return None
+    name = test.args[1].value.evaluated_value
+    return name if name in _TMA_FILLS and inv.matches(test.args[0].value, {_DRIVER_UTILS}) else None
 
 
 @register("triton_tensor_descriptors")
