@@ -37,10 +37,14 @@ def dtype_for(elem_bytes: int | None, kernel_dtypes: tuple | list | set = ()) ->
     return "fp16" if "float16" in kernel_dtypes and "bfloat16" not in kernel_dtypes else "bf16"
 
 
+def tune_dtype(dtype: str, target: Target) -> str:
+    """dtype_for's name as porter tune takes it on the target: a 1-byte operand ("fp8") is the target's own e4m3
+    (FNUZ on gfx942), so the model ranks fp8 kernels there instead of refusing float8_e4m3fn."""
+    return native_fp8(target) if dtype == "fp8" else dtype
+
+
 def _resolve(dtype: str, target: Target) -> GemmDtype:
-    """dtype_for's name on the target: a 1-byte operand ("fp8") is the target's own e4m3 (FNUZ on gfx942), so
-    the model judges fp8 kernels there instead of refusing float8_e4m3fn."""
-    return resolve_dtype(native_fp8(target) if dtype == "fp8" else dtype, target)
+    return resolve_dtype(tune_dtype(dtype, target), target)
 
 
 def _config(raw: Mapping[str, int]) -> GemmConfig | None:

@@ -104,16 +104,22 @@ def predict_gemm_ms(
 
 
 @lru_cache(maxsize=4096)
+def _pick_and_fastest_ms(target_name: str, dtype: str, m: int, n: int, k: int) -> tuple[float, float]:
+    """One ranking of the standard space: the pick's predicted milliseconds and the lowest prediction."""
+    ranked = rank_gemm(target_name, dtype, m, n, k)
+    if not ranked:
+        return math.inf, math.inf
+    return ranked[0].predicted_ms, min(r.predicted_ms for r in ranked)
+
+
 def _best_ms(target_name: str, dtype: str, m: int, n: int, k: int) -> float:
-    best = rank_gemm(target_name, dtype, m, n, k, top=1)
-    return best[0].predicted_ms if best else math.inf
+    return _pick_and_fastest_ms(target_name, dtype, m, n, k)[0]
 
 
-@lru_cache(maxsize=4096)
 def fastest_gemm_ms(target_name: str, dtype: str, m: int, n: int, k: int) -> float:
     """The lowest predicted milliseconds over the standard space: the pick's own time may sit above it, inside
     the model's noise, where a tie rule ordered a slower config first (model.pick_order)."""
-    return min((r.predicted_ms for r in rank_gemm(target_name, dtype, m, n, k)), default=math.inf)
+    return _pick_and_fastest_ms(target_name, dtype, m, n, k)[1]
 
 
 def explain_infeasible(target: Target | str, dtype: str, config: Any) -> str | None:

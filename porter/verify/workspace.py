@@ -137,14 +137,18 @@ def _first_difference(a: str, b: str) -> int:
     return min(len(a.splitlines()), len(b.splitlines())) + 1
 
 
+def _git_apply_env(root: Path) -> dict[str, str]:
+    """Paths in a patch are relative to the verified root even when it is a subdirectory of a git worktree: stop
+    git from discovering a repository above it."""
+    return dict(os.environ, GIT_CEILING_DIRECTORIES=str(root.resolve().parent))
+
+
 def apply_patch_file(root: Path, patch_file: Path) -> None:
     """`git apply` a unified diff in the copy (patch_file_paths lists what it touches)."""
     if shutil.which("git") is None:
         raise PatchApplyError("git is not installed: patch files are applied with `git apply`")
     text = patch_file.read_bytes()
-    # Paths in the patch are relative to the verified root even when it is a subdirectory of a
-    # git worktree: stop git from discovering a repository above it.
-    env = dict(os.environ, GIT_CEILING_DIRECTORIES=str(root.resolve().parent))
+    env = _git_apply_env(root)
     check = subprocess.run(
         ["git", "apply", "--check", "--verbose", "-"], cwd=root, input=text, capture_output=True, timeout=60, env=env
     )
@@ -175,7 +179,7 @@ def patch_from_file(patch_file: Path) -> Patch:
 
 def patch_file_paths(root: Path, patch_file: Path) -> list[str]:
     """The paths a patch file touches, without applying it."""
-    env = dict(os.environ, GIT_CEILING_DIRECTORIES=str(root.resolve().parent))
+    env = _git_apply_env(root)
     done = subprocess.run(
         ["git", "apply", "--numstat", "-"],
         cwd=root,

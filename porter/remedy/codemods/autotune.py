@@ -246,13 +246,10 @@ def _model_picks(plan: _Plan, feasible: list[_Cfg], key: list | None, topk: int)
     if key is not None and not any(str(k).upper().startswith("M") for k in key):
         plan.notes.append(f"autotune key {key} has no M: AMD list reshaped, not model-picked")
         return None
-    from porter.tune.dtypes import native_fp8
-    from porter.tune.judge import dtype_for
+    from porter.tune.judge import dtype_for, tune_dtype
 
-    # the dtype scan's judge reads from the same kernel (one voice); 1-byte operands are the target's own e4m3
-    # (fp8e4m3fnuz on gfx942; the model refuses float8_e4m3fn there)
-    dtype = dtype_for(plan.elem_bytes, plan.kernel.dtypes)
-    dtype = native_fp8(plan.target) if dtype == "fp8" else dtype
+    # the dtype scan's judge reads from the same kernel (one voice)
+    dtype = tune_dtype(dtype_for(plan.elem_bytes, plan.kernel.dtypes), plan.target)
     to_model = {blocks["M"]: "BLOCK_M", blocks["N"]: "BLOCK_N", blocks["K"]: "BLOCK_K"} | (
         {group: "GROUP_M"} if group else {}
     )
