@@ -19,7 +19,7 @@ memory over the limit, or a small-tile config on a large-M shape).
 dtypes: bf16, fp16, fp8 (e4m3, B column-major, C bf16) and fp32 (fp32 operands and C, tl.dot's default
 input_precision "tf32"; cuBLAS timed with TF32 allowed).
 
-Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8|blind17|blind18|blind19|blind20|blind21|blind22|blind23|blind24|blind25|blind26|blind27|blind28|blind29|blind30|blind31|blind32|blind33]
+Usage: python3 bench/tune/sweep.py --out DIR [--suite smoke|full|fresh|cal2|blind|cal3|blind2|cal4|blind3|blind4|blind5|blind6|blind7|blind8|blind9|cal5|blind10|cal6|blind11|blind12|blind13|blind14|blind15|blind16|cal7|cal8|blind17|blind18|blind19|blind20|blind21|blind22|blind23|blind24|blind25|blind26|blind27|blind28|blind29|blind30|blind31|blind32|blind33|blind34]
        [--shapes data/retime_short_shapes.json]
        [--dtypes bf16,fp8] [--budget-s 480] [--workers 16] [--idle-s 0.1 --idle-above-ms 0.3]
 """
@@ -1476,6 +1476,42 @@ BLIND33 = [  # defined 2026-12-06 (session 41) after blind32 was scored once, wi
     ("b33_f32_rec_n160", 131072, 160, 2048, "blind33", "fp32"),
     ("b33_f32_odd_mn", 5555, 1999, 1024, "blind33", "fp32"),
 ]
+BLIND34 = [  # defined 2026-12-07 (session 43) for the L1-overflow term (model.l1_overflow), before any of it was timed:
+    # Qwen2.5-7B, Llama-2-7B, Phi-3-mini, Gemma-2-27B, ViT-L, BERT, MoE experts, rec MLPs, off-grid sizes; fp32 has 11
+    # rows (the term touches fp32 alone); scored once ("blind34")
+    ("b34_bf_decode_up", 1, 18944, 3584, "blind34", "bf16"),
+    ("b34_bf_m24_down", 24, 3584, 18944, "blind34", "bf16"),
+    ("b34_bf_m96_moe", 96, 2048, 7168, "blind34", "bf16"),
+    ("b34_bf_m2048_up", 2048, 36864, 4608, "blind34", "bf16"),
+    ("b34_bf_m16384_vit", 16384, 1024, 4096, "blind34", "bf16"),
+    ("b34_bf_rec_n64", 131072, 64, 256, "blind34", "bf16"),
+    ("b34_bf_odd_all", 1777, 5000, 3000, "blind34", "bf16"),
+    ("b34_h_decode_up", 1, 8192, 3072, "blind34", "fp16"),
+    ("b34_h_m32_up", 32, 14336, 4096, "blind34", "fp16"),
+    ("b34_h_m200_down", 200, 4096, 14336, "blind34", "fp16"),
+    ("b34_h_m1024_down", 1024, 3072, 8192, "blind34", "fp16"),
+    ("b34_h_m32768_bert", 32768, 768, 3072, "blind34", "fp16"),
+    ("b34_h_rec_n128", 65536, 128, 1024, "blind34", "fp16"),
+    ("b34_h_odd_cube", 3000, 3000, 3000, "blind34", "fp16"),
+    ("b34_f8_decode_up", 1, 11008, 4096, "blind34", "fp8"),
+    ("b34_f8_m4_o", 4, 7168, 2048, "blind34", "fp8"),
+    ("b34_f8_m64_sq", 64, 4096, 4096, "blind34", "fp8"),
+    ("b34_f8_m512_up", 512, 18944, 3584, "blind34", "fp8"),
+    ("b34_f8_m8192_k1024", 8192, 8192, 1024, "blind34", "fp8"),
+    ("b34_f8_rec_n512", 65536, 512, 2048, "blind34", "fp8"),
+    ("b34_f8_odd_all", 1500, 6000, 2500, "blind34", "fp8"),
+    ("b34_f32_decode_up", 1, 11008, 4096, "blind34", "fp32"),
+    ("b34_f32_m8_qkv", 8, 9216, 3072, "blind34", "fp32"),
+    ("b34_f32_m64_moe", 64, 2048, 7168, "blind34", "fp32"),
+    ("b34_f32_m256_o", 256, 3584, 3584, "blind34", "fp32"),
+    ("b34_f32_m512_up", 512, 8192, 3072, "blind34", "fp32"),
+    ("b34_f32_m2048_down", 2048, 3072, 8192, "blind34", "fp32"),
+    ("b34_f32_m8192_vit", 8192, 4096, 1024, "blind34", "fp32"),
+    ("b34_f32_m32768_bert", 32768, 1024, 1024, "blind34", "fp32"),
+    ("b34_f32_rec_n256", 65536, 256, 512, "blind34", "fp32"),
+    ("b34_f32_rec_k479", 16384, 1024, 479, "blind34", "fp32"),
+    ("b34_f32_odd_all", 3333, 2777, 1555, "blind34", "fp32"),
+]
 SUITES = {
     "full": SHAPES,
     "fresh": FRESH,
@@ -1519,6 +1555,7 @@ SUITES = {
     "blind31": BLIND31,
     "blind32": BLIND32,
     "blind33": BLIND33,
+    "blind34": BLIND34,
 }
 SMOKE = ["m4096_o8b", "decode_qkv8b"]
 DTYPES = ("bf16", "fp8")  # the default; cal4 and blind3 were run with --dtypes fp16,fp32

@@ -46,6 +46,9 @@ class ModelConstants:
     overlap_power: float = math.inf  # how concurrent limits combine (p-norm; inf = the slowest alone)
     sync_mma_lds_overlap_power: float | None = None  # NVIDIA mma.sync: how ldmatrix reads and MMAs combine
     latency_exposed: float = 0.05  # share of the per-step latency left uncovered (jitter); deeper pipelines cut it
+    # NVIDIA fp32: the transposed B copies (cp.async.ca, cached in L1) of the stages in flight need L1 to hold their
+    # lines; a K step is this much slower per share of them the L1 left beside shared memory cannot hold (0: off)
+    l1_overflow_cost: float = 0.0
     stage_burst_stall: float | None = None  # launches of many waves: share of a K step's copies past
     # stage_burst_free_bytes per unit that the issuing warps wait out (None: off); see model._burst_stall
     stage_burst_free_bytes: float = 24576.0

@@ -282,6 +282,24 @@ def four_byte_copies(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | N
     return transposed, in_order
 
 
+def l1_overflow(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | None = None) -> float:
+    """Share of the transposed 4-byte B copies in flight that the L1 cannot hold (0 to 1). Those copies go through
+    L1 (cp.async.ca) one element each, so the lines of every stage in flight must stay there to be read whole; L1
+    is what the unified array keeps beside the shared memory the resident tiles take (rounded up to the driver's
+    carve-out). Measured on the fp32 sweeps: 256x64x32 on 5 stages (200 KB: 28 KB of L1 for 32 KB of B copies in
+    flight) runs 2-5% slower than on 4 (160 KB), which the model otherwise ranks level."""
+    target = machine.target
+    unified, carveouts = target.extra.get("l1_shared_bytes"), target.extra.get("shared_carveouts_kb")
+    transposed = four_byte_copies(machine, cfg, unaligned)[0]
+    if not (machine.const.l1_overflow_cost and unified and carveouts and transposed):
+        return 0.0
+    blocks = blocks_per_unit(machine, cfg, unaligned)
+    shared = lds_bytes(machine, cfg, unaligned) * blocks
+    carved = next((kb * 1024 for kb in carveouts if kb * 1024 >= shared), shared)
+    in_flight = transposed * machine.dtype.in_bytes * blocks * max(0, cfg.num_stages - 1)
+    return max(0.0, in_flight - (unified - carved)) / in_flight if in_flight else 0.0
+
+
 def _uses_wgmma(machine: Machine, cfg: GemmConfig) -> bool:
     return bool(machine.target.features.get("wgmma")) and cfg.num_warps % 4 == 0 and cfg.BLOCK_M >= 64
 
@@ -604,6 +622,7 @@ class _StepContext:
         "fixed",
         "a_cost",
         "b_cost",
+        "l1_stall",
     )
 
     def __init__(self, mc, m, n, k, cfg, tiles_m, tiles_n, waves, k_steps, rate, pad_m, pad_n, unaligned, splits, regs):
@@ -632,6 +651,7 @@ class _StepContext:
         if in_order and mc.const.narrow_copy_elems_per_unit_clk:
             self.copy_s += in_order / (mc.const.narrow_copy_elems_per_unit_clk * mc.clock_hz)
         self.spill_factor = self._spill_factor(regs)  # registers_needed, computed once by time_seconds
+        self.l1_stall = 1.0 + mc.const.l1_overflow_cost * l1_overflow(mc, cfg, unaligned)
         # wrapped rows/columns (offs % M) are still loaded: L2 -> unit traffic is the full tile
         self.tile_bytes = (cfg.BLOCK_M + cfg.BLOCK_N) * cfg.BLOCK_K * self.elem
         # prologue (pipeline fill) and epilogue; co-resident tiles overlap theirs with each other's loops
@@ -688,7 +708,7 @@ class _StepContext:
         overhead = per_unit * const.k_iter_cycles / mc.clock_hz
         memory = _overlap(const.overlap_power, l2, dram)
         step_of = self._serial_step if self.elementwise else self._pipelined_step
-        step = step_of(per_unit, compute, memory, latency) + overhead
+        step = step_of(per_unit, compute, memory, latency) * self.l1_stall + overhead
         step += self._burst_stall(per_unit * tile_bytes)
         store = tiles * row_a * col_b * self.out_bytes / mc.hbm_bps
         if self.unaligned.store:  # element-wise C stores, per unit
