@@ -21,6 +21,7 @@ from typing import Any
 from porter.errors import PorterError
 from porter.records import Finding, Patch, ProgressCallback, RewriteResult, RewriteRound, Verdict, Verification
 from porter.targets import Target
+from porter.verify.memo import StateMemo
 
 MAX_ROUNDS = 3
 Progress = Callable[[str], None]
@@ -65,6 +66,8 @@ class RewriteSettings:
     # A verification round runs inside steps(label), which yields the callback its test runs and kernel
     # compiles report to (done/total): the CLI draws a bar or prints a heartbeat from it.
     steps: Callable[[str], AbstractContextManager[ProgressCallback]] = field(default=_silent)
+    # tree states tested and compiled in an earlier round (or by the agent's gate): reused, not run again
+    states: StateMemo = field(default_factory=StateMemo)
 
 
 # ---------------------------------------------------------------- discover + analyze
@@ -191,13 +194,15 @@ def verify(
     config,
     progress: ProgressCallback | None = None,
     judge_first: Sequence[str] = (),
+    states: StateMemo | None = None,
 ) -> Verification:
     """The verifier's verdicts on `patches` (`judge_first` judged before the rest, which run on top of
-    those accepted); any failure inside it is VerifierFailed, never a verdict."""
+    those accepted; `states` already evaluated are reused); any failure inside it is VerifierFailed,
+    never a verdict."""
     try:
         from porter.verify.core import verify_plan  # inside: a broken verifier is no verdict either
 
-        return verify_plan(root, patches, target, verify_options(config, root), progress, judge_first)
+        return verify_plan(root, patches, target, verify_options(config, root), progress, judge_first, states)
     except PorterError:
         raise
     except Exception as error:
@@ -214,12 +219,13 @@ class AgentVerifier:
     root: Path
     target: Target
     config: Any
+    states: StateMemo = field(default_factory=StateMemo)  # the rewrite loop's, where it shares them
 
     def __call__(self, patch: Patch) -> Verdict:
         base = self._shims_for(patch)
         if base:
             patch.depends_on = sorted(set(patch.depends_on) | {p.id for p in base})
-        verdicts = verify(self.root, [*base, patch], self.target, self.config).verdicts
+        verdicts = verify(self.root, [*base, patch], self.target, self.config, states=self.states).verdicts
         return next(v for v in verdicts if v.patch_id == patch.id)
 
     def _shims_for(self, patch: Patch) -> list[Patch]:
@@ -243,8 +249,8 @@ class AgentVerifier:
         return list(shims.values())
 
 
-def agent_verifier(root: Path, target: Target, config) -> AgentVerifier:
-    return AgentVerifier(root, target, config)
+def agent_verifier(root: Path, target: Target, config, states: StateMemo | None = None) -> AgentVerifier:
+    return AgentVerifier(root, target, config, states if states is not None else StateMemo())
 
 
 # ---------------------------------------------------------------- the loop
@@ -329,7 +335,7 @@ def _verify_round(
     )
     with settings.steps(f"round {number}/{settings.max_rounds}: verifying {len(plan.patches)} patch(es)") as step:
         first = [p.id for p in plan.patches if p.diff in earlier]
-        verification = verify(root, plan.patches, settings.target, settings.config, step, first)
+        verification = verify(root, plan.patches, settings.target, settings.config, step, first, settings.states)
     result.verdicts = {v.patch_id: v for v in verification.verdicts}
     result.verification, result.problem = verification.summary, verification.problem
     tree = verification.accepted_tree

@@ -138,6 +138,7 @@ def run_rewrite(
     from porter.analyze import load_rules
     from porter.config import load_config
     from porter.targets import get_target
+    from porter.verify.memo import StateMemo
 
     if output_format not in FORMATS:
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, got {output_format!r}")
@@ -163,7 +164,8 @@ def run_rewrite(
     with progress.counter("scanning") as counter:
         scan = pipeline.analyze(path, resolved, config, ruleset, progress=counter)
     root = Path(scan.root)
-    run = _agent_run(root, scan, resolved, ruleset, config, exclusive, verify, agent, agent_replay)
+    states = StateMemo()  # one for the loop's rounds and the agent's gate: a tree state is tested once
+    run = _agent_run(root, scan, resolved, ruleset, config, exclusive, verify, agent, agent_replay, states)
     settings = pipeline.RewriteSettings(
         target=resolved,
         config=config,
@@ -173,6 +175,7 @@ def run_rewrite(
         agent=pipeline.AgentMemo(run) if run is not None else None,
         progress=progress.note,
         steps=progress.steps,
+        states=states,
     )
     result = pipeline.rewrite(root, scan, settings)
     texts = pipeline.stage(result, unverified=not verify) if apply else {}
@@ -204,7 +207,7 @@ def _print(result, options, out_dir: str, output_format: str, echo) -> None:
         echo(patch_report.render_text(plan, verdicts, applied, skipped, out_dir, options), nl=False)
 
 
-def _agent_run(root: Path, scan, target, ruleset, config, exclusive, verify, mode, replay_dir):
+def _agent_run(root: Path, scan, target, ruleset, config, exclusive, verify, mode, replay_dir, states):
     """The agent's part of the run, or None when no model is configured (offline, the default)."""
     from porter import pipeline
     from porter.discover import DiscoverOptions, discover
@@ -220,7 +223,7 @@ def _agent_run(root: Path, scan, target, ruleset, config, exclusive, verify, mod
         return None
     docs = {rule_id: dict(info.docs) for rule_id, info in scan.rules.items()}
     files = load_python_files(root, [f.path for f in discover(root, DiscoverOptions()).files])
-    check = pipeline.agent_verifier(root, target, config) if verify else None
+    check = pipeline.agent_verifier(root, target, config, states) if verify else None
     return start_agent_run(
         root, scan.findings, files, target, ruleset, client, settings, docs, exclusive, verify=check, config=config
     )

@@ -45,6 +45,7 @@ from porter.verify.crosscompile import (
     record_failure,
     unchecked_compiles,
 )
+from porter.verify.memo import EvaluatedState, StateMemo, state_key
 from porter.verify.options import VerifyOptions
 from porter.verify.protocol import BF16_DOT_ISSUE, launch_identity
 from porter.verify.runner import RunResult, is_pytest, run_tests
@@ -108,8 +109,10 @@ class Verifier:
         patch_files: dict[str, Path] | None = None,
         progress: ProgressCallback | None = None,
         judge_first: Sequence[str] = (),
+        states: StateMemo | None = None,
     ):
         self.repo, self.target, self.options = repo, target, options
+        self.states = states if states is not None else StateMemo()  # by content, shared across rounds
         self.judge_first = set(judge_first)  # the caller's foundation: judged before the rest (see _stages)
         self.stack: list[str] = []  # accepted patches every later judgement runs on top of (see _judge)
         self.progress = progress or (lambda phase, done, total, item: None)
@@ -220,15 +223,33 @@ class Verifier:
     def _raw(self, applied: tuple[str, ...]) -> Evaluation:
         if applied not in self.memo:
             self.apply(list(applied))
-            state = _state_name(applied)
-            self._step(TESTING, state)
-            result = run_tests(self.root, self.options, self.target.name, self.test_files)
-            self._step(TESTED, f"{state}: {_run_summary(result.run, result.problem)}")
-            evaluation = Evaluation(applied, result, problem=result.problem)
-            if self.options.cross_compile and self.options.device == "cpu":
-                self._cross_compile(evaluation)
+            key = state_key(self.root, self.originals, self.target.name, self.options, self.test_files)
+            seen = self.states.get(key)
+            if seen is None:
+                evaluation = self._run(applied)
+                self.states.put(key, EvaluatedState(evaluation.result, evaluation.jobs, evaluation.compiles))
+            else:
+                evaluation = self._reuse(applied, seen)
             self.memo[applied] = evaluation
         return self.memo[applied]
+
+    def _run(self, applied: tuple[str, ...]) -> Evaluation:
+        state = _state_name(applied)
+        self._step(TESTING, state)
+        result = run_tests(self.root, self.options, self.target.name, self.test_files)
+        self._step(TESTED, f"{state}: {_run_summary(result.run, result.problem)}")
+        evaluation = Evaluation(applied, result, problem=result.problem)
+        if self.options.cross_compile and self.options.device == "cpu":
+            self._cross_compile(evaluation)
+        return evaluation
+
+    def _reuse(self, applied: tuple[str, ...], seen: EvaluatedState) -> Evaluation:
+        """The outcome of an earlier run of the same tree (an earlier round's, under other patch ids)."""
+        state = _state_name(applied)
+        self._step(TESTING, state)
+        summary = _run_summary(seen.result.run, seen.result.problem)
+        self._step(TESTED, f"{state}: the same tree as an earlier run: {summary}")
+        return Evaluation(applied, seen.result, list(seen.jobs), list(seen.compiles), problem=seen.result.problem)
 
     def _references(self, ids: list[str]) -> list[Evaluation]:
         """States a set of patches must not make worse: the baseline; the stack and its dependencies
@@ -802,10 +823,12 @@ def verify_plan(
     options: VerifyOptions | None = None,
     progress: ProgressCallback | None = None,
     judge_first: Sequence[str] = (),
+    states: StateMemo | None = None,
 ) -> Verification:
-    """verify_patches, plus the unpatched tree's and the accepted tree's own verdicts (runtime evidence)."""
+    """verify_patches, plus the unpatched tree's and the accepted tree's own verdicts (runtime evidence).
+    `states`: tree states evaluated by earlier calls (the rewrite loop's rounds), reused where the content matches."""
     options = _configured(repo, options or VerifyOptions())
-    verifier = Verifier(Path(repo), patches, target, options, progress=progress, judge_first=judge_first)
+    verifier = Verifier(Path(repo), patches, target, options, progress=progress, judge_first=judge_first, states=states)
     start = time.monotonic()
     verifier.open()
     try:

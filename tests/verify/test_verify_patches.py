@@ -92,6 +92,34 @@ def test_bisection_finds_the_bad_patch_among_good_ones(repo: Path) -> None:
     ]
 
 
+def test_a_later_round_reuses_the_tree_states_an_earlier_one_ran(repo: Path) -> None:
+    """The rewrite loop verifies again each round under new patch ids: a state whose files, tests and options are
+    the same is not run twice, and its verdict is the same; a patch whose text changed is run."""
+    from porter.verify.core import verify_plan
+    from porter.verify.memo import StateMemo
+
+    def whisper(patch_id: str) -> Patch:
+        return edit(
+            repo,
+            "calc/text.py",
+            "    return s.upper()\n",
+            "    return s.upper()\n\n\ndef whisper(s):\n    return s.lower()\n",
+            patch_id,
+        )
+
+    states = StateMemo()
+    first = verify_plan(repo, [whisper("0001-whisper")], TARGET, OPTIONS, states=states)
+    ran = len(states.states)
+    assert ran >= 2 and states.reused == 0  # the unpatched tree and the patched one, at least
+    again = verify_plan(repo, [whisper("0003-PT101")], TARGET, OPTIONS, states=states)
+    assert len(states.states) == ran and states.reused >= 2  # nothing new ran
+    assert [v.accepted for v in again.verdicts] == [v.accepted for v in first.verdicts] == [True]
+    assert again.verdicts[0].newly_passing == first.verdicts[0].newly_passing == ["tests/test_text.py::test_whisper"]
+    breaks_shout = edit(repo, "calc/text.py", "return s.upper()", "return s.lower()", "0004-PT101")
+    broken = verify_plan(repo, [breaks_shout], TARGET, OPTIONS, states=states)
+    assert len(states.states) > ran and not broken.verdicts[0].accepted  # new content: run, and judged on it
+
+
 def test_patch_that_does_not_apply_is_rejected_and_others_still_judged(repo: Path) -> None:
     stale = Patch("0001-stale", "codemod", [], "t", "r", [FileEdit("calc/arith.py", "old text\n", "new\n")])
     fine = edit(repo, "calc/arith.py", "return a + b", "return b + a", "0002-fine")
