@@ -249,8 +249,8 @@ class AgentVerifier:
         return list(shims.values())
 
 
-def agent_verifier(root: Path, target: Target, config, states: StateMemo | None = None) -> AgentVerifier:
-    return AgentVerifier(root, target, config, states if states is not None else StateMemo())
+def agent_verifier(root: Path, target: Target, config, states: StateMemo) -> AgentVerifier:
+    return AgentVerifier(root, target, config, states)
 
 
 # ---------------------------------------------------------------- the loop

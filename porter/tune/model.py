@@ -282,18 +282,20 @@ def four_byte_copies(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | N
     return transposed, in_order
 
 
-def l1_overflow(machine: Machine, cfg: GemmConfig, unaligned: Unaligned | None = None) -> float:
+def l1_overflow(machine: Machine, cfg: GemmConfig, blocks: int, unaligned: Unaligned | None = None) -> float:
     """Share of the transposed 4-byte B copies in flight that the L1 cannot hold (0 to 1). Those copies go through
     L1 (cp.async.ca) one element each, so the lines of every stage in flight must stay there to be read whole; L1
     is what the unified array keeps beside the shared memory the resident tiles take (rounded up to the driver's
     carve-out). Measured on the fp32 sweeps: 256x64x32 on 5 stages (200 KB: 28 KB of L1 for 32 KB of B copies in
-    flight) runs 2-5% slower than on 4 (160 KB), which the model otherwise ranks level."""
+    flight) runs 2-5% slower than on 4 (160 KB), which the model otherwise ranks level. `blocks`: resident tiles
+    per unit (blocks_per_unit)."""
     target = machine.target
     unified, carveouts = target.extra.get("l1_shared_bytes"), target.extra.get("shared_carveouts_kb")
-    transposed = four_byte_copies(machine, cfg, unaligned)[0]
-    if not (machine.const.l1_overflow_cost and unified and carveouts and transposed):
+    if not (machine.const.l1_overflow_cost and unified and carveouts):
         return 0.0
-    blocks = blocks_per_unit(machine, cfg, unaligned)
+    transposed = four_byte_copies(machine, cfg, unaligned)[0]
+    if not transposed:
+        return 0.0
     shared = lds_bytes(machine, cfg, unaligned) * blocks
     carved = next((kb * 1024 for kb in carveouts if kb * 1024 >= shared), shared)
     in_flight = transposed * machine.dtype.in_bytes * blocks * max(0, cfg.num_stages - 1)
@@ -501,12 +503,13 @@ def time_seconds(
     if unaligned is None:
         unaligned = unaligned_loads(machine, n, k, cfg, m)
     regs = registers_needed(machine, cfg, unaligned)
-    slots = machine.units * blocks_per_unit(machine, cfg, unaligned, regs)
+    blocks = blocks_per_unit(machine, cfg, unaligned, regs)
+    slots = machine.units * blocks
     full, rest = divmod(tiles, slots)
     waves = full + (1 if rest else 0)
     rate, pad_m, pad_n = unit_flops_clk(machine, cfg)
     ctx = _StepContext(
-        machine, m, n, k, cfg, tiles_m, tiles_n, waves, k_steps, rate, pad_m, pad_n, unaligned, splits, regs
+        machine, m, n, k, cfg, tiles_m, tiles_n, waves, k_steps, rate, pad_m, pad_n, unaligned, splits, regs, blocks
     )
     total = full * ctx.wave_time(slots) if full else 0.0
     if rest:
@@ -625,7 +628,9 @@ class _StepContext:
         "l1_stall",
     )
 
-    def __init__(self, mc, m, n, k, cfg, tiles_m, tiles_n, waves, k_steps, rate, pad_m, pad_n, unaligned, splits, regs):
+    def __init__(
+        self, mc, m, n, k, cfg, tiles_m, tiles_n, waves, k_steps, rate, pad_m, pad_n, unaligned, splits, regs, blocks
+    ):
         self.mc, self.m, self.n, self.cfg = mc, m, n, cfg
         # asked for in every wave: computed once per config
         self.elementwise = bool(unaligned)
@@ -651,7 +656,7 @@ class _StepContext:
         if in_order and mc.const.narrow_copy_elems_per_unit_clk:
             self.copy_s += in_order / (mc.const.narrow_copy_elems_per_unit_clk * mc.clock_hz)
         self.spill_factor = self._spill_factor(regs)  # registers_needed, computed once by time_seconds
-        self.l1_stall = 1.0 + mc.const.l1_overflow_cost * l1_overflow(mc, cfg, unaligned)
+        self.l1_stall = 1.0 + mc.const.l1_overflow_cost * l1_overflow(mc, cfg, blocks, unaligned)
         # wrapped rows/columns (offs % M) are still loaded: L2 -> unit traffic is the full tile
         self.tile_bytes = (cfg.BLOCK_M + cfg.BLOCK_N) * cfg.BLOCK_K * self.elem
         # prologue (pipeline fill) and epilogue; co-resident tiles overlap theirs with each other's loops

@@ -438,9 +438,12 @@ def test_fp32_b_copies_past_the_l1_left_beside_shared_memory_cost_a_step():
     target = get_target("h100")
     machine = Machine.build(target, resolve_dtype("fp32", target))
     deep, shallow = GemmConfig(256, 64, 32, 8, 5, GROUP_M=8), GemmConfig(256, 64, 32, 8, 4, GROUP_M=8)
-    assert l1_overflow(machine, deep) == pytest.approx((32 - 28) / 32) and l1_overflow(machine, shallow) == 0.0
+    blocks = {cfg: blocks_per_unit(machine, cfg) for cfg in (deep, shallow)}
+    assert l1_overflow(machine, deep, blocks[deep]) == pytest.approx((32 - 28) / 32)
+    assert l1_overflow(machine, shallow, blocks[shallow]) == 0.0
     ranked = rank_gemm("h100", "fp32", 65536, 1152, 1152, candidates=[deep.to_dict(), shallow.to_dict()])
     assert ranked[0].config["num_stages"] == 4
     for name, dtype in (("h100", "bf16"), ("mi300x", "fp32"), ("mi350x", "fp32")):
         other = get_target(name)
-        assert l1_overflow(Machine.build(other, resolve_dtype(dtype, other)), deep) == 0.0, (name, dtype)
+        other_machine = Machine.build(other, resolve_dtype(dtype, other))
+        assert l1_overflow(other_machine, deep, blocks_per_unit(other_machine, deep)) == 0.0, (name, dtype)
