@@ -681,6 +681,17 @@ class _StepContext:
             return mc.const.overlap_power
         return power if per_unit * self.cfg.num_warps <= schedulers else mc.const.overlap_power
 
+    def _idle_tensor_cores(self, per_unit: int) -> float:
+        """How much slower than the unit's rate an mma.sync tile computes when the unit holds fewer
+        warps than schedulers: each warp issues on its own scheduler's tensor core, so one 2-warp
+        tile alone on an SM leaves two of the four idle. A warpgroup MMA always spans all four."""
+        mc = self.mc
+        schedulers = mc.target.extra.get("schedulers_per_unit")
+        warps = per_unit * self.cfg.num_warps
+        if not schedulers or mc.target.is_amd or self.wgmma or warps >= schedulers:
+            return 1.0
+        return schedulers / warps
+
     def _spill_factor(self, need: float) -> float:
         """Element-wise loads stage values and addresses in registers, 4-byte copies hold an
         address each; past the limit they spill.
@@ -698,7 +709,7 @@ class _StepContext:
         bm, bn = cfg.BLOCK_M, cfg.BLOCK_N
         per_unit = -(-tiles // mc.units)
         row_a, col_b = min(bm, self.m), min(bn, self.n)
-        compute = per_unit * self.step_flops / self.rate
+        compute = per_unit * self.step_flops / self.rate * self._idle_tensor_cores(per_unit)
         if mc.lds_bps:  # the matrix instructions wait on shared memory / LDS reads
             compute = _overlap(self._lds_power(per_unit), compute, per_unit * self.lds_bytes / mc.lds_bps)
         if self.copy_s:  # and on the 4-byte copies that fill it

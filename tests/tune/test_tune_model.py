@@ -447,3 +447,26 @@ def test_fp32_b_copies_past_the_l1_left_beside_shared_memory_cost_a_step():
         other = get_target(name)
         other_machine = Machine.build(other, resolve_dtype(dtype, other))
         assert l1_overflow(other_machine, deep, blocks_per_unit(other_machine, deep)) == 0.0, (name, dtype)
+
+
+def test_a_two_warp_mma_sync_tile_alone_on_an_sm_leaves_half_its_tensor_cores_idle():
+    # fp32 128x1536x4096 on an H100: 96 tiles of 64x32 for 132 SMs, one tile an SM. Its 2 warps issue on 2 of the 4
+    # schedulers, each with its own tensor core: the 2-warp pick measured 0.828 of the best (32x64x128 on 4 warps) in
+    # blind33. With the idle tensor cores counted, 4 warps rank first; where an SM holds two such tiles, or on AMD
+    # (the busy SIMDs are counted per tile), nothing changes.
+    from porter.tune.model import _StepContext
+
+    two, four = GemmConfig(64, 32, 32, 2, 5, GROUP_M=8), GemmConfig(32, 64, 128, 4, 4, GROUP_M=8)
+    ranked = rank_gemm("h100", "fp32", 128, 1536, 4096, candidates=[two.to_dict(), four.to_dict()])
+    assert ranked[0].config["num_warps"] == 4
+    target = get_target("h100")
+    machine = Machine.build(target, resolve_dtype("fp32", target))
+    ctx = _StepContext.__new__(_StepContext)
+    ctx.mc, ctx.cfg, ctx.wgmma = machine, two, False
+    assert ctx._idle_tensor_cores(1) == 2.0
+    assert ctx._idle_tensor_cores(2) == 1.0
+    ctx.cfg = four
+    assert ctx._idle_tensor_cores(1) == 1.0
+    amd = get_target("mi300x")
+    ctx.mc, ctx.cfg = Machine.build(amd, resolve_dtype("fp32", amd)), two
+    assert ctx._idle_tensor_cores(1) == 1.0
