@@ -28,9 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from validate import DATA, H100_DATA, gpu_of, sweep_rows  # noqa: E402  (the calibration sweeps: never a sealed blind split beside them)
 
 DTYPES = ("bf16", "fp16", "fp8", "fp32")
-HELD_OUT = {
-    "h100_blind34"
-}  # the last split scored once, with the final model of session 44 (2-warp term; blind35 unopened)
+# the last split scored once, with the final model of session 44 (2-warp term); blind35 waits unopened
+HELD_OUT = {"h100_blind34"}
 
 
 def main() -> int:
