@@ -495,6 +495,21 @@ H100_SWEEPS = {
         "fp8": {"model": (0.976, 0.914)},
         "fp32": {"model": (0.995, 0.982)},
     },
+    # blind32 and blind33 (scored once in sessions 41 and 42; calibration since): what the model of session 44 scores
+    "blind32": {
+        "all": {"model": (0.975, 0.892), "model_top4": (0.990, 0.897)},
+        "bf16": {"model": (0.974, 0.892)},
+        "fp16": {"model": (0.973, 0.948)},
+        "fp8": {"model": (0.968, 0.897)},
+        "fp32": {"model": (0.985, 0.938)},
+    },
+    "blind33": {
+        "all": {"model": (0.982, 0.893), "model_top4": (0.989, 0.915)},
+        "bf16": {"model": (0.993, 0.968)},
+        "fp16": {"model": (0.962, 0.893)},
+        "fp8": {"model": (0.983, 0.919)},
+        "fp32": {"model": (0.990, 0.976)},
+    },
     # blind34 (32 shapes defined in session 43 before any timing), scored once with session 44's model (L1 overflow,
     # idle tensor cores of a lone 2-warp tile)
     "blind34": {
