@@ -38,7 +38,7 @@ from pathlib import Path
 import pytest
 
 from porter.targets import get_target
-from porter.tune import rank_gemm
+from porter.tune import default_space, rank_gemm
 from porter.tune.scoring import HELD_OUT_SPLITS, SWEEP_DTYPES, evaluate, load_rows, model_order
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "bench" / "tune" / "data"
@@ -540,3 +540,17 @@ def test_porter_tunes_own_pick_is_the_pick_the_h100_sweeps_score(split):
         top = rank_gemm("h100", SWEEP_DTYPES[row.dtype], row.m, row.n, row.k)[0].config
         picked = tuple(top[key] for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages", "GROUP_M"))
         assert picked == row.configs[model_order(row, target)[0]], (row.name, row.dtype)
+
+
+@pytest.mark.parametrize("split", ["blind33", "blind34"])
+def test_porter_tunes_nvidia_space_is_the_set_the_h100_sweeps_time(split):
+    # bench/tune/sweep.py lists its configs itself (it runs on a lent GPU without porter installed): this holds the two
+    # lists together, config by config, on every row of the stored sweeps, not only at the model's pick.
+    target = get_target("h100")
+    for row in load_rows(DATA_DIR / f"h100_{split}.json"):
+        space = {
+            (c.BLOCK_M, c.BLOCK_N, c.BLOCK_K, c.num_warps, c.num_stages, c.GROUP_M)
+            for c in default_space(target, SWEEP_DTYPES[row.dtype], row.m)
+        }
+        assert set(row.configs) <= space, (row.name, row.dtype, sorted(set(row.configs) - space))
+        assert space <= set(row.configs) | set(row.untimed), (row.name, row.dtype)
